@@ -1,0 +1,111 @@
+"""What the agent loop needs from a model, independent of any vendor's wire format.
+
+A provider turns a provider-neutral conversation into one model turn (text plus tool calls
+plus usage). The agent loop owns the conversation; providers translate it to and from their
+API on every call, so the offline agent, Anthropic and OpenAI are interchangeable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from proctor.engine.events import ToolCallRequest, Usage
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it. ``name`` is unique within one trial."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    server: str = ""
+    server_description: str = ""
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantTurn:
+    text: str
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ToolResults:
+    results: list[ToolOutcome]
+
+
+Message = UserMessage | AssistantTurn | ToolResults
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """One model response: prose, the tools it wants called, and what it cost."""
+
+    text: str
+    tool_calls: list[ToolCallRequest]
+    usage: Usage
+    stop_reason: str
+    retries: int = 0
+
+
+TextDeltaCallback = Callable[[str], Awaitable[None]]
+
+
+class ModelSession(Protocol):
+    """One trial's conversation with one model; may keep per-trial state (the offline agent does)."""
+
+    async def turn(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        on_text: TextDeltaCallback | None = None,
+    ) -> ModelTurn: ...
+
+
+class Provider(Protocol):
+    """A model endpoint; ``session`` starts one trial's conversation with a seed for that epoch."""
+
+    @property
+    def model_id(self) -> str:
+        """``provider:name`` as written in the suite."""
+        ...
+
+    @property
+    def provider_name(self) -> str:
+        """``anthropic``, ``openai`` or ``offline``: the key for concurrency limits and prices."""
+        ...
+
+    def session(self, seed: int) -> ModelSession: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ProviderError(Exception):
+    """A model call failed for good (after retries, or not retryable); the message is safe to store."""
+
+    def __init__(self, message: str, *, error_type: str = "provider_error", retries: int = 0) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.retries = retries
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (~4 characters a token) for offline agents and phase splits."""
+    return max(1, (len(text) + 3) // 4) if text else 0

@@ -1,0 +1,168 @@
+"""Load a suite folder (``suite.yaml`` + ``scenarios/*.yaml``) into validated models.
+
+Every error names the file, the field and what would be valid, and loading stops at the
+first file that is wrong, before anything is run or written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class SuiteError(Exception):
+    """A suite, scenario or server file is invalid; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    root: Path
+    suite: Suite
+    scenarios: list[Scenario]
+    servers: dict[str, ServerConfig]
+    scenario_files: dict[str, Path] = field(default_factory=dict)
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        for s in self.scenarios:
+            if s.id == scenario_id:
+                return s
+        raise KeyError(scenario_id)
+
+
+def _format_validation(path: Path, exc: ValidationError) -> str:
+    lines = [f"{path}: invalid"]
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (check the spelling; see the README's suite format)"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        ctx = err.get("ctx") or {}
+        if "expected" in ctx:
+            msg += f" (valid: {ctx['expected']})"
+        lines.append(f"  field '{loc}': {msg}")
+    return "\n".join(lines)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SuiteError(f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+
+
+def _validate(model: type[M], data: Any, path: Path) -> M:
+    if not isinstance(data, dict):
+        raise SuiteError(f"{path}: expected a mapping of fields at the top level, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise SuiteError(_format_validation(path, exc)) from exc
+
+
+def load_servers_file(path: Path) -> dict[str, ServerConfig]:
+    """Read an ``mcpServers`` file (JSON as Claude Desktop/Cursor write it, or YAML)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise SuiteError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+    if isinstance(data, dict) and "mcpServers" not in data and "servers" in data:
+        data = {"mcpServers": data["servers"]}  # VS Code's mcp.json spelling
+    return dict(_validate(McpServersFile, data, path).mcpServers)
+
+
+def expand_vars(value: str, env: dict[str, str], where: str) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset variable without default is an error."""
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise SuiteError(f"{where}: ${{{name}}} is not set; export it or write ${{{name}:-default}}")
+
+    return _VAR.sub(sub, value)
+
+
+def expand_server(name: str, cfg: ServerConfig, env: dict[str, str]) -> ServerConfig:
+    """Return ``cfg`` with ``${VAR}`` expanded in command, args, env, cwd, url and headers."""
+    where = f"mcpServers.{name}"
+    if isinstance(cfg, StdioServer):
+        return cfg.model_copy(
+            update={
+                "command": expand_vars(cfg.command, env, f"{where}.command"),
+                "args": [expand_vars(a, env, f"{where}.args") for a in cfg.args],
+                "env": {k: expand_vars(v, env, f"{where}.env.{k}") for k, v in cfg.env.items()},
+                "cwd": expand_vars(cfg.cwd, env, f"{where}.cwd") if cfg.cwd else None,
+            }
+        )
+    launch = expand_server(name, cfg.launch, env) if cfg.launch else None
+    assert launch is None or isinstance(launch, StdioServer)
+    return cfg.model_copy(
+        update={
+            "url": expand_vars(cfg.url, env, f"{where}.url"),
+            "headers": {k: expand_vars(v, env, f"{where}.headers.{k}") for k, v in cfg.headers.items()},
+            "launch": launch,
+        }
+    )
+
+
+def load_suite(root: str | Path) -> LoadedSuite:
+    root = Path(root)
+    suite_file = root / "suite.yaml" if root.is_dir() else root
+    if not suite_file.is_file():
+        raise SuiteError(f"{suite_file}: suite file not found (a suite is a folder with suite.yaml)")
+    root = suite_file.parent
+    suite = _validate(Suite, _read_yaml(suite_file), suite_file)
+
+    servers: dict[str, ServerConfig] = {}
+    if suite.servers_file:
+        servers |= load_servers_file(root / suite.servers_file)
+    servers |= suite.mcpServers
+    for arm_name, arm in suite.arms.items():
+        for s in [*arm.servers, *arm.distractors]:
+            if s not in servers:
+                known = ", ".join(sorted(servers)) or "none defined"
+                raise SuiteError(
+                    f"{suite_file}: field 'arms.{arm_name}.servers': unknown server {s!r} (defined: {known})"
+                )
+            if servers[s].disabled:
+                raise SuiteError(f"{suite_file}: field 'arms.{arm_name}.servers': server {s!r} is disabled")
+
+    scenario_dir = root / "scenarios"
+    files = sorted(scenario_dir.glob("*.yaml")) + sorted(scenario_dir.glob("*.yml"))
+    if not files:
+        raise SuiteError(f"{scenario_dir}: no scenario files (*.yaml) found")
+    scenarios: list[Scenario] = []
+    seen: dict[str, Path] = {}
+    for f in files:
+        sc = _validate(Scenario, _read_yaml(f), f)
+        if sc.id in seen:
+            raise SuiteError(
+                f"{f}: field 'id': {sc.id!r} is already used by {seen[sc.id]}; ids must be unique"
+            )
+        seen[sc.id] = f
+        scenarios.append(sc)
+    return LoadedSuite(root=root, suite=suite, scenarios=scenarios, servers=servers, scenario_files=seen)

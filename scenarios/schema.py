@@ -1,0 +1,236 @@
+"""The suite and scenario file formats, as pydantic models.
+
+Every model forbids unknown fields so that a typo in a YAML file is an error that names the
+field instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RepoSpec(_Strict):
+    """A repository pinned at one commit.
+
+    ``path`` names an existing git repository; ``source`` names a folder of plain files that
+    proctor turns into a git repository deterministically (fixed author and dates), so the
+    commit is the same on every machine. ``commit`` is always required: it is what citations
+    are checked against.
+    """
+
+    path: str | None = None
+    source: str | None = None
+    commit: str = Field(pattern=r"^[0-9a-f]{7,40}$")
+
+    @model_validator(mode="after")
+    def _one_location(self) -> RepoSpec:
+        if (self.path is None) == (self.source is None):
+            raise ValueError("give exactly one of 'path' (a git repository) or 'source' (a folder of files)")
+        return self
+
+
+class StdioServer(_Strict):
+    command: str
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    description: str = ""
+    lifecycle: Literal["shared", "per_trial"] = "shared"
+    timeout_s: float = 30.0
+    disabled: bool = False
+
+
+class HttpServer(_Strict):
+    url: str
+    headers: dict[str, str] = {}
+    description: str = ""
+    lifecycle: Literal["shared", "per_trial"] = "shared"
+    timeout_s: float = 30.0
+    disabled: bool = False
+    # A command that serves ``url``; proctor starts it, waits for the port, and stops it.
+    launch: StdioServer | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return v
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+class McpServersFile(BaseModel):
+    """The Claude Desktop / Cursor ``mcpServers`` format (other top-level keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mcpServers: dict[str, StdioServer | HttpServer]
+
+
+class ToolRetrieval(_Strict):
+    top_k: int = Field(8, ge=1)
+
+
+class ArmSpec(_Strict):
+    """Tooling under test: ``baseline: true`` (built-in repo tools only) or MCP servers."""
+
+    baseline: bool = False
+    servers: list[str] = []
+    distractors: list[str] = []
+    tool_retrieval: ToolRetrieval | None = None
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _baseline_or_servers(self) -> ArmSpec:
+        if self.baseline and (self.servers or self.distractors):
+            raise ValueError("a baseline arm has no MCP servers: drop 'servers'/'distractors' or 'baseline'")
+        if not self.baseline and not self.servers:
+            raise ValueError("an arm needs 'servers: [name, ...]' or 'baseline: true'")
+        return self
+
+
+class Limits(_Strict):
+    max_turns: int = Field(12, ge=1)
+    max_tool_calls: int = Field(24, ge=0)
+    trial_timeout_s: float = Field(300.0, gt=0)
+    tool_timeout_s: float | None = Field(None, gt=0, description="overrides each server's timeout_s")
+
+
+class Concurrency(_Strict):
+    global_: int = Field(8, ge=1, alias="global")
+    per_provider: dict[str, int] = {}
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FairnessWeights(_Strict):
+    keyword_coverage: float = 0.10
+    llm_quality: float = 0.55
+    citation_grounding: float = 0.15
+    efficiency: float = 0.20
+
+
+class AdoptionWeights(_Strict):
+    tool_fluency: float = 0.60
+    discoverability: float = 0.40
+
+
+class Scoring(_Strict):
+    fairness: FairnessWeights = FairnessWeights()
+    adoption: AdoptionWeights = AdoptionWeights()
+    claims_pass_threshold: float = Field(0.75, ge=0, le=1)
+    variance_floor: float = Field(0.05, ge=0)
+    token_ceiling: int = Field(50_000, gt=0)
+    time_ceiling_s: float = Field(120.0, gt=0)
+    symbol_tolerance_lines: int = Field(5, ge=0)
+    tool_match_lenient: bool = False
+    names_only_tools: list[str] = []
+
+
+class JudgeSpec(_Strict):
+    model: str = "offline:lexical"
+    passes: int = Field(2, ge=1)
+    temperature: float = 0.0
+    panel: list[str] = []
+
+
+class Price(_Strict):
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class ProviderSpec(_Strict):
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class Suite(_Strict):
+    name: str
+    description: str = ""
+    repo: RepoSpec | None = None
+    mcpServers: dict[str, StdioServer | HttpServer] = {}
+    servers_file: str | None = None
+    arms: dict[str, ArmSpec]
+    models: list[str] = ["offline:default"]
+    epochs: int = Field(1, ge=1)
+    limits: Limits = Limits()
+    concurrency: Concurrency = Concurrency()
+    scoring: Scoring = Scoring()
+    judge: JudgeSpec = JudgeSpec()
+    prices: dict[str, Price] = {}
+    providers: dict[str, ProviderSpec] = {}
+    anchors_lock: str | None = None
+    system_prompt: str | None = None
+
+    @field_validator("models")
+    @classmethod
+    def _provider_prefix(cls, v: list[str]) -> list[str]:
+        for m in v:
+            provider, _, name = m.partition(":")
+            if provider not in ("anthropic", "openai", "offline") or not name:
+                raise ValueError(f"{m!r}: use 'anthropic:NAME', 'openai:NAME' or 'offline:POLICY'")
+        return v
+
+
+class Keywords(_Strict):
+    required: list[str] = []
+    bonus: list[str] = []
+
+
+class GoldCall(_Strict):
+    tool: str
+    arguments: dict[str, Any] = {}
+    server: str | None = None
+
+
+class Criterion(_Strict):
+    name: str
+    question: str
+    weight: float = Field(1.0, ge=0)
+
+
+class Step(_Strict):
+    name: str = ""
+    prompt: str
+
+
+class Scenario(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    title: str = ""
+    prompt: str | None = None
+    steps: list[Step] = []
+    repo: RepoSpec | None = None
+    claims: list[str] = []
+    key_points: list[str] = []
+    keywords: Keywords = Keywords()
+    gold_tool_calls: list[list[GoldCall]] = Field(
+        [], description="steps in order; the calls inside one step may run in parallel"
+    )
+    rubric: list[Criterion] = []
+    category: str = ""
+    complexity: Complexity = "single"
+    held_out: bool = False
+    human_labels: dict[str, bool] = {}
+
+    @model_validator(mode="after")
+    def _prompt_or_steps(self) -> Scenario:
+        if (self.prompt is None) == (not self.steps):
+            raise ValueError("give exactly one of 'prompt' or 'steps'")
+        return self
+
+    def prompts(self) -> list[str]:
+        return [self.prompt] if self.prompt is not None else [s.prompt for s in self.steps]
