@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from proctor.engine.events import ToolCallRequest, Usage
+from proctor.store.events import ToolCallRequest, Usage
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,233 @@
+"""The event model: every fact the engine records is one of these, appended to the store.
+
+A tagged union (``kind`` is the tag) so readers can dispatch without guessing and so the
+store can keep one table for all of them. Events carry only plain data; API keys never
+appear in them.
+
+They live in the store package because the store, the engine and the console all speak them,
+and the store must not depend on the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Phase = Literal["reasoning", "tool_io", "judge"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Usage(BaseModel):
+    """Token counts of one model call; ``estimated`` marks counts we computed, not the API."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    estimated: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated,
+        )
+
+
+class ToolCallRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class RunStarted(_Event):
+    kind: Literal["run_started"] = "run_started"
+    run_id: str
+    suite: str
+    config: dict[str, Any]
+    trials: int
+    resumed: bool = False
+
+
+class RunFinished(_Event):
+    kind: Literal["run_finished"] = "run_finished"
+    run_id: str
+    status: Literal["finished", "cancelled", "error"]
+    message: str = ""
+
+
+class TrialStarted(_Event):
+    kind: Literal["trial_started"] = "trial_started"
+    scenario: str
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+    attempt: int
+
+
+class ModelRequest(_Event):
+    kind: Literal["model_request"] = "model_request"
+    turn: int
+    messages: int
+    tools: int
+
+
+class ModelResponse(_Event):
+    kind: Literal["model_response"] = "model_response"
+    turn: int
+    model: str
+    text: str
+    tool_calls: list[ToolCallRequest]
+    stop_reason: str
+    usage: Usage
+    tool_io_tokens: int = Field(0, description="input tokens of this call that were tool results fed back")
+    cost_usd: float
+    latency_s: float
+    retries: int = 0
+
+
+class ToolCall(_Event):
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ToolResult(_Event):
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    server: str
+    tool: str
+    content: str
+    is_error: bool
+    error_type: str = ""
+    latency_s: float
+    structured: dict[str, Any] | None = None
+
+
+class AssistantMessage(_Event):
+    kind: Literal["assistant_message"] = "assistant_message"
+    turn: int
+    text: str
+
+
+class FinalAnswer(_Event):
+    kind: Literal["final_answer"] = "final_answer"
+    text: str
+
+
+class ErrorEvent(_Event):
+    kind: Literal["error"] = "error"
+    where: str
+    error_type: str
+    message: str
+    fatal: bool = False
+
+
+class ServerLog(_Event):
+    kind: Literal["server_log"] = "server_log"
+    server: str
+    line: str
+
+
+class TrialFinished(_Event):
+    kind: Literal["trial_finished"] = "trial_finished"
+    status: Literal["finished", "error"]
+    stop: str = Field(description="why the loop ended: answer, max_turns, max_tool_calls, timeout, error")
+    final_answer: str
+    tool_calls: int
+    usage: Usage
+    cost_usd: float
+    wall_s: float
+    error: str = ""
+
+
+class OperatorCommand(_Event):
+    kind: Literal["operator_command"] = "operator_command"
+    command: str
+    args: dict[str, Any]
+    status: Literal["received", "done", "failed"]
+    message: str = ""
+
+
+class Scored(_Event):
+    """A score computed for a trial; ``name`` says which (fairness, adoption, grounding, ...)."""
+
+    kind: Literal["score"] = "score"
+    name: str
+    value: float | None
+    details: dict[str, Any]
+
+
+class Judged(_Event):
+    """One judge pass over one trial (the row in ``judgments`` holds the same data)."""
+
+    kind: Literal["judgment"] = "judgment"
+    pass_no: int
+    judge: str
+    verdict: dict[str, Any] | None
+    error: str = ""
+
+
+Event = Annotated[
+    RunStarted
+    | RunFinished
+    | TrialStarted
+    | ModelRequest
+    | ModelResponse
+    | ToolCall
+    | ToolResult
+    | AssistantMessage
+    | FinalAnswer
+    | ErrorEvent
+    | ServerLog
+    | TrialFinished
+    | OperatorCommand
+    | Scored
+    | Judged,
+    Field(discriminator="kind"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(payload: str | bytes) -> Event:
+    """Decode a stored payload back into its event class."""
+    return EVENT_ADAPTER.validate_json(payload)
+
+
+__all__ = [
+    "EVENT_ADAPTER",
+    "AssistantMessage",
+    "ErrorEvent",
+    "Event",
+    "FinalAnswer",
+    "Judged",
+    "ModelRequest",
+    "ModelResponse",
+    "OperatorCommand",
+    "Phase",
+    "RunFinished",
+    "RunStarted",
+    "Scored",
+    "ServerLog",
+    "ToolCall",
+    "ToolCallRequest",
+    "ToolResult",
+    "TrialFinished",
+    "TrialStarted",
+    "Usage",
+    "parse_event",
+]

@@ -1,0 +1,373 @@
+"""The run database's only writer: events are queued in memory and flushed in batches.
+
+``emit`` never awaits, so the agent loop is never slowed by disk; a background task flushes
+when ``batch_size`` events are waiting or ``flush_interval_s`` has passed since the first of
+them, one transaction per flush. Derived rows (trial status, scores, judgments) are updated
+in the same transaction as the events they come from, so the store never says a trial is
+finished without also holding its ``trial_finished`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from proctor.store.events import (
+    Event,
+    Judged,
+    RunFinished,
+    Scored,
+    TrialFinished,
+    TrialStarted,
+)
+from proctor.store.schema import configure, migrate
+
+COMPRESS_OVER_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    scenario: str
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class JudgmentMeta:
+    """What a judgment row records besides the verdict (why and by whom it was judged)."""
+
+    prompt_version: str = ""
+    prompt_hash: str = ""
+    rubric_hash: str = ""
+    temperature: float | None = None
+    source: str = "proctor"
+
+
+def encode_payload(event: Event) -> tuple[str, bytes]:
+    raw = event.model_dump_json().encode()
+    if len(raw) > COMPRESS_OVER_BYTES:
+        return "zlib", zlib.compress(raw, 6)
+    return "json", raw
+
+
+def decode_payload(encoding: str, payload: bytes) -> bytes:
+    return zlib.decompress(payload) if encoding == "zlib" else payload
+
+
+_Pending = tuple[str, int | None, int, float, Event, JudgmentMeta | None]
+_Updater = Callable[[sqlite3.Cursor, _Pending], None]
+T = TypeVar("T")
+
+
+class StoreWriter:
+    """Owns the write connection; use ``async with await StoreWriter.open(path) as w``.
+
+    All SQLite work runs on one dedicated thread (a connection must stay on one thread, and
+    the event loop must never wait on disk); each call hands that thread a whole function.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        pool: ThreadPoolExecutor,
+        path: Path,
+        batch_size: int,
+        flush_interval_s: float,
+    ) -> None:
+        self._conn = conn
+        self._pool = pool
+        self.path = path
+        self._batch_size = batch_size
+        self._interval = flush_interval_s
+        self._pending: list[_Pending] = []
+        self._wake = asyncio.Event()
+        self._flusher: asyncio.Task[None] | None = None
+        self._closed = False
+        self._failure: BaseException | None = None
+        self.events_written = 0
+
+    @classmethod
+    async def open(
+        cls, path: str | Path, *, batch_size: int = 512, flush_interval_s: float = 0.05
+    ) -> StoreWriter:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proctor-store")
+
+        def connect() -> sqlite3.Connection:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            try:
+                configure(conn)
+                migrate(conn, str(path))
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+
+        try:
+            conn = await asyncio.get_running_loop().run_in_executor(pool, connect)
+        except BaseException:
+            pool.shutdown(wait=False)
+            raise
+        writer = cls(conn, pool, path, batch_size, flush_interval_s)
+        writer._flusher = asyncio.create_task(writer._flush_loop(), name="proctor-store-flush")
+        return writer
+
+    async def __aenter__(self) -> StoreWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        # Shielded: a cancelled caller must not cancel a write the thread has not started yet.
+        future = asyncio.get_running_loop().run_in_executor(self._pool, fn, self._conn, *args)
+        return await asyncio.shield(future)
+
+    # -- direct writes (setup, rare) ------------------------------------------------------
+
+    async def create_run(self, run_id: str, suite: str, config: dict[str, Any]) -> None:
+        await self._run(_insert_run, run_id, suite, json.dumps(config, sort_keys=True))
+
+    async def add_trials(self, run_id: str, rows: Iterable[TrialRow]) -> None:
+        """Insert trials that are not there yet (matrix expansion is idempotent on resume)."""
+        await self._run(_insert_trials, [(run_id, r.scenario, r.arm, r.model, r.epoch, r.seed) for r in rows])
+
+    async def abandon_unfinished(self, run_id: str) -> list[int]:
+        """Mark events of trials that started but never finished as abandoned; requeue them."""
+        await self.flush()
+        return await self._run(_abandon_unfinished, run_id)
+
+    async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        """One statement outside the event stream (commands table bookkeeping), after pending events."""
+        await self.flush()
+        await self._run(_execute, sql, params)
+
+    # -- the event stream -------------------------------------------------------------
+
+    def emit(
+        self,
+        run_id: str,
+        event: Event,
+        *,
+        trial_id: int | None = None,
+        attempt: int = 0,
+        judgment: JudgmentMeta | None = None,
+    ) -> None:
+        """Queue one event; never blocks. Raises if the writer already failed or closed."""
+        if self._failure is not None:
+            raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
+        if self._closed:
+            raise RuntimeError(f"store writer for {self.path} is closed")
+        self._pending.append((run_id, trial_id, attempt, time.time(), event, judgment))
+        if len(self._pending) == 1 or len(self._pending) >= self._batch_size:
+            self._wake.set()
+
+    async def flush(self) -> None:
+        """Write everything queued so far, in one transaction."""
+        if self._failure is not None:
+            raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
+        while self._pending:
+            batch, self._pending = self._pending, []
+            await self._run(_write_batch, batch)
+            self.events_written += len(batch)
+
+    async def _flush_loop(self) -> None:
+        try:
+            while not self._closed:
+                await self._wake.wait()
+                self._wake.clear()
+                if not self._closed and len(self._pending) < self._batch_size:
+                    await asyncio.sleep(self._interval)
+                await self.flush()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self._failure = exc
+
+    async def close(self) -> None:
+        """Flush what is queued, then close; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._wake.set()
+        try:
+            if self._flusher is not None:
+                with suppress(asyncio.CancelledError):
+                    await self._flusher
+            if self._failure is None:
+                await self.flush()
+        finally:
+            await self._run(sqlite3.Connection.close)
+            self._pool.shutdown(wait=True)
+        if self._failure is not None:
+            raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
+
+
+def _insert_run(conn: sqlite3.Connection, run_id: str, suite: str, config: str) -> None:
+    conn.execute(
+        "INSERT INTO runs (id, suite, config, created_at) VALUES (?, ?, ?, ?)",
+        (run_id, suite, config, time.time()),
+    )
+
+
+def _insert_trials(conn: sqlite3.Connection, rows: list[tuple[str, str, str, str, int, int]]) -> None:
+    with _transaction(conn) as cur:
+        cur.executemany(
+            "INSERT OR IGNORE INTO trials (run_id, scenario, arm, model, epoch, seed) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def _abandon_unfinished(conn: sqlite3.Connection, run_id: str) -> list[int]:
+    with _transaction(conn) as cur:
+        ids = [
+            int(r[0])
+            for r in cur.execute("SELECT id FROM trials WHERE run_id = ? AND status = 'running'", (run_id,))
+        ]
+        cur.executemany(
+            "UPDATE events SET abandoned = 1 WHERE trial_id = ? AND attempt <= (SELECT attempt FROM trials WHERE id = ?)",
+            [(i, i) for i in ids],
+        )
+        cur.executemany("UPDATE trials SET status = 'queued' WHERE id = ?", [(i,) for i in ids])
+    return ids
+
+
+def _execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    conn.execute(sql, params)
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+    cur = conn.cursor()
+    cur.execute("BEGIN IMMEDIATE")
+    try:
+        yield cur
+    except BaseException:
+        cur.execute("ROLLBACK")
+        raise
+    cur.execute("COMMIT")
+
+
+def _write_batch(conn: sqlite3.Connection, batch: list[_Pending]) -> None:
+    rows = []
+    for run_id, trial_id, attempt, ts, event, _ in batch:
+        encoding, payload = encode_payload(event)
+        rows.append((run_id, trial_id, attempt, ts, event.kind, encoding, payload))
+    with _transaction(conn) as cur:
+        cur.executemany(
+            "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        for item in batch:
+            updater = _UPDATERS.get(item[4].kind)
+            if updater is not None:
+                updater(cur, item)
+
+
+def _on_run_started(cur: sqlite3.Cursor, item: _Pending) -> None:
+    run_id, _, _, ts, _, _ = item
+    cur.execute(
+        "UPDATE runs SET started_at = coalesce(started_at, ?), status = 'running' WHERE id = ?", (ts, run_id)
+    )
+
+
+def _on_run_finished(cur: sqlite3.Cursor, item: _Pending) -> None:
+    run_id, _, _, ts, event, _ = item
+    assert isinstance(event, RunFinished)
+    cur.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (ts, event.status, run_id))
+
+
+def _on_trial_started(cur: sqlite3.Cursor, item: _Pending) -> None:
+    _, trial_id, attempt, ts, event, _ = item
+    assert isinstance(event, TrialStarted)
+    cur.execute(
+        "UPDATE trials SET status = 'running', attempt = ?, started_at = ?, finished_at = NULL, "
+        "passed = NULL WHERE id = ?",
+        (attempt, ts, trial_id),
+    )
+
+
+def _on_trial_finished(cur: sqlite3.Cursor, item: _Pending) -> None:
+    _, trial_id, _, ts, event, _ = item
+    assert isinstance(event, TrialFinished)
+    u = event.usage
+    cur.execute(
+        "UPDATE trials SET status = ?, finished_at = ?, stop = ?, final_answer = ?, error = ?, tool_calls = ?, "
+        "input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, "
+        "tokens_estimated = ?, cost_usd = ?, wall_s = ? WHERE id = ?",
+        (
+            event.status,
+            ts,
+            event.stop,
+            event.final_answer,
+            event.error,
+            event.tool_calls,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            int(u.estimated),
+            event.cost_usd,
+            event.wall_s,
+            trial_id,
+        ),
+    )
+
+
+def _on_score(cur: sqlite3.Cursor, item: _Pending) -> None:
+    _, trial_id, _, ts, event, _ = item
+    assert isinstance(event, Scored)
+    cur.execute(
+        "INSERT OR REPLACE INTO scores (trial_id, name, value, details, created_at) VALUES (?, ?, ?, ?, ?)",
+        (trial_id, event.name, event.value, json.dumps(event.details, sort_keys=True), ts),
+    )
+    if event.name == "passed":
+        passed = None if event.value is None else int(event.value >= 0.5)
+        cur.execute("UPDATE trials SET passed = ? WHERE id = ?", (passed, trial_id))
+
+
+def _on_judgment(cur: sqlite3.Cursor, item: _Pending) -> None:
+    _, trial_id, _, ts, event, meta = item
+    assert isinstance(event, Judged)
+    meta = meta or JudgmentMeta()
+    cur.execute(
+        "INSERT INTO judgments (trial_id, pass_no, judge, source, prompt_version, prompt_hash, rubric_hash, "
+        "temperature, verdict, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            trial_id,
+            event.pass_no,
+            event.judge,
+            meta.source,
+            meta.prompt_version,
+            meta.prompt_hash,
+            meta.rubric_hash,
+            meta.temperature,
+            None if event.verdict is None else json.dumps(event.verdict, sort_keys=True),
+            event.error,
+            ts,
+        ),
+    )
+
+
+_UPDATERS: dict[str, _Updater] = {
+    "run_started": _on_run_started,
+    "run_finished": _on_run_finished,
+    "trial_started": _on_trial_started,
+    "trial_finished": _on_trial_finished,
+    "score": _on_score,
+    "judgment": _on_judgment,
+}
+
+__all__ = ["JudgmentMeta", "StoreWriter", "TrialRow", "decode_payload", "encode_payload"]
