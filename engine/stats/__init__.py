@@ -1,0 +1,80 @@
+"""Statistics over plain data: judge variance, paired tests, pass@k, Pareto, judge agreement.
+
+Pure functions (no I/O): inputs are dataclasses, tuples and mappings; results are frozen
+dataclasses.
+"""
+
+from proctor.engine.stats.agreement import (
+    Agreement,
+    Correlation,
+    PanelVote,
+    agreement_with_labels,
+    average_ranks,
+    kendall_tau_b,
+    majority_vote,
+    spearman_rho,
+)
+from proctor.engine.stats.anchors_gate import GateResult, spearman_gate
+from proctor.engine.stats.paired import (
+    BootstrapCI,
+    McNemarResult,
+    binomial_two_sided_half,
+    mcnemar_exact,
+    pair_by_key,
+    paired_bootstrap_ci,
+)
+from proctor.engine.stats.pareto import CostScorePoint, ParetoFrontier, dominates, pareto_frontier
+from proctor.engine.stats.passk import PassKSummary, pass_at_k, pass_hat_k, pass_k_over_tasks
+from proctor.engine.stats.variance import (
+    ArmModelVariance,
+    CellSpread,
+    JudgeScoreRow,
+    LayerVariance,
+    RankedEntry,
+    Ranking,
+    ScenarioMean,
+    TieGroup,
+    judge_variance,
+    population_sd,
+    rank_arms,
+    scenario_means,
+)
+
+__all__ = [
+    "Agreement",
+    "ArmModelVariance",
+    "BootstrapCI",
+    "CellSpread",
+    "Correlation",
+    "CostScorePoint",
+    "GateResult",
+    "JudgeScoreRow",
+    "LayerVariance",
+    "McNemarResult",
+    "PanelVote",
+    "ParetoFrontier",
+    "PassKSummary",
+    "RankedEntry",
+    "Ranking",
+    "ScenarioMean",
+    "TieGroup",
+    "agreement_with_labels",
+    "average_ranks",
+    "binomial_two_sided_half",
+    "dominates",
+    "judge_variance",
+    "kendall_tau_b",
+    "majority_vote",
+    "mcnemar_exact",
+    "pair_by_key",
+    "paired_bootstrap_ci",
+    "pareto_frontier",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_k_over_tasks",
+    "population_sd",
+    "rank_arms",
+    "scenario_means",
+    "spearman_gate",
+    "spearman_rho",
+]

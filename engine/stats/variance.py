@@ -1,0 +1,262 @@
+"""Judge variance by layer (criterion, step, scenario) and a ranking that respects the noise floor.
+
+LLM judges are stochastic: the same transcript judged twice gets different criterion scores.
+Averaging criteria into a step score, and steps into a scenario score, cancels part of that
+noise, so each layer has its own spread. Ranking uses scenario-level means only, and a delta
+between arms smaller than the variance floor is reported as a tie rather than a win.
+
+σ is the *population* standard deviation across passes (divide by the number of passes), the
+convention of the benchmark article the default floor (0.05) and its reference values come from.
+With two passes it is half the gap between them. With a single pass there is no spread to
+measure, so σ is ``None``, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Literal
+
+Layer = Literal["criterion", "step", "scenario"]
+
+DEFAULT_FLOOR = 0.05
+_FLOOR_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class JudgeScoreRow:
+    """One criterion score from one judge pass over one trial step."""
+
+    arm: str
+    model: str
+    scenario: str
+    step: int
+    criterion: str
+    pass_no: int
+    score: float
+
+
+@dataclass(frozen=True)
+class CellSpread:
+    """Spread across passes of one cell of a layer.
+
+    ``key`` is (scenario,) for the scenario layer, (scenario, step) for the step layer and
+    (scenario, step, criterion) for the criterion layer.
+    """
+
+    key: tuple[str | int, ...]
+    n_passes: int
+    mean: float
+    sd: float | None
+
+
+@dataclass(frozen=True)
+class LayerVariance:
+    """All cells of one layer for one arm × model (sorted by key), with their σ summarised.
+
+    ``mean_sd`` and ``max_sd`` are over cells that have at least two passes; both are ``None``
+    when no cell has.
+    """
+
+    layer: Layer
+    cells: tuple[CellSpread, ...]
+    mean_sd: float | None
+    max_sd: float | None
+
+
+@dataclass(frozen=True)
+class ArmModelVariance:
+    arm: str
+    model: str
+    criterion: LayerVariance
+    step: LayerVariance
+    scenario: LayerVariance
+
+
+@dataclass(frozen=True)
+class ScenarioMean:
+    """Scenario-level score of one arm × model, averaged over judge passes."""
+
+    arm: str
+    model: str
+    scenario: str
+    mean: float
+    n_passes: int
+
+
+def population_sd(values: Sequence[float]) -> float | None:
+    """σ with divisor n; ``None`` for fewer than two values (no spread can be observed)."""
+    if len(values) < 2:
+        return None
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+
+
+def _spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
+    values = [by_pass[p] for p in sorted(by_pass)]
+    return CellSpread(key, len(values), math.fsum(values) / len(values), population_sd(values))
+
+
+def _layer(layer: Layer, cells: list[CellSpread]) -> LayerVariance:
+    sds = [c.sd for c in cells if c.sd is not None]
+    return LayerVariance(
+        layer=layer,
+        cells=tuple(cells),
+        mean_sd=math.fsum(sds) / len(sds) if sds else None,
+        max_sd=max(sds) if sds else None,
+    )
+
+
+def _mean(values: Iterable[float]) -> float:
+    listed = list(values)
+    return math.fsum(listed) / len(listed)
+
+
+def _check_rows(rows: Iterable[JudgeScoreRow]) -> list[JudgeScoreRow]:
+    seen: set[tuple[str, str, str, int, str, int]] = set()
+    checked: list[JudgeScoreRow] = []
+    for row in rows:
+        if not math.isfinite(row.score):
+            raise ValueError(f"non-finite score {row.score!r} in {row}")
+        key = (row.arm, row.model, row.scenario, row.step, row.criterion, row.pass_no)
+        if key in seen:
+            raise ValueError(f"duplicate judge score for {key}")
+        seen.add(key)
+        checked.append(row)
+    return checked
+
+
+def _arm_model_variance(arm: str, model: str, rows: list[JudgeScoreRow]) -> ArmModelVariance:
+    criterion_scores: dict[tuple[str, int, str], dict[int, float]] = defaultdict(dict)
+    for row in rows:
+        criterion_scores[(row.scenario, row.step, row.criterion)][row.pass_no] = row.score
+
+    criteria_in_step: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (scenario, step, _criterion), by_pass in criterion_scores.items():
+        for pass_no, score in by_pass.items():
+            criteria_in_step[(scenario, step)][pass_no].append(score)
+    step_scores = {
+        key: {p: _mean(scores) for p, scores in by_pass.items()} for key, by_pass in criteria_in_step.items()
+    }
+
+    steps_in_scenario: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (scenario, _step), by_pass in step_scores.items():
+        for pass_no, score in by_pass.items():
+            steps_in_scenario[scenario][pass_no].append(score)
+    scenario_scores = {
+        scenario: {p: _mean(scores) for p, scores in by_pass.items()}
+        for scenario, by_pass in steps_in_scenario.items()
+    }
+
+    return ArmModelVariance(
+        arm=arm,
+        model=model,
+        criterion=_layer("criterion", [_spread(k, criterion_scores[k]) for k in sorted(criterion_scores)]),
+        step=_layer("step", [_spread(k, step_scores[k]) for k in sorted(step_scores)]),
+        scenario=_layer("scenario", [_spread((k,), scenario_scores[k]) for k in sorted(scenario_scores)]),
+    )
+
+
+def judge_variance(rows: Iterable[JudgeScoreRow]) -> tuple[ArmModelVariance, ...]:
+    """σ across judge passes at each layer, per arm × model, sorted by (arm, model).
+
+    A pass's step score is the mean of the criteria that pass scored in that step, and its
+    scenario score the mean of its step scores (steps weigh equally). Duplicate rows (same
+    cell and pass) and non-finite scores raise ``ValueError``.
+    """
+    grouped: dict[tuple[str, str], list[JudgeScoreRow]] = defaultdict(list)
+    for row in _check_rows(rows):
+        grouped[(row.arm, row.model)].append(row)
+    return tuple(_arm_model_variance(arm, model, grouped[(arm, model)]) for arm, model in sorted(grouped))
+
+
+def scenario_means(rows: Iterable[JudgeScoreRow]) -> tuple[ScenarioMean, ...]:
+    """Scenario-level means over passes, the only layer rankings may use."""
+    means: list[ScenarioMean] = []
+    for result in judge_variance(rows):
+        for cell in result.scenario.cells:
+            means.append(ScenarioMean(result.arm, result.model, str(cell.key[0]), cell.mean, cell.n_passes))
+    return tuple(means)
+
+
+@dataclass(frozen=True)
+class RankedEntry:
+    arm: str
+    model: str
+    mean: float
+
+
+@dataclass(frozen=True)
+class TieGroup:
+    """Entries whose differences are within the noise floor; ``rank`` is 1 for the best group."""
+
+    rank: int
+    entries: tuple[RankedEntry, ...]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Arm × model entries grouped into tiers, best first.
+
+    Means are taken over ``scenarios``, the scenarios every entry has a mean for, so a missing
+    trial cannot move an entry up or down; ``excluded_scenarios`` lists the others.
+    """
+
+    groups: tuple[TieGroup, ...]
+    floor: float
+    scenarios: tuple[str, ...]
+    excluded_scenarios: tuple[str, ...]
+
+
+def rank_arms(scenario_means: Iterable[ScenarioMean], floor: float = DEFAULT_FLOOR) -> Ranking:
+    """Rank arm × model entries by their mean scenario-level score, with sub-floor deltas as ties.
+
+    Entries are sorted by mean (descending, then arm and model for a stable order), and a new
+    tie group starts where the gap to the previous entry is at least ``floor`` (a gap equal to
+    the floor, within 1e-12, is a difference; equal means always tie). So entries in different groups always differ by
+    at least the floor, while a group may span more than the floor through a chain of smaller
+    gaps: no adjacent pair is called different on a delta that is noise.
+    """
+    if not math.isfinite(floor) or floor < 0:
+        raise ValueError(f"floor must be a finite number >= 0, got {floor!r}")
+    by_entry: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for item in scenario_means:
+        if not math.isfinite(item.mean):
+            raise ValueError(f"non-finite mean {item.mean!r} in {item}")
+        scores = by_entry[(item.arm, item.model)]
+        if item.scenario in scores:
+            raise ValueError(f"duplicate scenario mean for {(item.arm, item.model, item.scenario)}")
+        scores[item.scenario] = item.mean
+    if not by_entry:
+        return Ranking((), floor, (), ())
+
+    all_scenarios = set().union(*(scores.keys() for scores in by_entry.values()))
+    shared = set.intersection(*(set(scores) for scores in by_entry.values()))
+    scenarios = tuple(sorted(shared))
+    excluded = tuple(sorted(all_scenarios - shared))
+    if not scenarios:
+        return Ranking((), floor, scenarios, excluded)
+
+    entries = sorted(
+        (
+            RankedEntry(arm, model, _mean(scores[s] for s in scenarios))
+            for (arm, model), scores in by_entry.items()
+        ),
+        key=lambda e: (-e.mean, e.arm, e.model),
+    )
+    groups: list[list[RankedEntry]] = [[entries[0]]]
+    for previous, entry in pairwise(entries):
+        gap = previous.mean - entry.mean
+        if gap < floor - _FLOOR_TOLERANCE or gap == 0:
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    return Ranking(
+        groups=tuple(TieGroup(rank, tuple(group)) for rank, group in enumerate(groups, start=1)),
+        floor=floor,
+        scenarios=scenarios,
+        excluded_scenarios=excluded,
+    )

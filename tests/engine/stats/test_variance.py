@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proctor.engine.stats import (
+    JudgeScoreRow,
+    ScenarioMean,
+    judge_variance,
+    population_sd,
+    rank_arms,
+    scenario_means,
+)
+
+
+def row(
+    scenario: str, step: int, criterion: str, pass_no: int, score: float, arm: str = "mcp"
+) -> JudgeScoreRow:
+    return JudgeScoreRow(arm, "offline:a", scenario, step, criterion, pass_no, score)
+
+
+# s1 has two steps; s2 has one step whose two criteria move in opposite directions.
+ROWS = [
+    row("s1", 0, "c1", 1, 0.8),
+    row("s1", 0, "c2", 1, 0.6),
+    row("s1", 1, "c1", 1, 1.0),
+    row("s1", 0, "c1", 2, 0.6),
+    row("s1", 0, "c2", 2, 0.6),
+    row("s1", 1, "c1", 2, 0.7),
+    row("s2", 0, "c1", 1, 0.9),
+    row("s2", 0, "c2", 1, 0.5),
+    row("s2", 0, "c1", 2, 0.7),
+    row("s2", 0, "c2", 2, 0.7),
+]
+
+
+def test_layers_by_hand() -> None:
+    (result,) = judge_variance(ROWS)
+    assert (result.arm, result.model) == ("mcp", "offline:a")
+
+    # Population σ over two passes is |a - b| / 2.
+    # s1/0/c1: |0.8-0.6|/2 = 0.10   s1/0/c2: 0   s1/1/c1: |1.0-0.7|/2 = 0.15
+    # s2/0/c1: |0.9-0.7|/2 = 0.10   s2/0/c2: |0.5-0.7|/2 = 0.10
+    crit = {cell.key: cell.sd for cell in result.criterion.cells}
+    assert crit == pytest.approx(
+        {
+            ("s1", 0, "c1"): 0.10,
+            ("s1", 0, "c2"): 0.0,
+            ("s1", 1, "c1"): 0.15,
+            ("s2", 0, "c1"): 0.10,
+            ("s2", 0, "c2"): 0.10,
+        }
+    )
+    assert result.criterion.mean_sd == pytest.approx((0.10 + 0 + 0.15 + 0.10 + 0.10) / 5)
+    assert result.criterion.max_sd == pytest.approx(0.15)
+
+    # Steps: s1/0 = mean(0.8, 0.6) = 0.7 vs mean(0.6, 0.6) = 0.6 -> 0.05; s1/1 = 1.0 vs 0.7 -> 0.15;
+    # s2/0 = mean(0.9, 0.5) = 0.7 vs mean(0.7, 0.7) = 0.7 -> 0 (the criteria's noise cancels).
+    step = {cell.key: cell.sd for cell in result.step.cells}
+    assert step == pytest.approx({("s1", 0): 0.05, ("s1", 1): 0.15, ("s2", 0): 0.0})
+    assert result.step.mean_sd == pytest.approx((0.05 + 0.15 + 0.0) / 3)
+
+    # Scenarios: s1 = mean(0.7, 1.0) = 0.85 vs mean(0.6, 0.7) = 0.65 -> 0.10, mean 0.75; s2 -> 0, mean 0.7.
+    scen = {cell.key: (cell.sd, cell.mean, cell.n_passes) for cell in result.scenario.cells}
+    assert scen[("s1",)] == pytest.approx((0.10, 0.75, 2))
+    assert scen[("s2",)] == pytest.approx((0.0, 0.7, 2))
+    assert result.scenario.mean_sd == pytest.approx(0.05)
+
+
+def test_cells_are_sorted_by_key_with_numeric_steps() -> None:
+    rows = [row("s", step, "c", p, 0.5) for step in (10, 2) for p in (1, 2)]
+    (result,) = judge_variance(rows)
+    assert [cell.key for cell in result.step.cells] == [("s", 2), ("s", 10)]
+
+
+def test_population_sd_matches_statistics_pstdev() -> None:
+    # [0.2, 0.4, 0.6]: mean 0.4, variance (0.04 + 0 + 0.04) / 3, σ = 0.16330
+    assert population_sd([0.2, 0.4, 0.6]) == pytest.approx(math.sqrt(0.08 / 3))
+    assert population_sd([0.2, 0.4, 0.6]) == pytest.approx(statistics.pstdev([0.2, 0.4, 0.6]))
+
+
+def test_one_pass_gives_none_not_zero() -> None:
+    (result,) = judge_variance([row("s", 0, "c1", 1, 0.4), row("s", 0, "c2", 1, 0.9)])
+    assert population_sd([0.4]) is None
+    assert all(cell.sd is None for cell in result.criterion.cells)
+    for layer in (result.criterion, result.step, result.scenario):
+        assert layer.mean_sd is None
+        assert layer.max_sd is None
+    assert result.scenario.cells[0].mean == pytest.approx(0.65)
+
+
+def test_step_score_uses_the_criteria_each_pass_scored() -> None:
+    # Pass 2 lost criterion c2 (judge error): its step score is c1 alone, 0.4; pass 1 is (0.6+1.0)/2 = 0.8.
+    rows = [row("s", 0, "c1", 1, 0.6), row("s", 0, "c2", 1, 1.0), row("s", 0, "c1", 2, 0.4)]
+    (result,) = judge_variance(rows)
+    assert result.step.cells[0].sd == pytest.approx(0.2)
+    assert [c.n_passes for c in result.criterion.cells] == [2, 1]
+
+
+def test_groups_per_arm_and_model_sorted() -> None:
+    rows = [row("s", 0, "c", 1, 0.5, arm="mcp"), row("s", 0, "c", 1, 0.5, arm="baseline")]
+    rows.append(JudgeScoreRow("baseline", "anthropic:x", "s", 0, "c", 1, 0.1))
+    assert [(r.arm, r.model) for r in judge_variance(rows)] == [
+        ("baseline", "anthropic:x"),
+        ("baseline", "offline:a"),
+        ("mcp", "offline:a"),
+    ]
+
+
+def test_rejects_duplicates_and_non_finite() -> None:
+    with pytest.raises(ValueError, match="duplicate"):
+        judge_variance([row("s", 0, "c", 1, 0.5), row("s", 0, "c", 1, 0.6)])
+    with pytest.raises(ValueError, match="non-finite"):
+        judge_variance([row("s", 0, "c", 1, math.nan)])
+
+
+def test_scenario_means_average_passes() -> None:
+    means = scenario_means(ROWS)
+    assert [(m.scenario, m.n_passes) for m in means] == [("s1", 2), ("s2", 2)]
+    assert [m.mean for m in means] == pytest.approx([0.75, 0.7])
+
+
+def means(entries: dict[str, float], scenario: str = "s") -> list[ScenarioMean]:
+    return [ScenarioMean(arm, "m", scenario, value, 2) for arm, value in entries.items()]
+
+
+def groups(entries: dict[str, float], floor: float = 0.05) -> list[list[str]]:
+    ranking = rank_arms(means(entries), floor=floor)
+    return [[e.arm for e in g.entries] for g in ranking.groups]
+
+
+def test_rank_ties_below_floor() -> None:
+    # gaps: A-B 0.03 (tie), B-C 0.07 (difference), C-D 0.04 (tie)
+    assert groups({"C": 0.70, "A": 0.80, "D": 0.66, "B": 0.77}) == [["A", "B"], ["C", "D"]]
+    ranking = rank_arms(means({"A": 0.8, "B": 0.6}))
+    assert [g.rank for g in ranking.groups] == [1, 2]
+
+
+def test_rank_chains_sub_floor_gaps() -> None:
+    # 0.80 -> 0.76 -> 0.72: each gap 0.04 < 0.05, so one group although A and C differ by 0.08.
+    assert groups({"A": 0.80, "B": 0.76, "C": 0.72}) == [["A", "B", "C"]]
+
+
+def test_gap_equal_to_floor_is_a_difference_despite_rounding() -> None:
+    assert 0.30 - 0.25 < 0.05  # 0.04999999999999999 in binary floating point
+    assert groups({"A": 0.30, "B": 0.25}) == [["A"], ["B"]]
+    assert groups({"A": 0.80, "B": 0.75}) == [["A"], ["B"]]
+    assert groups({"A": 0.5, "B": 0.4}, floor=0.0) == [["A"], ["B"]]
+    assert groups({"A": 0.5, "B": 0.5}, floor=0.0) == [["A", "B"]]
+
+
+def test_rank_uses_only_shared_scenarios() -> None:
+    data = [
+        ScenarioMean("A", "m", "s1", 0.9, 2),
+        ScenarioMean("A", "m", "s2", 0.1, 2),
+        ScenarioMean("B", "m", "s1", 0.5, 2),
+    ]
+    ranking = rank_arms(data)
+    assert ranking.scenarios == ("s1",)
+    assert ranking.excluded_scenarios == ("s2",)
+    assert [(e.arm, e.mean) for g in ranking.groups for e in g.entries] == [("A", 0.9), ("B", 0.5)]
+
+
+def test_rank_empty_and_invalid() -> None:
+    assert rank_arms([]).groups == ()
+    disjoint = [ScenarioMean("A", "m", "s1", 0.9, 2), ScenarioMean("B", "m", "s2", 0.5, 2)]
+    assert rank_arms(disjoint).groups == ()
+    assert rank_arms(disjoint).excluded_scenarios == ("s1", "s2")
+    with pytest.raises(ValueError, match="floor"):
+        rank_arms(means({"A": 0.5}), floor=-0.1)
+    with pytest.raises(ValueError, match="duplicate"):
+        rank_arms(means({"A": 0.5}) + means({"A": 0.6}))
+
+
+def test_rank_separates_models() -> None:
+    data = [ScenarioMean("mcp", "m1", "s", 0.9, 2), ScenarioMean("mcp", "m2", "s", 0.5, 2)]
+    assert [(e.arm, e.model) for g in rank_arms(data).groups for e in g.entries] == [
+        ("mcp", "m1"),
+        ("mcp", "m2"),
+    ]
+
+
+@given(
+    st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=12),
+    st.floats(0.001, 0.3),
+)
+def test_rank_groups_respect_floor(values: list[float], floor: float) -> None:
+    ranking = rank_arms(means({f"arm{i}": v for i, v in enumerate(values)}), floor=floor)
+    ordered = [[e.mean for e in g.entries] for g in ranking.groups]
+    assert sum(len(g) for g in ordered) == len(values)
+    flat = [m for g in ordered for m in g]
+    assert flat == sorted(flat, reverse=True)
+    for group in ordered:
+        assert all(a - b < floor for a, b in itertools.pairwise(group))
+    for upper, lower in itertools.pairwise(ordered):
+        assert upper[-1] - lower[0] >= floor - 1e-9
