@@ -88,6 +88,15 @@ class JudgmentRecord:
 
 
 @dataclass(frozen=True)
+class AnchorRecord:
+    scenario: str
+    lock_file: str
+    sha256: str
+    source_run: str | None
+    locked_at: float
+
+
+@dataclass(frozen=True)
 class ScoreRecord:
     trial_id: int
     name: str
@@ -148,6 +157,17 @@ class StoreReader:
         ).fetchall()
         return [_event(r) for r in rows]
 
+    def events_of_kind(
+        self, kind: str, *, after_id: int = 0, up_to_id: int | None = None, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Events of one kind in id order (uses the kind index): backfills without reading everything."""
+        upper = self.max_event_id() if up_to_id is None else up_to_id
+        rows = self._conn.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE kind = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?",
+            (kind, after_id, upper, limit),
+        ).fetchall()
+        return [_event(r) for r in rows]
+
     def trial_events(self, trial_id: int, *, attempt: int | None = None) -> list[StoredEvent]:
         """A trial's events; by default only its current attempt (abandoned attempts stay stored)."""
         if attempt is None:
@@ -195,6 +215,12 @@ class StoreReader:
             else self._conn.execute(sql + " ORDER BY trial_id, name")
         )
         return [ScoreRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+    def anchors(self) -> list[AnchorRecord]:
+        rows = self._conn.execute(
+            "SELECT scenario, lock_file, sha256, source_run, locked_at FROM anchors ORDER BY scenario"
+        )
+        return [AnchorRecord(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def pending_commands(self) -> list[tuple[int, str, dict[str, Any]]]:
         rows = self._conn.execute(
