@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
 from pydantic import BaseModel, ValidationError
+
+from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
 
 M = TypeVar("M", bound=BaseModel)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

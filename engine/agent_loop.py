@@ -1,0 +1,214 @@
+"""One trial: a model and a toolbox in a loop until a final answer or a limit.
+
+The loop owns the provider-neutral conversation and records every step as an event: model
+requests and responses (with usage and cost), tool calls and results (with latency and
+errors), assistant prose, the final answer, and why the loop stopped. A tool that fails is a
+result the model sees, never an exception that ends the trial; a model that fails for good
+ends the trial as an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from proctor.engine.providers.base import (
+    AssistantTurn,
+    Message,
+    ModelSession,
+    ProviderError,
+    ToolOutcome,
+    ToolResults,
+    ToolSpec,
+    UserMessage,
+)
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.secrets import redact
+from proctor.engine.tools.toolbox import Toolbox
+from proctor.scenarios.schema import Limits
+from proctor.store.events import (
+    AssistantMessage,
+    ErrorEvent,
+    Event,
+    FinalAnswer,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolCallRequest,
+    ToolResult,
+    Usage,
+)
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are answering questions about a code base using the tools you are given. Look things up "
+    "rather than guessing. In your final answer, cite the code you rely on as `path:line` "
+    "(or `path:start-end`) exactly as it is in the repository."
+)
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    status: str
+    stop: str
+    final_answer: str
+    tool_calls: int
+    usage: Usage
+    cost_usd: float
+    error: str = ""
+
+
+async def run_agent(
+    *,
+    model_id: str,
+    session: ModelSession,
+    toolbox: Toolbox,
+    prompts: list[str],
+    limits: Limits,
+    prices: PriceTable,
+    emit: Callable[[Event], None],
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+) -> LoopResult:
+    """Run every step's prompt in one conversation; the answer is the steps' answers in order."""
+    state = _LoopState()
+    messages: list[Message] = []
+    answers: list[str] = []
+    tools = toolbox.specs()
+    stop = "answer"
+    try:
+        for prompt in prompts:
+            messages.append(UserMessage(prompt))
+            answer, stop = await _run_step(
+                model_id, session, toolbox, tools, messages, limits, prices, emit, system_prompt, state
+            )
+            answers.append(answer)
+            if stop != "answer":
+                break
+    except ProviderError as exc:
+        message = redact(str(exc))
+        emit(ErrorEvent(where="model", error_type=exc.error_type, message=message, fatal=True))
+        return state.result("error", "error", "\n\n".join(answers), message)
+    final = "\n\n".join(a for a in answers if a)
+    emit(FinalAnswer(text=final))
+    return state.result("finished", stop, final)
+
+
+class _LoopState:
+    def __init__(self) -> None:
+        self.turn = 0
+        self.tool_calls = 0
+        self.usage = Usage()
+        self.cost = 0.0
+
+    def result(self, status: str, stop: str, answer: str, error: str = "") -> LoopResult:
+        return LoopResult(status, stop, answer, self.tool_calls, self.usage, self.cost, error)
+
+
+async def _run_step(
+    model_id: str,
+    session: ModelSession,
+    toolbox: Toolbox,
+    tools: list[ToolSpec],
+    messages: list[Message],
+    limits: Limits,
+    prices: PriceTable,
+    emit: Callable[[Event], None],
+    system_prompt: str,
+    state: _LoopState,
+) -> tuple[str, str]:
+    while True:
+        if state.turn >= limits.max_turns:
+            return _last_text(messages), "max_turns"
+        state.turn += 1
+        emit(ModelRequest(turn=state.turn, messages=len(messages), tools=len(tools)))
+        started = time.perf_counter()
+        reply = await session.turn(system_prompt, messages, tools)
+        latency = time.perf_counter() - started
+        cost = prices.cost(model_id, reply.usage) or 0.0
+        state.usage = state.usage + reply.usage
+        state.cost += cost
+        emit(
+            ModelResponse(
+                turn=state.turn,
+                model=model_id,
+                text=reply.text,
+                tool_calls=reply.tool_calls,
+                stop_reason=reply.stop_reason,
+                usage=reply.usage,
+                tool_io_tokens=_tool_io_share(messages, reply.usage.input_tokens),
+                cost_usd=cost,
+                latency_s=latency,
+                retries=reply.retries,
+            )
+        )
+        if reply.text:
+            emit(AssistantMessage(turn=state.turn, text=reply.text))
+        messages.append(AssistantTurn(reply.text, list(reply.tool_calls)))
+        if not reply.tool_calls:
+            return reply.text, "answer"
+        allowed = max(0, limits.max_tool_calls - state.tool_calls)
+        calls, refused = reply.tool_calls[:allowed], reply.tool_calls[allowed:]
+        servers = {t.name: t.server for t in tools}
+        outcomes = await asyncio.gather(
+            *(_call_tool(toolbox, c, servers.get(c.name, ""), emit) for c in calls)
+        )
+        state.tool_calls += len(calls)
+        outcomes += [
+            ToolOutcome(c.call_id, c.name, "tool call limit reached; not run", True) for c in refused
+        ]
+        messages.append(ToolResults(list(outcomes)))
+        if refused:
+            return _last_text(messages), "max_tool_calls"
+
+
+async def _call_tool(
+    toolbox: Toolbox, call: ToolCallRequest, server: str, emit: Callable[[Event], None]
+) -> ToolOutcome:
+    emit(ToolCall(call_id=call.call_id, server=server, tool=call.name, arguments=call.arguments))
+    if "__raw__" in call.arguments and len(call.arguments) == 1:
+        message = "arguments were not valid JSON; send a JSON object matching the tool's input schema"
+        emit(
+            ToolResult(
+                call_id=call.call_id,
+                server=server,
+                tool=call.name,
+                content=message,
+                is_error=True,
+                error_type="malformed_arguments",
+                latency_s=0.0,
+            )
+        )
+        return ToolOutcome(call.call_id, call.name, message, True)
+    outcome = await toolbox.call(call.name, call.arguments)
+    emit(
+        ToolResult(
+            call_id=call.call_id,
+            server=outcome.server,
+            tool=outcome.tool,
+            content=outcome.content,
+            is_error=outcome.is_error,
+            error_type=outcome.error_type,
+            latency_s=outcome.latency_s,
+            structured=outcome.structured,
+        )
+    )
+    return ToolOutcome(call.call_id, call.name, outcome.content, outcome.is_error)
+
+
+def _tool_io_share(messages: list[Message], input_tokens: int) -> int:
+    """The part of a request's input tokens that were tool results fed back, by their share of the text."""
+    tool_chars = sum(len(r.content) for m in messages if isinstance(m, ToolResults) for r in m.results)
+    other = sum(len(m.text) for m in messages if isinstance(m, UserMessage | AssistantTurn))
+    total = tool_chars + other
+    return round(input_tokens * tool_chars / total) if total else 0
+
+
+def _last_text(messages: list[Message]) -> str:
+    for m in reversed(messages):
+        if isinstance(m, AssistantTurn) and m.text:
+            return m.text
+    return ""
+
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "LoopResult", "run_agent"]

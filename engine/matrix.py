@@ -1,0 +1,51 @@
+"""Expanding a suite into its trial matrix: scenario × arm × model × epoch.
+
+Every arm and scenario of one epoch shares that epoch's seed, so arms are compared on paired
+trials (same scenario, same seed), which is what McNemar and the paired bootstrap assume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from proctor.scenarios.loader import LoadedSuite, SuiteError
+from proctor.store.writer import TrialRow
+
+
+def epoch_seed(base_seed: int, epoch: int) -> int:
+    digest = hashlib.sha256(f"proctor:{base_seed}:{epoch}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def select(names: Sequence[str], wanted: Sequence[str] | None, what: str, where: str) -> list[str]:
+    """``wanted`` in suite order, or all; an unknown name is an error that lists the valid ones."""
+    if not wanted:
+        return list(names)
+    unknown = [w for w in wanted if w not in names]
+    if unknown:
+        raise SuiteError(
+            f"{where}: unknown {what} {', '.join(map(repr, unknown))}; valid: {', '.join(names)}"
+        )
+    return [n for n in names if n in wanted]
+
+
+def expand(
+    loaded: LoadedSuite,
+    *,
+    models: Sequence[str],
+    arms: Sequence[str] | None = None,
+    scenarios: Sequence[str] | None = None,
+    epochs: int,
+    base_seed: int = 0,
+) -> list[TrialRow]:
+    where = str(loaded.root / "suite.yaml")
+    arm_names = select(list(loaded.suite.arms), arms, "arm", where)
+    scenario_ids = select([s.id for s in loaded.scenarios], scenarios, "scenario", where)
+    return [
+        TrialRow(scenario=s, arm=a, model=m, epoch=e, seed=epoch_seed(base_seed, e))
+        for e in range(epochs)
+        for s in scenario_ids
+        for a in arm_names
+        for m in models
+    ]

@@ -1,0 +1,295 @@
+"""The offline agent: a seedable model stand-in that really uses the tools it is given.
+
+It routes (ranks tools by BM25 against the task, LiveMCPBench's route step), fills arguments
+from each tool's schema, follows what results point to (a search hit to its definition, a
+``path:line`` to the lines around it), and answers by quoting the lines it saw with
+``file:line`` citations. Its answer is only as good as the tools' results, which is what lets
+it tell a good MCP server from a stale one without a network. Token counts are estimates.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+
+from proctor.engine.providers.base import (
+    AssistantTurn,
+    Message,
+    ModelTurn,
+    TextDeltaCallback,
+    ToolResults,
+    ToolSpec,
+    UserMessage,
+    estimate_tokens,
+)
+from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
+from proctor.engine.providers.offline_evidence import (
+    Evidence,
+    concept_query,
+    parse_result,
+    task_identifiers,
+)
+from proctor.engine.tools.ranking import bm25_rank, words
+from proctor.store.events import ToolCallRequest, Usage
+
+POLICIES = {"default": 3, "single": 0, "thorough": 5}
+MAX_PARALLEL = 2
+MAX_QUOTED_LINES = 6
+
+
+class OfflineProvider:
+    def __init__(self, policy: str = "default") -> None:
+        if policy not in POLICIES:
+            raise ValueError(
+                f"offline:{policy}: unknown policy; valid: {', '.join('offline:' + p for p in POLICIES)}"
+            )
+        self._policy = policy
+
+    @property
+    def model_id(self) -> str:
+        return f"offline:{self._policy}"
+
+    @property
+    def provider_name(self) -> str:
+        return "offline"
+
+    def session(self, seed: int) -> OfflineSession:
+        return OfflineSession(POLICIES[self._policy], seed)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass
+class _Step:
+    task: str
+    identifiers: list[str]
+    follow_rounds_left: int
+    looked_up: bool = False
+    followed: set[tuple[str, int]] = field(default_factory=set)
+
+
+class OfflineSession:
+    def __init__(self, follow_rounds: int, seed: int) -> None:
+        self._follow_rounds = follow_rounds
+        self._rng = random.Random(seed)
+        self._evidence: list[Evidence] = []
+        self._absorbed = 0
+        self._calls: set[str] = set()
+        self._routed: list[ToolSpec] = []
+        self._step: _Step | None = None
+        self._n = 0
+        self._tool_calls_made = 0
+
+    async def turn(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        on_text: TextDeltaCallback | None = None,
+    ) -> ModelTurn:
+        self._absorb(messages)
+        task = next((m.text for m in reversed(messages) if isinstance(m, UserMessage)), "")
+        if self._step is None or self._step.task != task:
+            self._step = _Step(task, task_identifiers(task)[:3], self._follow_rounds)
+        calls = self._next_calls(self._step, tools)
+        usage = Usage(input_tokens=_context_tokens(system, messages, tools), estimated=True)
+        if calls:
+            out = sum(estimate_tokens(json.dumps(c.arguments)) + 5 for c in calls)
+            self._tool_calls_made += len(calls)
+            return ModelTurn("", calls, usage.model_copy(update={"output_tokens": out}), "tool_use")
+        answer = self._answer(self._step)
+        if on_text is not None:
+            await on_text(answer)
+        return ModelTurn(
+            answer, [], usage.model_copy(update={"output_tokens": estimate_tokens(answer)}), "end_turn"
+        )
+
+    # -- reading results ------------------------------------------------------------------
+
+    def _absorb(self, messages: list[Message]) -> None:
+        names: dict[str, str] = {}
+        for m in messages:
+            if isinstance(m, AssistantTurn):
+                names.update({c.call_id: c.name for c in m.tool_calls})
+        results = [m for m in messages if isinstance(m, ToolResults)]
+        for msg in results[self._absorbed :]:
+            for r in msg.results:
+                if r.is_error:
+                    continue
+                if names.get(r.call_id) == "route":
+                    self._routed = _routed_tools(r.content)
+                    continue
+                self._evidence.extend(parse_result(r.content, self._n))
+                self._n += 1
+        self._absorbed = len(results)
+
+    # -- deciding -------------------------------------------------------------------------
+
+    def _next_calls(self, step: _Step, tools: list[ToolSpec]) -> list[ToolCallRequest]:
+        names = {t.name for t in tools}
+        via_router = "route" in names and "execute" in names
+        if via_router and not self._routed:
+            query = " ".join([*step.identifiers, concept_query(step.task)])
+            return self._make([("route", {"query": query})])
+        usable = self._routed if via_router else tools
+        if not step.looked_up:
+            step.looked_up = True
+            return self._wrap(self._lookup(step, usable), via_router)
+        if step.follow_rounds_left > 0:
+            step.follow_rounds_left -= 1
+            return self._wrap(self._follow(step, usable), via_router)
+        return []
+
+    def _lookup(self, step: _Step, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
+        ranked = [t for _, t in bm25_rank(step.task, tools)]
+        planned: list[tuple[str, dict[str, object]]] = []
+        if step.identifiers:
+            best = self._pick(ranked, ("symbol", "search"))
+            for ident in step.identifiers[:MAX_PARALLEL]:
+                if best is not None and (args := fill_arguments(best, Focus(identifier=ident))) is not None:
+                    planned.append((best.name, args))
+        else:
+            best = self._pick(ranked, ("search", "symbol"))
+            if best is not None:
+                phrase = self._phrase_for(best, step.task)
+                if (args := fill_arguments(best, Focus(phrase=phrase))) is not None:
+                    planned.append((best.name, args))
+        return planned
+
+    def _phrase_for(self, tool: ToolSpec, task: str) -> str:
+        """Literal searches (a ``pattern``) get one distinctive word; ranked searches the phrase."""
+        if "pattern" in tool.input_schema.get("properties", {}):
+            candidates = sorted(set(words(task)), key=lambda w: (-len(w), w))[:3]
+            return self._rng.choice(candidates) if candidates else task[:40]
+        return concept_query(task)
+
+    def _follow(self, step: _Step, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
+        """Follow the most relevant location not yet followed: a hit to its definition, a line to its body."""
+        task_words = set(words(step.task))
+        idents = {i.rsplit(".", 1)[-1] for i in step.identifiers}
+
+        def relevance(e: Evidence) -> float:
+            named = words(f"{e.symbol} {e.text} {e.path}")
+            return 3.0 * (e.symbol in idents) + len(task_words & set(named)) + self._rng.random() * 0.5
+
+        candidates = [e for e in self._evidence if e.is_location and (e.path, e.line) not in step.followed]
+        ranked_tools = [t for _, t in bm25_rank(step.task, tools)]
+        symbol_tool = self._pick(ranked_tools, ("symbol",))
+        read_tool = self._pick(ranked_tools, ("read",))
+        for target in sorted(candidates, key=relevance, reverse=True):
+            step.followed.add((target.path, target.line))
+            if self._has_body(target):
+                continue
+            if target.symbol and symbol_tool is not None:
+                args = fill_arguments(symbol_tool, Focus(identifier=target.symbol))
+                if args is not None and self._fresh(symbol_tool.name, args):
+                    return [(symbol_tool.name, args)]
+            if read_tool is not None:
+                args = fill_arguments(read_tool, Focus(path=target.path, line=target.line))
+                if args is not None and self._fresh(read_tool.name, args):
+                    return [(read_tool.name, args)]
+        return []
+
+    def _has_body(self, loc: Evidence) -> bool:
+        return any(
+            not e.is_location and e.path == loc.path and 0 <= e.line - loc.line <= 15 for e in self._evidence
+        )
+
+    def _pick(self, ranked: list[ToolSpec], roles: tuple[str, ...]) -> ToolSpec | None:
+        for role in roles:
+            matching = [t for t in ranked if tool_role(t) == role]
+            if matching:
+                top = matching[:2] if len(matching) > 1 and self._rng.random() < 0.15 else matching[:1]
+                return self._rng.choice(top)
+        return None
+
+    def _fresh(self, name: str, args: dict[str, object]) -> bool:
+        return f"{name}:{json.dumps(args, sort_keys=True)}" not in self._calls
+
+    def _wrap(self, planned: list[tuple[str, dict[str, object]]], via_router: bool) -> list[ToolCallRequest]:
+        if via_router:
+            planned = [("execute", {"tool": name, "arguments": args}) for name, args in planned]
+        return self._make(planned)
+
+    def _make(self, planned: list[tuple[str, dict[str, object]]]) -> list[ToolCallRequest]:
+        out = []
+        for name, args in planned:
+            sig = f"{name}:{json.dumps(args, sort_keys=True)}"
+            if sig in self._calls:
+                continue
+            self._calls.add(sig)
+            out.append(ToolCallRequest(call_id=f"call_{len(self._calls)}", name=name, arguments=dict(args)))
+        return out
+
+    # -- answering ------------------------------------------------------------------------
+
+    def _answer(self, step: _Step) -> str:
+        if not self._evidence:
+            return (
+                "I could not find anything relevant with the tools available, so I cannot point to the code "
+                "that answers this."
+            )
+        task_words = set(words(step.task))
+        idents = {i.rsplit(".", 1)[-1] for i in step.identifiers}
+        locations = [
+            e for e in self._evidence if e.is_location and e.symbol and (not idents or e.symbol in idents)
+        ]
+        body = [e for e in self._evidence if not e.is_location and e.text.strip()]
+
+        def score(e: Evidence) -> float:
+            w = set(words(e.text))
+            return (
+                len(task_words & w)
+                + 2.0 * any(i in e.text for i in idents)
+                + 0.5 * any(c.isdigit() for c in e.text)
+                + self._rng.random() * 0.3
+            )
+
+        quoted = sorted({(e.path, e.line): e for e in body}.values(), key=score, reverse=True)[
+            :MAX_QUOTED_LINES
+        ]
+        quoted.sort(key=lambda e: (e.path, e.line))
+        lines = ["Here is what the code at the pinned commit shows."]
+        for loc in list({(e.path, e.line): e for e in locations}.values())[:3]:
+            lines.append(f"- `{loc.symbol}` is defined at `{loc.path}:{loc.line}` ({loc.text}).")
+        if not quoted and not locations:
+            quoted = [e for e in self._evidence if e.is_location][:MAX_QUOTED_LINES]
+        for e in quoted:
+            lines.append(f"- `{e.path}:{e.line}`: `{e.text.strip()[:160]}`")
+        return "\n".join(lines)
+
+
+def _routed_tools(content: str) -> list[ToolSpec]:
+    try:
+        listing = json.loads(content)
+    except json.JSONDecodeError:
+        return []
+    out = []
+    for item in listing if isinstance(listing, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("tool"), str):
+            schema = item.get("input_schema")
+            out.append(
+                ToolSpec(
+                    item["tool"],
+                    str(item.get("description", "")),
+                    schema if isinstance(schema, dict) else {},
+                    str(item.get("server", "")),
+                )
+            )
+    return out
+
+
+def _context_tokens(system: str, messages: list[Message], tools: list[ToolSpec]) -> int:
+    parts = [system, json.dumps([t.input_schema for t in tools]), *(t.description for t in tools)]
+    for m in messages:
+        if isinstance(m, UserMessage):
+            parts.append(m.text)
+        elif isinstance(m, AssistantTurn):
+            parts.append(m.text)
+            parts.extend(json.dumps(c.arguments) for c in m.tool_calls)
+        else:
+            parts.extend(r.content for r in m.results)
+    return sum(estimate_tokens(p) for p in parts)

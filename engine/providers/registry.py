@@ -1,0 +1,52 @@
+"""From ``provider:name`` in a suite to a live provider.
+
+This is the only place API keys are read: from the environment variable the suite names (or
+the provider's conventional one), handed straight to the SDK and registered for redaction.
+"""
+
+from __future__ import annotations
+
+import os
+
+from proctor.engine.providers.anthropic_provider import AnthropicProvider
+from proctor.engine.providers.base import Provider
+from proctor.engine.providers.offline import OfflineProvider
+from proctor.engine.providers.openai_provider import OpenAIProvider
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.secrets import register_secret
+from proctor.scenarios.schema import ProviderSpec
+
+DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+DEFAULT_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+
+
+class ProviderConfigError(Exception):
+    """A model cannot be used as configured (unknown provider, missing key)."""
+
+
+def has_api_key(provider: str, spec: ProviderSpec | None = None) -> bool:
+    env = (spec.api_key_env if spec else None) or DEFAULT_KEY_ENV.get(provider, "")
+    return bool(env and os.environ.get(env))
+
+
+def make_provider(model_id: str, prices: PriceTable, specs: dict[str, ProviderSpec]) -> Provider:
+    provider, _, name = model_id.partition(":")
+    if provider == "offline":
+        try:
+            return OfflineProvider(name or "default")
+        except ValueError as exc:
+            raise ProviderConfigError(str(exc)) from exc
+    if provider not in DEFAULT_KEY_ENV or not name:
+        raise ProviderConfigError(f"{model_id!r}: use 'anthropic:NAME', 'openai:NAME' or 'offline:POLICY'")
+    spec = specs.get(provider, ProviderSpec())
+    key_env = spec.api_key_env or DEFAULT_KEY_ENV[provider]
+    api_key = os.environ.get(key_env, "")
+    base_url = spec.base_url or os.environ.get(DEFAULT_URL_ENV[provider]) or None
+    if not api_key:
+        raise ProviderConfigError(
+            f"{model_id}: no API key: set {key_env} (or choose the offline agent with --models offline:default)"
+        )
+    register_secret(api_key)
+    if provider == "anthropic":
+        return AnthropicProvider(name, api_key=api_key, base_url=base_url, prices=prices)
+    return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices)

@@ -1,0 +1,340 @@
+"""The runner: a run database, its trial matrix, and bounded-concurrency execution.
+
+A trial whose ``trial_finished`` event is committed is never run again; one that started but
+did not finish (the process died, or was interrupted) has its events marked abandoned and is
+run again from scratch as a new attempt. Global and per-provider semaphores bound concurrency,
+and every MCP server process is closed when the run ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proctor.engine.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
+from proctor.engine.matrix import expand
+from proctor.engine.providers.base import Provider
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.providers.registry import make_provider
+from proctor.engine.secrets import redact
+from proctor.engine.tools.baseline import BaselineToolbox
+from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
+from proctor.engine.tools.retrieval import RetrievalToolbox
+from proctor.engine.tools.toolbox import EmptyToolbox, Toolbox
+from proctor.engine.workspace import Workspace
+from proctor.scenarios.loader import LoadedSuite, SuiteError
+from proctor.scenarios.schema import Scenario
+from proctor.store.events import (
+    ErrorEvent,
+    Event,
+    RunFinished,
+    RunStarted,
+    TrialFinished,
+    TrialStarted,
+    Usage,
+)
+from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.writer import StoreWriter
+
+TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    db: Path
+    models: Sequence[str] | None = None
+    arms: Sequence[str] | None = None
+    scenarios: Sequence[str] | None = None
+    epochs: int | None = None
+    concurrency: int | None = None
+    resume: bool = False
+    base_seed: int = 0
+
+
+@dataclass
+class TrialContext:
+    """What a trial (and a hook after it) needs: its row, its scenario, and the run's services."""
+
+    run: Run
+    trial_id: int
+    attempt: int
+    scenario: Scenario
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+
+    def emit(self, event: Event) -> None:
+        self.run.writer.emit(self.run.run_id, event, trial_id=self.trial_id, attempt=self.attempt)
+
+
+@dataclass
+class Run:
+    """A run in progress; ``execute`` runs every trial that has not finished yet."""
+
+    loaded: LoadedSuite
+    options: RunOptions
+    writer: StoreWriter
+    run_id: str
+    workspace: Workspace
+    prices: PriceTable
+    pool: ServerPool
+    hooks: list[TrialHook] = field(default_factory=list)
+    on_progress: Callable[[TrialRecord], None] | None = None
+    _providers: dict[str, Provider] = field(default_factory=dict)
+    _limits: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        suite = self.loaded.suite
+        return {
+            "suite": suite.name,
+            "suite_dir": str(self.loaded.root),
+            "models": list(self.options.models or suite.models),
+            "arms": list(self.options.arms or suite.arms),
+            "epochs": self.options.epochs or suite.epochs,
+            "base_seed": self.options.base_seed,
+            "held_out": [s.id for s in self.loaded.scenarios if s.held_out],
+            "scoring": suite.scoring.model_dump(),
+            "judge": suite.judge.model_dump(),
+        }
+
+    def provider(self, model_id: str) -> Provider:
+        if model_id not in self._providers:
+            self._providers[model_id] = make_provider(
+                model_id, self.prices, dict(self.loaded.suite.providers)
+            )
+        return self._providers[model_id]
+
+    def _semaphore(self, key: str, size: int) -> asyncio.Semaphore:
+        if key not in self._limits:
+            self._limits[key] = asyncio.Semaphore(size)
+        return self._limits[key]
+
+    async def execute(self, trials: list[TrialRecord]) -> str:
+        """Run ``trials``; return the run's final status (finished, cancelled or error)."""
+        suite = self.loaded.suite
+        global_limit = self._semaphore("*", self.options.concurrency or suite.concurrency.global_)
+        self.writer.emit(
+            self.run_id,
+            RunStarted(run_id=self.run_id, suite=suite.name, config=self.config, trials=len(trials)),
+        )
+
+        async def one(t: TrialRecord) -> None:
+            provider = self.provider(t.model)
+            per = self._semaphore(
+                provider.provider_name, suite.concurrency.per_provider.get(provider.provider_name, 10**6)
+            )
+            async with global_limit, per:
+                await self.run_trial(t)
+
+        status = "finished"
+        try:
+            for model in {t.model for t in trials}:
+                self.provider(model)
+            await asyncio.gather(*(one(t) for t in trials))
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        except BaseException:
+            status = "error"
+            raise
+        finally:
+            self.writer.emit(self.run_id, RunFinished(run_id=self.run_id, status=status))
+        return status
+
+    async def run_trial(self, t: TrialRecord) -> None:
+        scenario = self.loaded.scenario(t.scenario)
+        ctx = TrialContext(self, t.id, t.attempt + 1, scenario, t.arm, t.model, t.epoch, t.seed)
+        ctx.emit(
+            TrialStarted(
+                scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=t.seed, attempt=ctx.attempt
+            )
+        )
+        started = time.perf_counter()
+        limits = self.loaded.suite.limits
+        finished: TrialFinished
+        try:
+            toolbox = await self._toolbox(ctx)
+        except (ServerStartError, SuiteError) as exc:
+            message = redact(str(exc))
+            ctx.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
+            finished = _failed("server_start", message, time.perf_counter() - started)
+        else:
+            try:
+                async with asyncio.timeout(limits.trial_timeout_s):
+                    result = await run_agent(
+                        model_id=t.model,
+                        session=self.provider(t.model).session(t.seed),
+                        toolbox=toolbox,
+                        prompts=scenario.prompts(),
+                        limits=limits,
+                        prices=self.prices,
+                        emit=ctx.emit,
+                        system_prompt=self.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT,
+                    )
+                finished = TrialFinished(
+                    status="finished" if result.status == "finished" else "error",
+                    stop=result.stop,
+                    final_answer=result.final_answer,
+                    tool_calls=result.tool_calls,
+                    usage=result.usage,
+                    cost_usd=result.cost_usd,
+                    wall_s=time.perf_counter() - started,
+                    error=result.error,
+                )
+            except TimeoutError:
+                message = f"trial exceeded its wall-clock limit of {limits.trial_timeout_s:g}s"
+                ctx.emit(ErrorEvent(where="trial", error_type="timeout", message=message, fatal=True))
+                finished = _failed("timeout", message, time.perf_counter() - started)
+            finally:
+                await toolbox.aclose()
+        ctx.emit(finished)
+        await self.writer.flush()
+        for hook in self.hooks:
+            try:
+                await hook(ctx, _as_record(t, ctx.attempt, finished))
+            except Exception as exc:
+                ctx.emit(ErrorEvent(where="scoring", error_type=type(exc).__name__, message=redact(str(exc))))
+        if self.on_progress is not None:
+            self.on_progress(_as_record(t, ctx.attempt, finished))
+
+    async def _toolbox(self, ctx: TrialContext) -> Toolbox:
+        arm = self.loaded.suite.arms[ctx.arm]
+        if arm.baseline:
+            repo = self.workspace.repo_for(ctx.scenario)
+            return BaselineToolbox(repo) if repo is not None else EmptyToolbox()
+        servers = self.workspace.servers_for([*arm.servers, *arm.distractors], ctx.scenario)
+        inner = await McpToolbox.open(self.pool, servers, self.loaded.suite.limits.tool_timeout_s)
+        if arm.tool_retrieval is not None:
+            return RetrievalToolbox(inner, arm.tool_retrieval.top_k)
+        return inner
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+        for p in self._providers.values():
+            await p.aclose()
+
+
+def _failed(stop: str, message: str, wall_s: float) -> TrialFinished:
+    return TrialFinished(
+        status="error",
+        stop=stop,
+        final_answer="",
+        tool_calls=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        wall_s=wall_s,
+        error=message,
+    )
+
+
+def _as_record(t: TrialRecord, attempt: int, f: TrialFinished) -> TrialRecord:
+    u = f.usage
+    return TrialRecord(
+        id=t.id,
+        scenario=t.scenario,
+        arm=t.arm,
+        model=t.model,
+        epoch=t.epoch,
+        seed=t.seed,
+        status=f.status,
+        attempt=attempt,
+        started_at=None,
+        finished_at=None,
+        stop=f.stop,
+        final_answer=f.final_answer,
+        error=f.error,
+        tool_calls=f.tool_calls,
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        tokens_estimated=u.estimated,
+        cost_usd=f.cost_usd,
+        wall_s=f.wall_s,
+        passed=None,
+    )
+
+
+class RunError(Exception):
+    """The run cannot start (the database holds another run, a model is misconfigured, ...)."""
+
+
+async def open_run(loaded: LoadedSuite, options: RunOptions) -> tuple[Run, list[TrialRecord]]:
+    """Create or resume the run in ``options.db``; return it and the trials still to run."""
+    suite = loaded.suite
+    workspace = Workspace.prepare(loaded)
+    existing = _existing_run(options.db)
+    if existing is not None and not options.resume:
+        raise RunError(
+            f"{options.db} already holds run {existing}; pass --resume to continue it, or choose another --db"
+        )
+    writer = await StoreWriter.open(options.db)
+    try:
+        run_id = existing or uuid.uuid4().hex[:12]
+        models = list(options.models or suite.models)
+        rows = expand(
+            loaded,
+            models=models,
+            arms=options.arms,
+            scenarios=options.scenarios,
+            epochs=options.epochs or suite.epochs,
+            base_seed=options.base_seed,
+        )
+        run = Run(
+            loaded=loaded,
+            options=options,
+            writer=writer,
+            run_id=run_id,
+            workspace=workspace,
+            prices=PriceTable(suite.prices),
+            pool=ServerPool(options.db.parent / f"{options.db.name}.logs"),
+        )
+        if existing is None:
+            await writer.create_run(run_id, suite.name, run.config)
+        await writer.add_trials(run_id, rows)
+        await writer.abandon_unfinished(run_id)
+        wanted = {(r.scenario, r.arm, r.model, r.epoch) for r in rows}
+        with StoreReader(options.db) as reader:
+            todo = [t for t in reader.trials() if t.status == "queued" and t.key in wanted]
+        return run, todo
+    except BaseException:
+        await writer.close()
+        raise
+
+
+def _existing_run(db: Path) -> str | None:
+    if not db.exists():
+        return None
+    with StoreReader(db) as reader:
+        run = reader.run()
+    return run.id if run else None
+
+
+async def run_suite(
+    loaded: LoadedSuite,
+    options: RunOptions,
+    *,
+    hooks: Sequence[TrialHook] = (),
+    on_start: Callable[[Run, list[TrialRecord]], None] | None = None,
+    on_progress: Callable[[TrialRecord], None] | None = None,
+) -> str:
+    """Open (or resume) the run, execute what is left, and close everything, however it ends."""
+    run, todo = await open_run(loaded, options)
+    run.hooks.extend(hooks)
+    run.on_progress = on_progress
+    try:
+        if on_start is not None:
+            on_start(run, todo)
+        return await run.execute(todo)
+    finally:
+        try:
+            await run.aclose()
+        finally:
+            await run.writer.close()

@@ -1,0 +1,312 @@
+"""One live client session to one MCP server, over stdio or streamable HTTP.
+
+The ``mcp`` client is an anyio context: it must be entered and left by the same task. Each
+connection therefore has an owner task that opens the client, waits until asked to stop, and
+closes it; trials call tools concurrently through the open session. A server that dies is
+restarted on the next call (a bounded number of times), and every child process is reaped on
+close, on error and on cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx2
+import mcp.types as mtypes
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from proctor.engine.providers.base import ToolSpec
+from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
+
+MAX_RESTARTS = 3
+START_TIMEOUT_S = 30.0
+_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+
+
+class ServerStartError(Exception):
+    """The server could not be started or did not complete the MCP handshake."""
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    """A child's whole environment: a few safe variables plus what the config names explicitly."""
+    return {k: v for k in _SAFE_ENV if (v := os.environ.get(k)) is not None} | extra
+
+
+class McpConnection:
+    def __init__(self, name: str, config: ServerConfig, log_dir: Path) -> None:
+        self.name = name
+        self.config = config
+        self.log_path = log_dir / f"{_safe_name(name)}.stderr.log"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._generation = 0
+        self.restarts = 0
+        self.tools: list[mtypes.Tool] = []
+
+    @property
+    def description(self) -> str:
+        return self.config.description
+
+    async def start(self) -> None:
+        async with self._lock:
+            if self._client is None:
+                await self._start_locked()
+
+    async def _start_locked(self) -> None:
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                client = await asyncio.shield(ready)
+        except TimeoutError as exc:
+            await self._stop_owner()
+            raise ServerStartError(f"{self.name}: no MCP handshake within {START_TIMEOUT_S:.0f}s") from exc
+        except BaseException as exc:
+            await self._stop_owner()
+            if isinstance(exc, ServerStartError | asyncio.CancelledError):
+                raise
+            raise ServerStartError(
+                f"{self.name}: could not start: {_describe(exc)}{self._stderr_tail()}"
+            ) from exc
+        result = await client.list_tools(cache_mode="bypass")
+        self.tools = list(result.tools)
+        self._client = client
+        self._generation += 1
+
+    async def _own(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+        with open(self.log_path, "a", encoding="utf-8", errors="replace") as log:
+            try:
+                async with AsyncExitStack() as stack:
+                    client = await stack.enter_async_context(self._client_for(log))
+                    if not ready.done():
+                        ready.set_result(client)
+                    await stop.wait()
+            except BaseException as exc:
+                if not ready.done():
+                    ready.set_exception(exc if isinstance(exc, Exception) else ServerStartError(repr(exc)))
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+            finally:
+                self._client = None
+
+    @asynccontextmanager
+    async def _client_for(self, log: TextIO) -> AsyncIterator[Client]:
+        cfg = self.config
+        if isinstance(cfg, StdioServer):
+            # stdio_client starts the child with the SDK's safe variables plus cfg.env, never our environment.
+            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=dict(cfg.env), cwd=cfg.cwd)
+            async with Client(stdio_client(params, errlog=log)) as client:
+                yield client
+            return
+        assert isinstance(cfg, HttpServer)
+        async with AsyncExitStack() as stack:
+            if cfg.launch is not None:
+                await stack.enter_async_context(_launched(cfg.launch, cfg.url, log))
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_s)
+            )
+            client = await stack.enter_async_context(
+                Client(streamable_http_client(cfg.url, http_client=http))
+            )
+            yield client
+
+    def specs(self) -> list[ToolSpec]:
+        return [
+            ToolSpec(
+                name=t.name,
+                description=t.description or "",
+                input_schema=dict(t.input_schema),
+                server=self.name,
+                server_description=self.description,
+            )
+            for t in self.tools
+        ]
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> ToolCallOutcome:
+        start = time.perf_counter()
+        client = self._client
+        if client is None:
+            try:
+                await self._restart()
+            except ServerStartError as exc:
+                return self._outcome(tool, str(exc), start, "server_unavailable")
+            client = self._client
+            if client is None:
+                return self._outcome(tool, f"{self.name}: server is not running", start, "server_unavailable")
+        generation = self._generation
+        try:
+            result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                return self._outcome(
+                    tool, f"{self.name}.{tool}: no answer within {timeout_s:g}s", start, "timeout"
+                )
+            kind = "protocol_error"
+            if exc.code == CONNECTION_CLOSED or (self._owner is not None and self._owner.done()):
+                kind = "server_crashed"
+                await self._mark_dead(generation)
+            return self._outcome(tool, f"{self.name}.{tool}: {exc.message}{self._stderr_tail()}", start, kind)
+        except TimeoutError:
+            return self._outcome(
+                tool, f"{self.name}.{tool}: no answer within {timeout_s:g}s", start, "timeout"
+            )
+        except Exception as exc:
+            await self._mark_dead(generation)
+            msg = f"{self.name}.{tool}: connection failed: {_describe(exc)}{self._stderr_tail()}"
+            return self._outcome(tool, msg, start, "server_crashed")
+        if self._owner is not None and self._owner.done():
+            await self._mark_dead(generation)
+        return ToolCallOutcome(
+            server=self.name,
+            tool=tool,
+            content=_result_text(result),
+            is_error=bool(result.is_error),
+            latency_s=time.perf_counter() - start,
+            error_type="tool_error" if result.is_error else "",
+            structured=result.structured_content if isinstance(result.structured_content, dict) else None,
+        )
+
+    def _outcome(self, tool: str, message: str, start: float, kind: str) -> ToolCallOutcome:
+        return ToolCallOutcome(self.name, tool, message, True, time.perf_counter() - start, kind)
+
+    async def _mark_dead(self, generation: int) -> None:
+        async with self._lock:
+            if self._generation == generation and self._client is not None:
+                await self._stop_owner()
+
+    async def _restart(self) -> None:
+        async with self._lock:
+            if self._client is not None:
+                return
+            if self.restarts >= MAX_RESTARTS:
+                raise ServerStartError(
+                    f"{self.name}: gave up after {MAX_RESTARTS} restarts{self._stderr_tail()}"
+                )
+            self.restarts += 1
+            await self._start_locked()
+
+    async def _stop_owner(self) -> None:
+        self._stop.set()
+        owner = self._owner
+        if owner is not None and not owner.done():
+            try:
+                async with asyncio.timeout(10):
+                    await asyncio.shield(owner)
+            except TimeoutError:
+                owner.cancel()
+                with contextlib.suppress(BaseException):
+                    await owner
+            except BaseException:
+                pass
+        self._client = None
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            await self._stop_owner()
+
+    def _stderr_tail(self, lines: int = 5) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 4096))
+                tail = f.read().decode("utf-8", errors="replace").splitlines()[-lines:]
+        except OSError:
+            return ""
+        return ("\n[server stderr]\n" + "\n".join(tail)) if tail else ""
+
+
+@asynccontextmanager
+async def _launched(cfg: StdioServer, url: str, log: TextIO) -> AsyncIterator[None]:
+    """Start the process that serves an HTTP server's URL; wait for its port; reap it on exit."""
+    proc = await asyncio.create_subprocess_exec(
+        cfg.command,
+        *cfg.args,
+        env=child_env(cfg.env),
+        cwd=cfg.cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    try:
+        host, port = _host_port(url)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not await asyncio.to_thread(_port_open, host, port):
+            if proc.returncode is not None:
+                raise ServerStartError(
+                    f"launch command exited with status {proc.returncode} before serving {url}"
+                )
+            if time.monotonic() > deadline:
+                raise ServerStartError(f"nothing listened on {url} within {START_TIMEOUT_S:.0f}s")
+            await asyncio.sleep(0.05)
+        yield
+    finally:
+        await _reap(proc)
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            async with asyncio.timeout(wait):
+                await asyncio.shield(proc.wait())
+            return
+        except TimeoutError:
+            continue
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    parsed = httpx2.URL(url)
+    return parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80)
+
+
+def _port_open(host: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+        return True
+    return False
+
+
+def _result_text(result: mtypes.CallToolResult) -> str:
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, mtypes.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, mtypes.ImageContent):
+            parts.append(f"[image {block.mime_type}, {len(block.data)} base64 chars]")
+        elif isinstance(block, mtypes.EmbeddedResource):
+            res = block.resource
+            parts.append(getattr(res, "text", None) or f"[resource {res.uri}]")
+        else:
+            parts.append(f"[{type(block).__name__}]")
+    return "\n".join(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if str(exc) else text
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

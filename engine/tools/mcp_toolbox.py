@@ -1,0 +1,115 @@
+"""MCP servers as a trial's toolbox, and the pool that shares server processes across trials."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from proctor.engine.providers.base import ToolSpec
+from proctor.engine.tools.mcp_connection import McpConnection, ServerStartError
+from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.scenarios.schema import ServerConfig
+
+
+class ServerPool:
+    """Starts each ``shared`` server once (on first use) and hands out fresh ``per_trial`` ones."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self._log_dir = log_dir
+        self._shared: dict[str, McpConnection] = {}
+        self._starting: dict[str, asyncio.Lock] = {}
+        self._per_trial: set[McpConnection] = set()
+
+    async def acquire(self, name: str, config: ServerConfig) -> McpConnection:
+        if config.lifecycle == "per_trial":
+            conn = McpConnection(name, config, self._log_dir)
+            self._per_trial.add(conn)
+            try:
+                await conn.start()
+            except BaseException:
+                await self.release(conn)
+                raise
+            return conn
+        key = f"{name}\x00{config.model_dump_json()}"
+        lock = self._starting.setdefault(key, asyncio.Lock())
+        async with lock:
+            shared = self._shared.get(key)
+            if shared is None:
+                shared = McpConnection(name, config, self._log_dir)
+                await shared.start()
+                self._shared[key] = shared
+            return shared
+
+    async def release(self, conn: McpConnection) -> None:
+        """Close a per-trial connection; shared ones stay up until ``aclose``."""
+        if conn in self._per_trial:
+            self._per_trial.discard(conn)
+            await conn.aclose()
+
+    async def aclose(self) -> None:
+        conns = [*self._shared.values(), *self._per_trial]
+        self._shared.clear()
+        self._per_trial.clear()
+        await asyncio.gather(*(c.aclose() for c in conns), return_exceptions=True)
+
+
+class McpToolbox:
+    """The tools of an arm's servers. Names collide across servers? Then they become ``server__tool``."""
+
+    def __init__(
+        self, pool: ServerPool, connections: list[McpConnection], timeout_override: float | None
+    ) -> None:
+        self._pool = pool
+        self._conns = connections
+        self._timeout_override = timeout_override
+        self._routes: dict[str, tuple[McpConnection, str]] = {}
+        self._specs: list[ToolSpec] = []
+        counts: dict[str, int] = {}
+        for c in connections:
+            for spec in c.specs():
+                counts[spec.name] = counts.get(spec.name, 0) + 1
+        for c in connections:
+            for spec in c.specs():
+                exposed = spec.name if counts[spec.name] == 1 else f"{c.name}__{spec.name}"
+                self._routes[exposed] = (c, spec.name)
+                self._specs.append(
+                    ToolSpec(
+                        exposed, spec.description, spec.input_schema, spec.server, spec.server_description
+                    )
+                )
+
+    @classmethod
+    async def open(
+        cls, pool: ServerPool, servers: dict[str, ServerConfig], timeout_override: float | None
+    ) -> McpToolbox:
+        conns: list[McpConnection] = []
+        try:
+            for name, cfg in servers.items():
+                conns.append(await pool.acquire(name, cfg))
+        except BaseException:
+            for c in conns:
+                await pool.release(c)
+            raise
+        return cls(pool, conns, timeout_override)
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
+        route = self._routes.get(name)
+        if route is None:
+            known = ", ".join(sorted(self._routes)) or "none"
+            return ToolCallOutcome(
+                "", name, f"unknown tool {name!r}; available: {known}", True, 0.0, "unknown_tool"
+            )
+        conn, tool = route
+        timeout = self._timeout_override or conn.config.timeout_s
+        return await conn.call(tool, arguments, timeout)
+
+    async def aclose(self) -> None:
+        for c in self._conns:
+            await self._pool.release(c)
+
+
+__all__ = ["McpToolbox", "ServerPool", "ServerStartError"]

@@ -1,0 +1,44 @@
+"""The tools one trial can call, whatever serves them (built-in, MCP, or retrieval over MCP)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from proctor.engine.providers.base import ToolSpec
+
+
+@dataclass(frozen=True)
+class ToolCallOutcome:
+    """What happened when one tool was called; errors are outcomes, not exceptions."""
+
+    server: str
+    tool: str
+    content: str
+    is_error: bool
+    latency_s: float
+    error_type: str = ""
+    structured: dict[str, Any] | None = None
+
+
+class Toolbox(Protocol):
+    def specs(self) -> list[ToolSpec]: ...
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome: ...
+
+    async def aclose(self) -> None: ...
+
+
+class EmptyToolbox:
+    """A baseline without a repository: the model answers from what it knows."""
+
+    def specs(self) -> list[ToolSpec]:
+        return []
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
+        return ToolCallOutcome(
+            "", name, f"unknown tool {name!r}: no tools are available", True, 0.0, "unknown_tool"
+        )
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,96 @@
+"""Where a run's pinned repositories and server configs come from.
+
+A scenario's repository is pinned by commit; a ``source`` folder is materialized once into a
+cache keyed by that commit. Server configs are expanded against the environment plus the
+variables proctor provides (``${PYTHON}``, ``${PROCTOR_REPO}``, ``${PROCTOR_COMMIT}``,
+``${PROCTOR_SUITE_DIR}``, and ``${PROCTOR_PORT}`` for HTTP servers proctor launches).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.scenarios.loader import LoadedSuite, SuiteError, expand_server
+from proctor.scenarios.repo import PinnedRepo, RepoError, materialize
+from proctor.scenarios.schema import HttpServer, RepoSpec, Scenario, ServerConfig
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("PROCTOR_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "proctor"
+    )
+    return Path(root)
+
+
+@dataclass
+class Workspace:
+    loaded: LoadedSuite
+    _repos: dict[RepoSpec, PinnedRepo]
+    _ports: dict[tuple[str, str], int]
+
+    @classmethod
+    def prepare(cls, loaded: LoadedSuite) -> Workspace:
+        ws = cls(loaded, {}, {})
+        for sc in loaded.scenarios:
+            ws.repo_for(sc)
+        return ws
+
+    def repo_spec(self, scenario: Scenario) -> RepoSpec | None:
+        return scenario.repo or self.loaded.suite.repo
+
+    def repo_for(self, scenario: Scenario) -> PinnedRepo | None:
+        spec = self.repo_spec(scenario)
+        if spec is None:
+            return None
+        if spec not in self._repos:
+            self._repos[spec] = self._open(spec, scenario)
+        return self._repos[spec]
+
+    def _open(self, spec: RepoSpec, scenario: Scenario) -> PinnedRepo:
+        where = self.loaded.scenario_files.get(scenario.id, self.loaded.root / "suite.yaml")
+        field = "repo" if scenario.repo else "repo (suite.yaml)"
+        try:
+            if spec.source is not None:
+                source = (self.loaded.root / spec.source).resolve()
+                dest = cache_dir() / "repos" / spec.commit
+                sha = materialize(source, dest)
+                if not sha.startswith(spec.commit):
+                    raise SuiteError(
+                        f"{where}: field '{field}.commit': {spec.source} materializes to {sha}, not {spec.commit}; "
+                        f"pin the new commit if the files changed on purpose"
+                    )
+                return PinnedRepo(dest, sha)
+            assert spec.path is not None
+            return PinnedRepo((self.loaded.root / spec.path).resolve(), spec.commit)
+        except RepoError as exc:
+            raise SuiteError(f"{where}: field '{field}': {exc}") from exc
+
+    def servers_for(self, names: list[str], scenario: Scenario) -> dict[str, ServerConfig]:
+        repo = self.repo_for(scenario)
+        variables = dict(os.environ) | {
+            "PYTHON": sys.executable,
+            "PROCTOR_SUITE_DIR": str(self.loaded.root),
+            "PROCTOR_REPO": str(repo.path) if repo else "",
+            "PROCTOR_COMMIT": repo.commit if repo else "",
+        }
+        out: dict[str, ServerConfig] = {}
+        for name in names:
+            cfg = self.loaded.servers[name]
+            if isinstance(cfg, HttpServer) and cfg.launch is not None:
+                port = self._ports.setdefault((name, repo.commit if repo else ""), free_port())
+                variables = variables | {"PROCTOR_PORT": str(port)}
+            try:
+                out[name] = expand_server(name, cfg, variables)
+            except SuiteError as exc:
+                raise SuiteError(f"{self.loaded.root / 'suite.yaml'}: {exc}") from exc
+        return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

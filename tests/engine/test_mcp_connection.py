@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from proctor.engine.tools.mcp_connection import MAX_RESTARTS, ServerStartError
+from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool
+from proctor.scenarios.schema import StdioServer
+from tests.engine.mcp_helpers import FAKES, child_pids, faulty
+
+pytestmark = pytest.mark.slow
+
+
+async def _toolbox(tmp_path: Path, cfg: StdioServer, name: str = "faulty") -> tuple[ServerPool, McpToolbox]:
+    pool = ServerPool(tmp_path / "logs")
+    return pool, await McpToolbox.open(pool, {name: cfg}, None)
+
+
+async def test_ok_round_trip_over_stdio(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("ok"))
+    try:
+        assert [s.name for s in tb.specs()] == ["probe"]
+        out = await tb.call("probe", {"x": "hi"})
+        assert (out.content, out.is_error, out.server) == ("probe:hi", False, "faulty")
+        bad = await tb.call("nope", {})
+        assert bad.is_error and bad.error_type == "unknown_tool" and "probe" in bad.content
+    finally:
+        await pool.aclose()
+
+
+async def test_crash_becomes_error_and_server_is_restarted_a_bounded_number_of_times(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("crash"))
+    try:
+        kinds = [(await tb.call("probe", {"x": str(i)})).error_type for i in range(MAX_RESTARTS + 2)]
+        assert kinds[0] == "server_crashed"
+        assert all(k in ("server_crashed", "server_unavailable") for k in kinds)
+        assert kinds[-1] == "server_unavailable"
+    finally:
+        await pool.aclose()
+    assert child_pids() == set()
+
+
+async def test_hang_times_out_within_the_per_call_timeout(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("hang", timeout_s=0.5))
+    try:
+        start = time.perf_counter()
+        out = await tb.call("probe", {"x": "1"})
+        assert out.is_error and out.error_type == "timeout"
+        assert time.perf_counter() - start < 5
+    finally:
+        await pool.aclose()
+    assert child_pids() == set()
+
+
+async def test_garbage_on_stdout_does_not_break_the_client(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("garbage"))
+    try:
+        out = await tb.call("probe", {"x": "g"})
+        assert out.content == "probe:g" or out.is_error
+        again = await tb.call("probe", {"x": "h"})
+        assert again.content == "probe:h" or again.is_error
+    finally:
+        await pool.aclose()
+
+
+async def test_garbage_then_death_is_a_recorded_error(tmp_path: Path) -> None:
+    cfg = StdioServer(
+        command=sys.executable,
+        args=[str(FAKES / "faulty_mcp_server.py"), "--mode", "garbage", "--garbage-then", "die"],
+    )
+    pool, tb = await _toolbox(tmp_path, cfg)
+    try:
+        out = await tb.call("probe", {"x": "g"})
+        assert out.is_error and out.error_type in ("server_crashed", "protocol_error")
+    finally:
+        await pool.aclose()
+    assert child_pids() == set()
+
+
+async def test_huge_result_arrives_whole(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("huge"))
+    try:
+        out = await tb.call("probe", {"x": "1"})
+        assert not out.is_error and len(out.content) == 5 * 1024 * 1024
+    finally:
+        await pool.aclose()
+
+
+async def test_exit_on_start_is_a_start_error_naming_the_server(tmp_path: Path) -> None:
+    pool = ServerPool(tmp_path / "logs")
+    with pytest.raises(ServerStartError, match="faulty"):
+        await McpToolbox.open(pool, {"faulty": faulty("exit_on_start")}, None)
+    await pool.aclose()
+    assert child_pids() == set()
+
+
+async def test_stderr_is_captured_to_the_run_log(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("stderr_noise"))
+    try:
+        await tb.call("probe", {"x": "1"})
+    finally:
+        await pool.aclose()
+    log = (tmp_path / "logs" / "faulty.stderr.log").read_text()
+    assert "faulty server noise 0 on call 1" in log
+
+
+async def test_children_get_no_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-value-123456")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value-abcdefgh")
+    cfg = StdioServer(command=sys.executable, args=[str(FAKES / "env_mcp_server.py")], env={"EXPLICIT": "1"})
+    pool, tb = await _toolbox(tmp_path, cfg, "env")
+    try:
+        names = (await tb.call("env_names", {})).content.split()
+    finally:
+        await pool.aclose()
+    assert "EXPLICIT" in names
+    assert "ANTHROPIC_API_KEY" not in names and "OPENAI_API_KEY" not in names
+
+
+async def test_concurrent_calls_share_one_process(tmp_path: Path) -> None:
+    pool, tb = await _toolbox(tmp_path, faulty("ok"))
+    try:
+        outs = await asyncio.gather(*(tb.call("probe", {"x": str(i)}) for i in range(50)))
+        assert [o.content for o in outs] == [f"probe:{i}" for i in range(50)]
+        assert len(child_pids()) == 1
+    finally:
+        await pool.aclose()
+    assert child_pids() == set()
+
+
+async def test_per_trial_lifecycle_starts_a_fresh_process(tmp_path: Path) -> None:
+    pool = ServerPool(tmp_path / "logs")
+    cfg = faulty("ok", lifecycle="per_trial")
+    a = await McpToolbox.open(pool, {"f": cfg}, None)
+    b = await McpToolbox.open(pool, {"f": cfg}, None)
+    assert len(child_pids()) == 2
+    await a.aclose()
+    assert len(child_pids()) == 1
+    await b.aclose()
+    await pool.aclose()
+    assert child_pids() == set()
