@@ -8,6 +8,7 @@ anchors and operator commands derived from them. Migrations are ordered scripts 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 MIGRATIONS: list[str] = [
     # 1: the initial schema
@@ -134,3 +135,14 @@ def migrate(conn: sqlite3.Connection, path: str = "") -> int:
     for i in range(version, SCHEMA_VERSION):
         conn.executescript(f"BEGIN;\n{MIGRATIONS[i]}\nPRAGMA user_version = {i + 1};\nCOMMIT;")
     return int(version)
+
+
+def init_db(path: Path) -> None:
+    """Create (or upgrade) a run database's schema, synchronously, and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        configure(conn)
+        migrate(conn, str(path))
+    finally:
+        conn.close()

@@ -1,0 +1,146 @@
+"""The ``proctor`` command line.
+
+Exit codes (stable, for CI): 0 the command did what it was asked (a run completed, even with
+failed answers); 2 bad input (suite, config, database, flags); 3 a run completed but some
+trials ended in error, or a check failed; 130 interrupted (the run stays resumable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from proctor.app.servers_check import check_servers
+from proctor.engine.providers.registry import ProviderConfigError
+from proctor.engine.report import build_report
+from proctor.engine.runner import RunError, RunOptions, run_suite
+from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
+from proctor.scenarios.loader import SuiteError, load_suite
+from proctor.scenarios.repo import RepoError
+from proctor.store.reader import StoreReader
+from proctor.store.schema import SchemaError, init_db
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
+DEMO_DB = Path("runs/demo.db")
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> None:
+    p.add_argument("--models", type=_csv, help="comma-separated provider:model ids (default: the suite's)")
+    p.add_argument("--arms", type=_csv, help="comma-separated arm names (default: all)")
+    p.add_argument("--scenarios", type=_csv, help="comma-separated scenario ids (default: all)")
+    p.add_argument("--epochs", type=int, help="repetitions of every trial, each with its own seed")
+    p.add_argument("--concurrency", type=int, help="trials running at once (default: the suite's)")
+    p.add_argument("--seed", type=int, default=0, help="base seed from which each epoch's seed is derived")
+    p.add_argument(
+        "--db", type=Path, default=db_default, required=db_default is None, help="the run database"
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue the run in --db: unfinished trials run again"
+    )
+    p.add_argument("--headless", action="store_true", help="no console: a progress bar and a summary table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="proctor", description="Live evaluation console for MCP servers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the bundled demo suite offline (resumes runs/demo.db if present)")
+    _add_run_flags(demo, db_default=DEMO_DB)
+    run = sub.add_parser("run", help="run a suite")
+    run.add_argument("suite", type=Path, help="a suite folder (suite.yaml + scenarios/)")
+    _add_run_flags(run, db_default=None)
+    watch = sub.add_parser("watch", help="open the console on a run database (live or finished)")
+    watch.add_argument("db", type=Path)
+    report = sub.add_parser("report", help="print a run's report")
+    report.add_argument("db", type=Path)
+    report.add_argument("--format", choices=["json"], default="json")
+    servers = sub.add_parser("servers", help="MCP server utilities")
+    servers_sub = servers.add_subparsers(dest="servers_command", required=True)
+    check = servers_sub.add_parser("check", help="start each server, list its tools")
+    check.add_argument("config", type=Path, help="a suite folder or an mcpServers JSON/YAML file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    err = Console(stderr=True, highlight=False)
+    try:
+        if args.command in ("demo", "run"):
+            return _run(args, err)
+        if args.command == "watch":
+            from proctor.app.tui import run_console
+
+            _check_db(args.db)
+            return run_console(args.db)
+        if args.command == "report":
+            _check_db(args.db)
+            print(json.dumps(build_report(args.db), indent=2, sort_keys=False))
+            return EXIT_OK
+        if args.command == "servers":
+            ok = asyncio.run(check_servers(args.config, Console(highlight=False)))
+            return EXIT_OK if ok else EXIT_FAILED
+    except (SuiteError, RunError, ProviderConfigError, SchemaError, RepoError, FileNotFoundError) as exc:
+        err.print(f"proctor: {exc}", markup=False)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("proctor: interrupted", markup=False)
+        return EXIT_INTERRUPTED
+    return EXIT_BAD_INPUT
+
+
+def _check_db(db: Path) -> None:
+    with StoreReader(db):
+        pass
+
+
+def _run(args: argparse.Namespace, err: Console) -> int:
+    suite_dir = DEMO_SUITE_DIR if args.command == "demo" else args.suite
+    loaded = load_suite(suite_dir)
+    resume = args.resume or (args.command == "demo" and args.db.exists())
+    options = RunOptions(
+        db=args.db,
+        models=args.models,
+        arms=args.arms,
+        scenarios=args.scenarios,
+        epochs=args.epochs,
+        concurrency=args.concurrency,
+        resume=resume,
+        base_seed=args.seed,
+    )
+    if not args.headless:
+        from proctor.app.tui import run_console
+
+        init_db(args.db)  # the console opens the database before the engine's first write
+        return run_console(args.db, engine=lambda: run_suite(loaded, options))
+    from proctor.app.headless import HeadlessProgress, summary_table
+
+    out = Console(highlight=False)
+    progress = HeadlessProgress(err)
+    try:
+        status = asyncio.run(
+            run_suite(loaded, options, on_start=progress.start, on_progress=progress.advance)
+        )
+    except KeyboardInterrupt:
+        progress.stop()
+        err.print(f"proctor: interrupted; resume with --resume --db {args.db}", markup=False)
+        return EXIT_INTERRUPTED
+    progress.stop()
+    out.print(summary_table(args.db))
+    with StoreReader(args.db) as reader:
+        errors = sum(t.status == "error" for t in reader.trials())
+    if status != "finished":
+        return EXIT_FAILED
+    return EXIT_FAILED if errors else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Headless runs: a progress bar while trials finish, then a summary table per arm × model."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from proctor.engine.report import OFFLINE_NOTE
+from proctor.engine.runner import Run
+from proctor.store.reader import StoreReader, TrialRecord
+
+
+class HeadlessProgress:
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._progress = Progress(
+            TextColumn("[bold]trials"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[errors]} errors"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self._task = self._progress.add_task("trials", total=0, errors=0)
+        self._errors = 0
+
+    def start(self, run: Run, todo: list[TrialRecord]) -> None:
+        with StoreReader(run.options.db) as reader:
+            total = len(reader.trials())
+        self._progress.update(self._task, total=total, completed=total - len(todo))
+        self._progress.start()
+
+    def advance(self, record: TrialRecord) -> None:
+        if record.status == "error":
+            self._errors += 1
+        self._progress.update(self._task, advance=1, errors=self._errors)
+
+    def stop(self) -> None:
+        self._progress.stop()
+
+
+def summary_table(db: Path) -> Table:
+    with StoreReader(db) as reader:
+        trials = reader.trials()
+        scores = reader.scores()
+    fairness = {s.trial_id: s.value for s in scores if s.name == "fairness"}
+    groups: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
+    for t in trials:
+        groups[(t.arm, t.model)].append(t)
+    table = Table(title="proctor run summary", title_justify="left")
+    for col in (
+        "arm",
+        "model",
+        "trials",
+        "done",
+        "errors",
+        "passed",
+        "fairness",
+        "tool calls",
+        "tokens",
+        "cost $",
+        "wall s",
+    ):
+        table.add_column(col, justify="left" if col in ("arm", "model") else "right")
+    for (arm, model), ts in sorted(groups.items()):
+        done = [t for t in ts if t.status in ("finished", "error")]
+        scored = [t.passed for t in ts if t.passed is not None]
+        fair = [v for t in ts if (v := fairness.get(t.id)) is not None]
+        table.add_row(
+            Text(arm),
+            Text(model),
+            str(len(ts)),
+            str(len(done)),
+            str(sum(t.status == "error" for t in ts)),
+            f"{sum(scored)}/{len(scored)}" if scored else "-",
+            f"{sum(fair) / len(fair):.3f}" if fair else "-",
+            _mean([t.tool_calls for t in done]),
+            _mean([(t.input_tokens or 0) + (t.output_tokens or 0) for t in done], "{:.0f}")
+            + ("~" if any(t.tokens_estimated for t in done) else ""),
+            f"{sum(t.cost_usd or 0 for t in done):.4f}",
+            _mean([t.wall_s for t in done], "{:.2f}"),
+        )
+    if any(t.model.startswith("offline:") for t in trials):
+        table.caption = f"~ {OFFLINE_NOTE}; tokens and tool calls are means per trial"
+    return table
+
+
+def _mean(values: list[int | float | None], fmt: str = "{:.1f}") -> str:
+    xs = [v for v in values if v is not None]
+    return fmt.format(sum(xs) / len(xs)) if xs else "-"
