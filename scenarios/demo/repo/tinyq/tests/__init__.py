@@ -1,0 +1,1 @@
+"""tinyq's own tests; run with ``python -m pytest tinyq/tests``."""
