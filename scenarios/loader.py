@@ -66,7 +66,7 @@ def _read_yaml(path: Path) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise SuiteError(f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+        raise SuiteError(f"{path}:{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
 
 
 def _validate(model: type[M], data: Any, path: Path) -> M:

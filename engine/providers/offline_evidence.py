@@ -44,7 +44,7 @@ def task_identifiers(task: str) -> list[str]:
     for m in _IDENT.finditer(task):
         token = m.group(1)
         looks_like_code = "_" in token or (token[:1].isupper() and any(c.isupper() for c in token[1:]))
-        if looks_like_code and token not in found and not token.isupper():
+        if looks_like_code and token not in found and ("_" in token or not token.isupper()):
             found.append(token)
     return found
 

@@ -1,0 +1,141 @@
+"""Every load error names the file, the field and what would be valid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proctor.scenarios.loader import SuiteError, expand_server, load_servers_file, load_suite
+from proctor.scenarios.schema import HttpServer, StdioServer
+
+GOOD_SUITE = """
+name: t
+mcpServers:
+  s1: {command: python, args: [-m, x]}
+arms:
+  baseline: {baseline: true}
+  mcp: {servers: [s1]}
+"""
+GOOD_SCENARIO = "id: one\nprompt: hello\n"
+
+
+def _suite(tmp_path: Path, suite: str = GOOD_SUITE, scenarios: dict[str, str] | None = None) -> Path:
+    (tmp_path / "scenarios").mkdir(exist_ok=True)
+    (tmp_path / "suite.yaml").write_text(suite)
+    for name, text in (scenarios or {"one.yaml": GOOD_SCENARIO}).items():
+        (tmp_path / "scenarios" / name).write_text(text)
+    return tmp_path
+
+
+def test_good_suite_loads(tmp_path: Path) -> None:
+    loaded = load_suite(_suite(tmp_path))
+    assert [s.id for s in loaded.scenarios] == ["one"] and set(loaded.servers) == {"s1"}
+
+
+@pytest.mark.parametrize(
+    ("suite", "file", "needles"),
+    [
+        (GOOD_SUITE.replace("arms:", "armz: {}\narms:"), "suite.yaml", ["field 'armz'", "unknown field"]),
+        (
+            GOOD_SUITE.replace("servers: [s1]", "servers: [s2]"),
+            "suite.yaml",
+            ["arms.mcp.servers", "'s2'", "defined: s1"],
+        ),
+        (GOOD_SUITE + "models: [gpt4]\n", "suite.yaml", ["field 'models'", "anthropic:NAME"]),
+        (GOOD_SUITE + "epochs: 0\n", "suite.yaml", ["field 'epochs'", "greater than or equal to 1"]),
+        (
+            GOOD_SUITE.replace("baseline: {baseline: true}", "baseline: {}"),
+            "suite.yaml",
+            ["arms.baseline", "baseline: true"],
+        ),
+        ("name: t\narms: [1, 2\n", "suite.yaml", ["line 3", "not valid YAML"]),
+        ("- a\n- b\n", "suite.yaml", ["mapping"]),
+    ],
+)
+def test_suite_errors_name_file_field_and_fix(
+    tmp_path: Path, suite: str, file: str, needles: list[str]
+) -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite(_suite(tmp_path, suite))
+    msg = str(info.value)
+    assert str(tmp_path / file) in msg
+    for n in needles:
+        assert n in msg, msg
+
+
+@pytest.mark.parametrize(
+    ("scenario", "needles"),
+    [
+        ("id: one\n", ["exactly one of 'prompt' or 'steps'"]),
+        ("id: 'bad id'\nprompt: x\n", ["field 'id'"]),
+        ("id: one\nprompt: x\ncomplexity: huge\n", ["field 'complexity'", "'single'"]),
+        ("id: one\nprompt: x\ngold_tool_calls: [{tool: a}]\n", ["gold_tool_calls.0"]),
+        (
+            "id: one\nprompt: x\nkeywords: {required: [a], optional: [b]}\n",
+            ["keywords.optional", "unknown field"],
+        ),
+    ],
+)
+def test_scenario_errors_name_file_and_field(tmp_path: Path, scenario: str, needles: list[str]) -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite(_suite(tmp_path, scenarios={"bad.yaml": scenario}))
+    msg = str(info.value)
+    assert str(tmp_path / "scenarios" / "bad.yaml") in msg
+    for n in needles:
+        assert n in msg, msg
+
+
+def test_duplicate_scenario_ids_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="already used"):
+        load_suite(_suite(tmp_path, scenarios={"a.yaml": GOOD_SCENARIO, "b.yaml": GOOD_SCENARIO}))
+
+
+def test_missing_suite_and_empty_scenarios(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="suite file not found"):
+        load_suite(tmp_path / "nope")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "suite.yaml").write_text(GOOD_SUITE)
+    with pytest.raises(SuiteError, match="no scenario files"):
+        load_suite(tmp_path)
+
+
+def test_claude_desktop_cursor_and_vscode_server_files(tmp_path: Path) -> None:
+    claude = tmp_path / "claude.json"
+    claude.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fs": {"command": "npx", "args": ["x"], "env": {"K": "${HOME}"}},
+                    "web": {
+                        "url": "http://127.0.0.1:1/mcp",
+                        "headers": {"Authorization": "Bearer ${TOKEN:-none}"},
+                    },
+                },
+                "other": 1,
+            }
+        )
+    )
+    servers = load_servers_file(claude)
+    assert isinstance(servers["fs"], StdioServer) and isinstance(servers["web"], HttpServer)
+    vscode = tmp_path / "mcp.json"
+    vscode.write_text(json.dumps({"servers": {"fs": {"command": "npx"}}}))
+    assert set(load_servers_file(vscode)) == {"fs"}
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(SuiteError, match=str(bad)):
+        load_servers_file(bad)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"mcpServers": {"x": {"url": "ftp://a"}}}))
+    with pytest.raises(SuiteError, match="mcpServers"):
+        load_servers_file(wrong)
+
+
+def test_variable_expansion_with_defaults_and_clear_errors() -> None:
+    cfg = StdioServer(command="${PY}", args=["--repo", "${REPO}"], env={"A": "${MISSING:-dflt}"})
+    out = expand_server("s", cfg, {"PY": "/usr/bin/python3", "REPO": "/r"})
+    assert isinstance(out, StdioServer)
+    assert (out.command, out.args, out.env) == ("/usr/bin/python3", ["--repo", "/r"], {"A": "dflt"})
+    with pytest.raises(SuiteError, match=r"mcpServers\.s\.args: \$\{REPO\} is not set"):
+        expand_server("s", cfg, {"PY": "p"})
