@@ -1,0 +1,175 @@
+"""OpenAI Chat Completions wire format: the neutral conversation out, streamed chunks in.
+
+Tool-call deltas may arrive whole or in pieces, several calls interleaved; ``OpenAIStreamState``
+reassembles them by index. Usage comes from the final chunk (``stream_options.include_usage``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from proctor.engine.events import ToolCallRequest, Usage
+from proctor.engine.providers.assembly import parse_tool_arguments, raw_arguments
+from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, ToolSpec, UserMessage
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionChunk
+
+TOOL_ERROR_PREFIX = "Error: "
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """The neutral conversation as Chat Completions messages (tool results as role ``tool``).
+
+    Chat Completions has no error flag on tool results, so a failed tool's output is prefixed
+    with ``Error: ``. A malformed call's arguments go back as the text the model wrote.
+    """
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            wire.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantTurn):
+            if not message.text and not message.tool_calls:
+                continue
+            turn: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            if message.tool_calls:
+                turn["tool_calls"] = [
+                    {
+                        "id": call.call_id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+                    }
+                    for call in message.tool_calls
+                ]
+            wire.append(turn)
+        elif isinstance(message, ToolResults):
+            for result in message.results:
+                content = TOOL_ERROR_PREFIX + result.content if result.is_error else result.content
+                wire.append({"role": "tool", "tool_call_id": result.call_id, "content": content})
+    return wire
+
+
+def to_openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": {"type": "object", **tool.input_schema},
+            },
+        }
+        for tool in tools
+    ]
+
+
+def _arguments_text(arguments: dict[str, Any]) -> str:
+    raw = raw_arguments(arguments)
+    return raw if raw is not None else json.dumps(arguments, ensure_ascii=False)
+
+
+@dataclass
+class _CallSlot:
+    call_id: str | None = None
+    name: str = ""
+    argument_parts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OpenAIStreamState:
+    """Folds chunks into text, tool calls (by index), finish reason and usage."""
+
+    text_parts: list[str] = field(default_factory=list)
+    slots: dict[int, _CallSlot] = field(default_factory=dict)
+    slot_of_index: dict[int, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def feed(self, chunk: ChatCompletionChunk) -> str | None:
+        """Apply one chunk; returns the text delta to show, if any."""
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._take_usage(usage)
+        shown: list[str] = []
+        for choice in chunk.choices or []:
+            if getattr(choice, "index", 0) not in (0, None):
+                continue
+            delta = choice.delta
+            if delta is not None:
+                if delta.content:
+                    self.text_parts.append(delta.content)
+                    shown.append(delta.content)
+                for piece in delta.tool_calls or []:
+                    self._take_call_piece(piece.index, piece.id, piece.function)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return "".join(shown) or None
+
+    def _take_call_piece(self, index: int | None, call_id: str | None, function: object) -> None:
+        wire_index = index if isinstance(index, int) else len(self.slot_of_index)
+        key = self.slot_of_index.get(wire_index)
+        if key is None or (call_id and self.slots[key].call_id not in (None, call_id)):
+            key = len(self.slots)
+            self.slot_of_index[wire_index] = key
+            self.slots[key] = _CallSlot()
+        slot = self.slots[key]
+        if call_id and slot.call_id is None:
+            slot.call_id = call_id
+        name = getattr(function, "name", None)
+        if isinstance(name, str) and name and name != slot.name:
+            slot.name += name
+        arguments = getattr(function, "arguments", None)
+        if isinstance(arguments, str):
+            slot.argument_parts.append(arguments)
+
+    def _take_usage(self, usage: object) -> None:
+        prompt = getattr(usage, "prompt_tokens", None)
+        completion = getattr(usage, "completion_tokens", None)
+        if isinstance(prompt, int):
+            self.prompt_tokens = prompt
+        if isinstance(completion, int):
+            self.completion_tokens = completion
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)
+        written = getattr(details, "cache_write_tokens", None)
+        self.cached_tokens = cached if isinstance(cached, int) else 0
+        self.cache_write_tokens = written if isinstance(written, int) else 0
+
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    def tool_calls(self) -> list[ToolCallRequest]:
+        return [
+            ToolCallRequest(
+                call_id=slot.call_id or f"call_{key}",
+                name=slot.name,
+                arguments=parse_tool_arguments("".join(slot.argument_parts)),
+            )
+            for key, slot in sorted(self.slots.items())
+        ]
+
+    def usage(self) -> Usage | None:
+        """Usage as reported, with cached prompt tokens split out; ``None`` if the server sent none."""
+        if self.prompt_tokens is None or self.completion_tokens is None:
+            return None
+        return Usage(
+            input_tokens=max(0, self.prompt_tokens - self.cached_tokens - self.cache_write_tokens),
+            output_tokens=self.completion_tokens,
+            cache_read_tokens=self.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens,
+        )
+
+    def stop_reason(self, has_calls: bool) -> str:
+        reason = _STOP_REASONS.get(self.finish_reason or "", self.finish_reason or "unknown")
+        return "tool_use" if has_calls and reason == "end_turn" else reason
