@@ -1,0 +1,288 @@
+"""Check citations against the pinned commit: grounded, unresolved or hallucinated (DESIGN §5).
+
+Resolution: the cited path is normalized with ``safe_relpath`` (absolute paths, ``..`` escapes,
+NUL bytes and backslashes are *unresolved* without any lookup); then the literal path is tried,
+then a unique suffix match on whole path components among the commit's files (``topic.py``
+finds ``src/app/topic.py``; two candidates make it *unresolved*, as ambiguous). Symbolic links
+are not files here (``PinnedRepo.is_file``/``files`` exclude them), so a citation of a link is
+*unresolved* and nothing it points to is ever read.
+
+Once the file is resolved (its line count is ``n``; lines as ``RepoView.lines`` splits them):
+
+* ``path:line`` / ``path:a-b``: the line(s) must exist (``b <= n``; an inverted range ``b < a`` is
+  *hallucinated*). If the citation names a symbol (``hint``: an identifier the sentence puts in
+  backticks next to it, see ``citations``), that identifier must also occur within ``±tolerance``
+  lines of the cited line or range, else *hallucinated*. Without a symbol, the line existing
+  is all that is checked.
+* ``path:Symbol``: the symbol must occur somewhere in the file, else *hallucinated*.
+
+A symbol "occurs" where its last dotted component (``Class.method`` -> ``method``, ``()``
+dropped) appears as a whole identifier, case-sensitively; the nearest occurrence counts, not
+only definitions.
+
+``RepoIndex`` caches what it computes per repository object (one object = one commit): the
+suffix index, path resolutions, line counts and per-file identifier positions.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from proctor.scenarios.repo import RepoError, safe_relpath
+
+from .citations import Citation, extract_citations
+
+GroundingStatus = Literal["grounded", "unresolved", "hallucinated"]
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_MEMO_LIMIT = 200_000
+
+
+class RepoView(Protocol):
+    """Read-only files of one commit (``proctor.scenarios.repo.PinnedRepo`` satisfies it)."""
+
+    def is_file(self, path: str) -> bool: ...
+
+    def lines(self, path: str) -> Sequence[str]: ...
+
+    def files(self) -> Iterable[str]: ...
+
+
+@dataclass(frozen=True)
+class GroundingResult:
+    citation: Citation
+    status: GroundingStatus
+    reason: str
+    resolved_path: str | None = None
+    symbol: str | None = None
+    symbol_line: int | None = None
+
+
+@dataclass(frozen=True)
+class GroundingReport:
+    """Counts per bucket; ``rate`` is grounded/total, None when there were no citations."""
+
+    total: int
+    grounded: int
+    unresolved: int
+    hallucinated: int
+    rate: float | None
+
+    @property
+    def label(self) -> str:
+        return "no citations" if self.rate is None else f"{self.rate:.1%} grounded"
+
+    def to_details(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "grounded": self.grounded,
+            "unresolved": self.unresolved,
+            "hallucinated": self.hallucinated,
+            "rate": self.rate,
+            "label": self.label,
+        }
+
+
+class _FileInfo:
+    __slots__ = ("_idents", "_lines", "n_lines")
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self._lines: Sequence[str] | None = lines
+        self.n_lines = len(lines)
+        self._idents: dict[str, list[int]] | None = None
+
+    def occurrences(self, name: str) -> list[int]:
+        if self._idents is None:
+            idents: dict[str, list[int]] = {}
+            for no, text in enumerate(self._lines or (), start=1):
+                for ident in set(_IDENT.findall(text)):
+                    idents.setdefault(ident, []).append(no)
+            self._idents = idents
+            self._lines = None
+        return self._idents.get(name, [])
+
+
+class RepoIndex:
+    """Lookups for one repository view; holds no reference to the view itself."""
+
+    def __init__(self) -> None:
+        self._suffixes: dict[str, list[str]] | None = None
+        self._resolved: dict[str, tuple[str | None, str]] = {}
+        self._files: dict[str, _FileInfo | None] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, repo: RepoView, path: str) -> tuple[str | None, str]:
+        """(repository path, how) or (None, why not)."""
+        hit = self._resolved.get(path)
+        if hit is None:
+            hit = self._resolve(repo, path)
+            if len(self._resolved) >= _MEMO_LIMIT:
+                self._resolved.clear()
+            self._resolved[path] = hit
+        return hit
+
+    def _resolve(self, repo: RepoView, path: str) -> tuple[str | None, str]:
+        rel = safe_relpath(path)
+        if not rel:
+            return None, "path is absolute, empty or leaves the repository"
+        if repo.is_file(rel):
+            return rel, "path exists at the commit"
+        candidates = self._suffix_index(repo).get(rel, [])
+        if len(candidates) == 1:
+            return candidates[0], f"matched {candidates[0]} by suffix"
+        if candidates:
+            return None, f"ambiguous: {len(candidates)} files end with {rel}"
+        return None, "no such file at the commit"
+
+    def _suffix_index(self, repo: RepoView) -> dict[str, list[str]]:
+        if self._suffixes is None:
+            with self._lock:
+                if self._suffixes is None:
+                    index: dict[str, list[str]] = {}
+                    for f in repo.files():
+                        parts = f.split("/")
+                        for i in range(1, len(parts)):
+                            index.setdefault("/".join(parts[i:]), []).append(f)
+                    self._suffixes = index
+        return self._suffixes
+
+    def file(self, repo: RepoView, path: str) -> _FileInfo | None:
+        if path not in self._files:
+            try:
+                info: _FileInfo | None = _FileInfo(repo.lines(path))
+            except (RepoError, OSError, KeyError, UnicodeError):
+                info = None
+            self._files[path] = info
+        return self._files[path]
+
+    def classify(self, repo: RepoView, citation: Citation, tolerance: int = 5) -> GroundingResult:
+        resolved, why = self.resolve(repo, citation.path)
+        if resolved is None:
+            return GroundingResult(citation, "unresolved", why)
+        info = self.file(repo, resolved)
+        if info is None:
+            return GroundingResult(citation, "unresolved", "file cannot be read", resolved)
+        symbol = citation.symbol or citation.hint
+        name = _symbol_name(symbol) if symbol else None
+        if citation.line is None:
+            return _classify_symbol_only(citation, resolved, info, symbol, name)
+        return _classify_lines(citation, resolved, info, symbol, name, tolerance)
+
+
+def _symbol_name(symbol: str) -> str:
+    return symbol.removesuffix("()").rsplit(".", 1)[-1]
+
+
+def _classify_symbol_only(
+    c: Citation, path: str, info: _FileInfo, symbol: str | None, name: str | None
+) -> GroundingResult:
+    if not name:
+        return GroundingResult(c, "grounded", "file exists at the commit", path)
+    found = info.occurrences(name)
+    if not found:
+        return GroundingResult(c, "hallucinated", f"{symbol} does not occur in {path}", path, symbol)
+    return GroundingResult(c, "grounded", f"{symbol} occurs at line {found[0]}", path, symbol, found[0])
+
+
+def _classify_lines(
+    c: Citation, path: str, info: _FileInfo, symbol: str | None, name: str | None, tolerance: int
+) -> GroundingResult:
+    assert c.line is not None
+    first, last = c.line, c.end_line if c.end_line is not None else c.line
+    if last < first:
+        return GroundingResult(c, "hallucinated", f"inverted line range {first}-{last}", path)
+    if last > info.n_lines:
+        return GroundingResult(
+            c, "hallucinated", f"line {last} is past the end of {path} ({info.n_lines} lines)", path
+        )
+    if not name:
+        return GroundingResult(c, "grounded", f"line {last} exists ({info.n_lines} lines)", path)
+    found = info.occurrences(name)
+    if not found:
+        return GroundingResult(c, "hallucinated", f"{symbol} does not occur in {path}", path, symbol)
+    i = bisect_left(found, first - tolerance)
+    if i < len(found) and found[i] <= last + tolerance:
+        return GroundingResult(c, "grounded", f"{symbol} at line {found[i]}", path, symbol, found[i])
+    nearest = min(found[max(0, i - 1) : i + 1], key=lambda k: min(abs(k - first), abs(k - last)))
+    offset = min(abs(nearest - first), abs(nearest - last))
+    return GroundingResult(
+        c,
+        "hallucinated",
+        f"{symbol} is {offset} lines from the cited line (nearest: line {nearest}; tolerance ±{tolerance})",
+        path,
+        symbol,
+        nearest,
+    )
+
+
+_CACHE: dict[int, tuple[weakref.ref[Any], RepoIndex]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def index_for(repo: RepoView) -> RepoIndex:
+    """The cached index of this repository object (a fresh, uncached one if it cannot be weakly referenced)."""
+    key = id(repo)
+    entry = _CACHE.get(key)
+    if entry is not None and entry[0]() is repo:
+        return entry[1]
+    index = RepoIndex()
+
+    def _drop(ref: weakref.ref[Any], key: int = key) -> None:
+        with _CACHE_LOCK:
+            current = _CACHE.get(key)
+            if current is not None and current[0] is ref:
+                del _CACHE[key]
+
+    try:
+        ref = weakref.ref(repo, _drop)
+    except TypeError:
+        return index
+    with _CACHE_LOCK:
+        _CACHE[key] = (ref, index)
+    return index
+
+
+def classify(citation: Citation, repo: RepoView, tolerance: int = 5) -> GroundingResult:
+    """Classify one citation against the commit ``repo`` shows (see the module docstring)."""
+    if tolerance < 0:
+        raise ValueError("tolerance must be >= 0")
+    return index_for(repo).classify(repo, citation, tolerance)
+
+
+def check_citations(
+    text: str, repo: RepoView, tolerance: int = 5, *, unique: bool = True
+) -> list[GroundingResult]:
+    """Extract and classify the citations in ``text``.
+
+    With ``unique`` (the default) a citation repeated verbatim (same path, lines, symbol and
+    hint) is counted once, so repeating a reference neither helps nor hurts the rate.
+    """
+    seen: set[tuple[str, int | None, int | None, str | None, str | None]] = set()
+    out: list[GroundingResult] = []
+    index = index_for(repo)
+    for c in extract_citations(text):
+        key = (c.path, c.line, c.end_line, c.symbol, c.hint)
+        if unique and key in seen:
+            continue
+        seen.add(key)
+        out.append(index.classify(repo, c, tolerance))
+    return out
+
+
+def grounding_report(results: Iterable[GroundingResult]) -> GroundingReport:
+    counts = {"grounded": 0, "unresolved": 0, "hallucinated": 0}
+    for r in results:
+        counts[r.status] += 1
+    total = sum(counts.values())
+    return GroundingReport(
+        total=total,
+        grounded=counts["grounded"],
+        unresolved=counts["unresolved"],
+        hallucinated=counts["hallucinated"],
+        rate=counts["grounded"] / total if total else None,
+    )
