@@ -1,0 +1,253 @@
+"""Tool-call match against gold calls: TFS and TEFS as MCPAgentBench defines them.
+
+Per trial: *finished* iff the set of the agent's calls, as (tool, normalized arguments), equals
+the set of gold calls (order ignored; every recorded call counts, retries included, but an
+identical call repeated is one set element). *Efficiently finished* iff also the agent's steps
+equal the gold steps in order, each compared as a set (calls requested in one model turn are
+one parallel step). Across trials, TFS = Σ finished·|G| / Σ|G| and TEFS likewise, where |G| is
+the trial's number of gold calls; trials without gold calls carry no weight.
+
+Argument normalization: key order is irrelevant; an argument whose value is null counts as
+absent; strings are stripped and inner whitespace runs collapse to one space, case is kept;
+a string that is a plain decimal number (``"5"``, ``" 5.0 "``) equals that number; numbers
+compare by value (5 == 5.0) after rounding to 12 significant digits; booleans never equal
+numbers; list order matters; nested objects are normalized the same way.
+
+Options: ``names_only`` tools are compared by name alone (MCPAgentBench does this for tools whose
+arguments are not unique). ``lenient`` drops an agent argument that no gold call of that tool
+uses, unless the tool's schema marks it required (without a schema every such argument is
+dropped). A gold call naming a ``server`` only matches calls to that server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Protocol
+
+from proctor.scenarios.schema import GoldCall
+
+from .toolschema import argument_problems, required_arguments
+
+Norm = tuple[Any, ...]
+_DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+class CallLike(Protocol):
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def server(self) -> str: ...
+
+    @property
+    def arguments(self) -> Mapping[str, Any]: ...
+
+
+def _number(v: float | int | Decimal) -> Norm:
+    if isinstance(v, int):
+        return ("n", v)
+    f = float(v)
+    if not math.isfinite(f):
+        return ("s", str(f))
+    if f.is_integer() and abs(f) < 2**53:
+        return ("n", int(f))
+    return ("n", float(f"{f:.12g}"))
+
+
+def normalize_value(value: Any) -> Norm:
+    """A hashable canonical form of one JSON value (rules in the module docstring)."""
+    if value is None:
+        return ("null",)
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, int | float):
+        return _number(value)
+    if isinstance(value, str):
+        s = " ".join(value.split())
+        if _DECIMAL.fullmatch(s):
+            try:
+                d = Decimal(s)
+            except InvalidOperation:
+                return ("s", s)
+            return _number(int(d) if d == d.to_integral_value() else d)
+        return ("s", s)
+    if isinstance(value, Mapping):
+        return ("d", normalize_arguments(value))
+    if isinstance(value, list | tuple):
+        return ("l", tuple(normalize_value(v) for v in value))
+    return ("s", str(value))
+
+
+def normalize_arguments(arguments: Mapping[str, Any]) -> Norm:
+    return tuple(sorted((str(k), normalize_value(v)) for k, v in arguments.items() if v is not None))
+
+
+@dataclass(frozen=True)
+class CallKey:
+    tool: str
+    server: str | None
+    arguments: Norm
+
+    def render(self) -> str:
+        where = f"{self.server}/" if self.server else ""
+        return f"{where}{self.tool}({json.dumps(_plain(self.arguments), ensure_ascii=False, default=str)})"
+
+
+def _plain(norm: Norm) -> Any:
+    out: dict[str, Any] = {}
+    for k, v in norm:
+        out[k] = _plain_value(v)
+    return out
+
+
+def _plain_value(v: Norm) -> Any:
+    tag = v[0]
+    if tag == "d":
+        return _plain(v[1])
+    if tag == "l":
+        return [_plain_value(x) for x in v[1]]
+    return None if tag == "null" else v[1]
+
+
+@dataclass(frozen=True)
+class ToolMatch:
+    """One trial's comparison; ``gold_calls`` is its weight |G|."""
+
+    gold_calls: int
+    finished: bool
+    efficiently_finished: bool
+    missing: tuple[str, ...]
+    unexpected: tuple[str, ...]
+    gold_steps: int
+    agent_steps: int
+    lenient: bool
+
+    def to_details(self) -> dict[str, Any]:
+        return {
+            "gold_calls": self.gold_calls,
+            "finished": self.finished,
+            "efficiently_finished": self.efficiently_finished,
+            "missing": list(self.missing),
+            "unexpected": list(self.unexpected),
+            "gold_steps": self.gold_steps,
+            "agent_steps": self.agent_steps,
+            "lenient": self.lenient,
+        }
+
+
+class _Keyer:
+    def __init__(
+        self,
+        gold: Sequence[Sequence[GoldCall]],
+        lenient: bool,
+        names_only: Collection[str],
+        schemas: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.names_only = frozenset(names_only)
+        self.lenient = lenient
+        self.schemas = schemas
+        self.gold_args: dict[str, set[str]] = {}
+        self.server_bound: set[str] = set()
+        for step in gold:
+            for g in step:
+                self.gold_args.setdefault(g.tool, set()).update(g.arguments)
+                if g.server:
+                    self.server_bound.add(g.tool)
+
+    def gold_key(self, g: GoldCall) -> CallKey:
+        args = () if g.tool in self.names_only else normalize_arguments(g.arguments)
+        return CallKey(g.tool, g.server or None, args)
+
+    def agent_key(self, call: CallLike) -> CallKey:
+        server = call.server if call.tool in self.server_bound else None
+        if call.tool in self.names_only:
+            return CallKey(call.tool, server, ())
+        args: Mapping[str, Any] = call.arguments
+        if self.lenient:
+            keep = self.gold_args.get(call.tool, set())
+            schema = self.schemas.get(call.tool)
+            required = required_arguments(schema) if schema is not None else frozenset()
+            args = {k: v for k, v in args.items() if k in keep or k in required}
+        return CallKey(call.tool, server, normalize_arguments(args))
+
+
+def match_tool_calls(
+    gold: Sequence[Sequence[GoldCall]],
+    steps: Sequence[Sequence[CallLike]],
+    *,
+    lenient: bool = False,
+    names_only: Collection[str] = (),
+    tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> ToolMatch:
+    """Compare one trial's calls, grouped in steps (``Transcript.call_steps()``), with its gold steps."""
+    keyer = _Keyer(gold, lenient, names_only, tool_schemas or {})
+    gold_steps = [frozenset(keyer.gold_key(g) for g in step) for step in gold if step]
+    agent_steps = [frozenset(keyer.agent_key(c) for c in step) for step in steps if step]
+    gold_set = frozenset().union(*gold_steps) if gold_steps else frozenset()
+    agent_set = frozenset().union(*agent_steps) if agent_steps else frozenset()
+    finished = gold_set == agent_set
+    return ToolMatch(
+        gold_calls=sum(len(step) for step in gold),
+        finished=finished,
+        efficiently_finished=finished and gold_steps == agent_steps,
+        missing=tuple(sorted(k.render() for k in gold_set - agent_set)),
+        unexpected=tuple(sorted(k.render() for k in agent_set - gold_set)),
+        gold_steps=len(gold_steps),
+        agent_steps=len(agent_steps),
+        lenient=lenient,
+    )
+
+
+def _weighted(matches: Iterable[ToolMatch], efficient: bool) -> float | None:
+    total = 0
+    score = 0
+    for m in matches:
+        total += m.gold_calls
+        if m.efficiently_finished if efficient else m.finished:
+            score += m.gold_calls
+    return score / total if total else None
+
+
+def tfs(matches: Iterable[ToolMatch]) -> float | None:
+    """Task Finish Score: Σ finished·|G| / Σ|G|; None when no trial has gold calls."""
+    return _weighted(matches, efficient=False)
+
+
+def tefs(matches: Iterable[ToolMatch]) -> float | None:
+    """Task Efficiency Finish Score: like TFS, counting only efficiently finished trials."""
+    return _weighted(matches, efficient=True)
+
+
+@dataclass(frozen=True)
+class UnsatisfiableGoldCall:
+    step: int
+    index: int
+    tool: str
+    problems: tuple[str, ...]
+
+
+def unsatisfiable_gold_calls(
+    gold: Sequence[Sequence[GoldCall]],
+    tool_schemas: Mapping[str, Mapping[str, Any]],
+    names_only: Collection[str] = (),
+) -> list[UnsatisfiableGoldCall]:
+    """Gold calls no well-formed call could equal: unknown tool, or arguments the schema rejects.
+
+    Arguments of ``names_only`` tools are not checked, since they are never compared.
+    """
+    out: list[UnsatisfiableGoldCall] = []
+    for s, step in enumerate(gold):
+        for i, g in enumerate(step):
+            schema = tool_schemas.get(g.tool)
+            if schema is None:
+                out.append(UnsatisfiableGoldCall(s, i, g.tool, (f"unknown tool {g.tool!r}",)))
+                continue
+            problems = [] if g.tool in names_only else argument_problems(g.arguments, schema)
+            if problems:
+                out.append(UnsatisfiableGoldCall(s, i, g.tool, tuple(problems)))
+    return out
