@@ -20,6 +20,7 @@ from proctor.app.servers_check import check_servers
 from proctor.engine.providers.registry import ProviderConfigError
 from proctor.engine.report import build_report
 from proctor.engine.runner import RunError, RunOptions, run_suite
+from proctor.engine.trial_scoring import suite_hooks
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.scenarios.repo import RepoError
@@ -116,18 +117,19 @@ def _run(args: argparse.Namespace, err: Console) -> int:
         resume=resume,
         base_seed=args.seed,
     )
+    hooks = suite_hooks(loaded)
     if not args.headless:
         from proctor.app.tui import run_console
 
         init_db(args.db)  # the console opens the database before the engine's first write
-        return run_console(args.db, engine=lambda: run_suite(loaded, options))
+        return run_console(args.db, engine=lambda: run_suite(loaded, options, hooks=hooks))
     from proctor.app.headless import HeadlessProgress, summary_table
 
     out = Console(highlight=False)
     progress = HeadlessProgress(err)
     try:
         status = asyncio.run(
-            run_suite(loaded, options, on_start=progress.start, on_progress=progress.advance)
+            run_suite(loaded, options, hooks=hooks, on_start=progress.start, on_progress=progress.advance)
         )
     except KeyboardInterrupt:
         progress.stop()

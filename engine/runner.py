@@ -18,7 +18,7 @@ from typing import Any
 
 from proctor.engine.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from proctor.engine.matrix import expand
-from proctor.engine.providers.base import Provider
+from proctor.engine.providers.base import Provider, ToolSpec
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
 from proctor.engine.secrets import redact
@@ -32,14 +32,16 @@ from proctor.scenarios.schema import Scenario
 from proctor.store.events import (
     ErrorEvent,
     Event,
+    ListedTool,
     RunFinished,
     RunStarted,
+    ToolsListed,
     TrialFinished,
     TrialStarted,
     Usage,
 )
 from proctor.store.reader import StoreReader, TrialRecord
-from proctor.store.writer import StoreWriter
+from proctor.store.writer import JudgmentMeta, StoreWriter
 
 TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
 
@@ -68,9 +70,13 @@ class TrialContext:
     model: str
     epoch: int
     seed: int
+    events: list[Event] = field(default_factory=list)
 
-    def emit(self, event: Event) -> None:
-        self.run.writer.emit(self.run.run_id, event, trial_id=self.trial_id, attempt=self.attempt)
+    def emit(self, event: Event, judgment: JudgmentMeta | None = None) -> None:
+        self.events.append(event)
+        self.run.writer.emit(
+            self.run.run_id, event, trial_id=self.trial_id, attempt=self.attempt, judgment=judgment
+        )
 
 
 @dataclass
@@ -166,6 +172,19 @@ class Run:
             ctx.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
             finished = _failed("server_start", message, time.perf_counter() - started)
         else:
+            ctx.emit(
+                ToolsListed(
+                    tools=[
+                        ListedTool(
+                            name=t.name,
+                            server=t.server,
+                            description=t.description,
+                            input_schema=t.input_schema,
+                        )
+                        for t in _offered(toolbox)
+                    ]
+                )
+            )
             try:
                 async with asyncio.timeout(limits.trial_timeout_s):
                     result = await run_agent(
@@ -195,7 +214,6 @@ class Run:
             finally:
                 await toolbox.aclose()
         ctx.emit(finished)
-        await self.writer.flush()
         for hook in self.hooks:
             try:
                 await hook(ctx, _as_record(t, ctx.attempt, finished))
@@ -219,6 +237,14 @@ class Run:
         await self.pool.aclose()
         for p in self._providers.values():
             await p.aclose()
+
+
+def _offered(toolbox: Toolbox) -> list[ToolSpec]:
+    """What the model can reach: its tools, and behind a router the tools it can route to."""
+    specs = toolbox.specs()
+    if isinstance(toolbox, RetrievalToolbox):
+        specs += toolbox.routed_specs()
+    return specs
 
 
 def _failed(stop: str, message: str, wall_s: float) -> TrialFinished:

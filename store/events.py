@@ -76,6 +76,22 @@ class TrialStarted(_Event):
     attempt: int
 
 
+class ListedTool(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    server: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ToolsListed(_Event):
+    """The tools the model was offered in this trial (scoring checks calls against their schemas)."""
+
+    kind: Literal["tools_listed"] = "tools_listed"
+    tools: list[ListedTool]
+
+
 class ModelRequest(_Event):
     kind: Literal["model_request"] = "model_request"
     turn: int
@@ -185,6 +201,7 @@ Event = Annotated[
     RunStarted
     | RunFinished
     | TrialStarted
+    | ToolsListed
     | ModelRequest
     | ModelResponse
     | ToolCall
@@ -215,6 +232,7 @@ __all__ = [
     "Event",
     "FinalAnswer",
     "Judged",
+    "ListedTool",
     "ModelRequest",
     "ModelResponse",
     "OperatorCommand",
@@ -226,6 +244,7 @@ __all__ = [
     "ToolCall",
     "ToolCallRequest",
     "ToolResult",
+    "ToolsListed",
     "TrialFinished",
     "TrialStarted",
     "Usage",

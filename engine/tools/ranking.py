@@ -7,6 +7,7 @@ top-k tool retrieval both depend on.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -23,13 +24,18 @@ _STOP = frozenset(
 
 def words(text: str) -> list[str]:
     """Lower-case word stems; splits snake_case and CamelCase so ``find_definition`` ~ "definition"."""
+    return list(_words(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
     out = []
     for w in _WORD.findall(text):
         lw = w.lower()
         if lw in _STOP or len(lw) < 2:
             continue
         out.append(_stem(lw))
-    return out
+    return tuple(out)
 
 
 def _stem(w: str) -> str:

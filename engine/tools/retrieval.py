@@ -46,6 +46,10 @@ class RetrievalToolbox:
     def specs(self) -> list[ToolSpec]:
         return [ROUTE, EXECUTE]
 
+    def routed_specs(self) -> list[ToolSpec]:
+        """The tools ``execute`` can reach (not offered to the model directly)."""
+        return self._inner.specs()
+
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
         if name == "route":
             return self._route(arguments)

@@ -1,0 +1,273 @@
+"""Turning one trial's events into scores: the deterministic checks, then the judge passes.
+
+Used live (the runner calls it as each trial finishes) and later (re-judging reads the same
+events back from the store), so a score never depends on which path produced it. The scoring
+functions are pure; this module only gathers their inputs and names their outputs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.scoring import (
+    Transcript,
+    adoption,
+    adoption_signals,
+    check_citations,
+    diagnose,
+    efficiency,
+    fairness,
+    grounding_report,
+    judge_claims,
+    judge_key_points,
+    keyword_coverage,
+    match_tool_calls,
+    partition,
+)
+from proctor.engine.scoring.transcript import ToolCallRecord
+from proctor.scenarios.repo import PinnedRepo
+from proctor.scenarios.schema import ArmSpec, Scenario, Scoring
+from proctor.store.events import Event, Judged, Scored, ToolResult
+
+ROUTER_TOOL = "execute"
+
+
+@dataclass(frozen=True)
+class TrialInput:
+    """A finished trial as the scorers need it."""
+
+    scenario: Scenario
+    arm_name: str
+    arm: ArmSpec
+    model: str
+    events: Sequence[Event]
+    repo: PinnedRepo | None
+    scoring: Scoring
+    tool_schemas: dict[str, dict[str, Any]]
+
+
+def transcript_of(events: Sequence[Event]) -> Transcript:
+    """The trial's transcript with routed calls (``execute``) unwrapped to the tool really called."""
+    t = partition(events)
+    servers = {e.call_id: e.server for e in events if isinstance(e, ToolResult)}
+    calls = tuple(_unwrap(c, servers.get(c.call_id, c.server)) for c in t.tool_calls)
+    return Transcript(
+        answer_text=t.answer_text,
+        audit_text=t.audit_text,
+        final_answer=t.final_answer,
+        tool_calls=calls,
+        errors=t.errors,
+        stop=t.stop,
+        tokens=t.tokens,
+        tokens_estimated=t.tokens_estimated,
+        wall_s=t.wall_s,
+        answer_segments=t.answer_segments,
+    )
+
+
+def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
+    inner = c.arguments.get("tool")
+    args = c.arguments.get("arguments")
+    if c.tool != ROUTER_TOOL or not isinstance(inner, str) or not isinstance(args, dict):
+        return c
+    return ToolCallRecord(
+        c.call_id, server, inner, args, c.step, c.has_result, c.is_error, c.error_type, c.result
+    )
+
+
+def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str, Scored]:
+    """Grounding, keywords, claims (lexical), key points, tool-call match, efficiency."""
+    sc, cfg = trial.scenario, trial.scoring
+    out: dict[str, Scored] = {}
+    if trial.repo is not None:
+        results = check_citations(transcript.answer_text, trial.repo, cfg.symbol_tolerance_lines)
+        report = grounding_report(results)
+        out["grounding"] = Scored(
+            name="grounding",
+            value=report.rate,
+            details={
+                "counts": {
+                    "grounded": report.grounded,
+                    "unresolved": report.unresolved,
+                    "hallucinated": report.hallucinated,
+                },
+                "label": report.label,
+                "commit": trial.repo.commit,
+                "repo": str(trial.repo.path),
+                "tolerance": cfg.symbol_tolerance_lines,
+                "citations": [
+                    {
+                        "raw": r.citation.raw,
+                        "path": r.resolved_path or r.citation.path,
+                        "line": r.citation.line,
+                        "line_end": r.citation.end_line,
+                        "symbol": r.citation.symbol or r.citation.hint,
+                        "status": r.status,
+                        "reason": r.reason,
+                    }
+                    for r in results
+                ],
+            },
+        )
+    kw = keyword_coverage(transcript.answer_text, sc.keywords.required, sc.keywords.bonus)
+    out["keywords"] = Scored(name="keywords", value=kw.value, details=kw.to_details())
+    if sc.claims:
+        claims = judge_claims(sc.claims, transcript.answer_text, cfg.claims_pass_threshold)
+        out["claims"] = Scored(
+            name="claims", value=claims.coverage, details=claims.to_details() | {"pass": claims.passed}
+        )
+    if sc.key_points:
+        kp = judge_key_points(sc.key_points, transcript.answer_text, transcript.audit_text)
+        out["key_points"] = Scored(
+            name="key_points",
+            value=None if kp.success is None else float(kp.success),
+            details=kp.to_details(),
+        )
+    if sc.gold_tool_calls:
+        gold_servers = {g.server for step in sc.gold_tool_calls for g in step if g.server}
+        if trial.arm.baseline or (gold_servers and not gold_servers <= set(trial.arm.servers)):
+            na = {"na": "the arm does not have the gold calls' tools"}
+            out["tfs"] = Scored(name="tfs", value=None, details=na)
+            out["tefs"] = Scored(name="tefs", value=None, details=na)
+        else:
+            m = match_tool_calls(
+                sc.gold_tool_calls,
+                transcript.call_steps(),
+                lenient=cfg.tool_match_lenient,
+                names_only=cfg.names_only_tools,
+                tool_schemas=trial.tool_schemas,
+            )
+            out["tfs"] = Scored(name="tfs", value=float(m.finished), details=m.to_details())
+            out["tefs"] = Scored(name="tefs", value=float(m.efficiently_finished), details=m.to_details())
+    eff = efficiency(transcript.tokens or 0, transcript.wall_s or 0.0, cfg.token_ceiling, cfg.time_ceiling_s)
+    out["efficiency"] = Scored(name="efficiency", value=eff.value, details=eff.to_details())
+    return out
+
+
+async def judge_passes(judge: Judge, subject: JudgeSubject, passes: Sequence[int]) -> list[JudgeOutcome]:
+    return [await judge.judge(subject, p) for p in passes]
+
+
+def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
+    verdict = outcome.verdict.model_dump() if outcome.verdict is not None else None
+    return Judged(pass_no=pass_no, judge=judge_id, verdict=verdict, error=outcome.error)
+
+
+def layer_scores(
+    trial: TrialInput, transcript: Transcript, deterministic: dict[str, Scored], verdicts: Sequence[Verdict]
+) -> dict[str, Scored]:
+    """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode."""
+    cfg = trial.scoring
+    out: dict[str, Scored] = {}
+    quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
+    out["llm_quality"] = Scored(
+        name="llm_quality",
+        value=quality,
+        details={
+            "passes": len(verdicts),
+            "scores": [v.score for v in verdicts],
+            "sd": statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
+        },
+    )
+
+    def value(name: str) -> float | None:
+        s = deterministic.get(name)
+        return None if s is None else s.value
+
+    fair = fairness(
+        keyword_coverage=value("keywords"),
+        llm_quality=quality,
+        citation_grounding=value("grounding"),
+        efficiency=value("efficiency"),
+        weights=cfg.fairness,
+    )
+    out["fairness"] = Scored(name="fairness", value=fair.value, details=fair.to_details())
+    if trial.arm.baseline:
+        adopt = adoption(tool_fluency=None, discoverability=None, weights=cfg.adoption, baseline=True)
+        out["adoption"] = Scored(name="adoption", value=None, details=adopt.to_details() | {"na": "baseline"})
+    else:
+        relevant = [g.tool for step in trial.scenario.gold_tool_calls for g in step]
+        signals = adoption_signals(
+            transcript.tool_calls,
+            arm_servers=trial.arm.servers,
+            relevant_tools=relevant,
+            prompt="\n".join(trial.scenario.prompts()),
+            tool_schemas=trial.tool_schemas,
+        )
+        adopt = adoption(
+            tool_fluency=signals.tool_fluency, discoverability=signals.discoverability, weights=cfg.adoption
+        )
+        out["adoption"] = Scored(
+            name="adoption", value=adopt.value, details=adopt.to_details() | signals.to_details()
+        )
+    passed, rule = _passed(trial, deterministic, verdicts, quality)
+    out["passed"] = Scored(
+        name="passed", value=None if passed is None else float(passed), details={"rule": rule}
+    )
+    if passed is False:
+        out["failure_mode"] = _failure_mode(trial, transcript, verdicts)
+    return out
+
+
+def _passed(
+    trial: TrialInput, deterministic: dict[str, Scored], verdicts: Sequence[Verdict], quality: float | None
+) -> tuple[bool | None, str]:
+    """Claims decide where a scenario has them, then key points, then the judges' mean score."""
+    threshold = trial.scoring.claims_pass_threshold
+    if trial.scenario.claims and verdicts and any(v.claims for v in verdicts):
+        per_pass = [
+            statistics.fmean({"fulfilled": 1.0, "partially": 0.5, "not": 0.0}[c.verdict] for c in v.claims)
+            for v in verdicts
+            if v.claims
+        ]
+        coverage = statistics.fmean(per_pass)
+        return coverage >= threshold, f"judged claims coverage {coverage:.2f} >= {threshold}"
+    if trial.scenario.claims and "claims" in deterministic:
+        cov = deterministic["claims"].value
+        return (cov is not None and cov >= threshold), f"lexical claims coverage >= {threshold}"
+    if trial.scenario.key_points:
+        kp = [v.key_points_success for v in verdicts if v.key_points_success is not None]
+        if kp:
+            return sum(kp) * 2 >= len(kp), "key points (majority of judge passes)"
+    if quality is None:
+        return None, "no judge verdict"
+    return quality >= 0.5, "judge mean score >= 0.5"
+
+
+def _failure_mode(trial: TrialInput, transcript: Transcript, verdicts: Sequence[Verdict]) -> Scored:
+    diagnosis = diagnose(
+        transcript,
+        tools_available=True,
+        gold=trial.scenario.gold_tool_calls,
+        tool_schemas=trial.tool_schemas,
+        names_only=trial.scoring.names_only_tools,
+    )
+    if diagnosis is not None:
+        first = diagnosis.call_ids[0] if diagnosis.call_ids else None
+        return Scored(
+            name="failure_mode",
+            value=None,
+            details=diagnosis.to_details()
+            | {"evidence": diagnosis.explanation, "first_failing_call_id": first},
+        )
+    modes = [v.failure_mode for v in verdicts if v.failure_mode]
+    if modes:
+        mode = max(set(modes), key=modes.count)
+        return Scored(
+            name="failure_mode",
+            value=None,
+            details={"mode": mode, "category": "cognitive", "evidence": "judge"},
+        )
+    return Scored(
+        name="failure_mode",
+        value=None,
+        details={
+            "mode": None,
+            "category": None,
+            "evidence": "the trace proves no tool-call failure; no LLM judge for cognitive modes",
+        },
+    )

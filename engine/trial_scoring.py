@@ -1,0 +1,76 @@
+"""Scoring a trial as it finishes: deterministic scores, N judge passes, then the two layers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from proctor.engine.evaluation import (
+    TrialInput,
+    deterministic_scores,
+    judged_event,
+    layer_scores,
+    transcript_of,
+)
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject
+from proctor.engine.judges.registry import make_judge
+from proctor.engine.runner import Run, TrialContext, TrialHook
+from proctor.scenarios.loader import LoadedSuite
+from proctor.store.events import Event, ToolsListed
+from proctor.store.reader import TrialRecord
+from proctor.store.writer import JudgmentMeta
+
+Emit = Callable[[Event, JudgmentMeta | None], None]
+
+
+def tool_schemas(events: Sequence[Event]) -> dict[str, dict[str, object]]:
+    return {t.name: t.input_schema for e in events if isinstance(e, ToolsListed) for t in e.tools}
+
+
+def trial_input(run: Run, scenario_id: str, arm: str, model: str, events: Sequence[Event]) -> TrialInput:
+    loaded = run.loaded
+    scenario = loaded.scenario(scenario_id)
+    return TrialInput(
+        scenario=scenario,
+        arm_name=arm,
+        arm=loaded.suite.arms[arm],
+        model=model,
+        events=events,
+        repo=run.workspace.repo_for(scenario),
+        scoring=loaded.suite.scoring,
+        tool_schemas=tool_schemas(events),  # type: ignore[arg-type]
+    )
+
+
+async def score_trial(trial: TrialInput, judge: Judge, pass_numbers: Sequence[int], emit: Emit) -> None:
+    """Emit every score and judgment for one trial (judge passes run concurrently)."""
+    transcript = transcript_of(trial.events)
+    det = deterministic_scores(trial, transcript)
+    for s in det.values():
+        emit(s, None)
+    subject = JudgeSubject(
+        trial.scenario, transcript.answer_text, transcript.audit_text, trial.arm_name, trial.model
+    )
+    outcomes: list[JudgeOutcome] = list(
+        await asyncio.gather(*(judge.judge(subject, p) for p in pass_numbers))
+    )
+    for p, o in zip(pass_numbers, outcomes, strict=True):
+        emit(judged_event(o, p, judge.judge_id), o.meta)
+    verdicts = [o.verdict for o in outcomes if o.verdict is not None]
+    for s in layer_scores(trial, transcript, det, verdicts).values():
+        emit(s, None)
+
+
+def scoring_hook(judge: Judge, passes: int) -> TrialHook:
+    async def hook(ctx: TrialContext, record: TrialRecord) -> None:
+        trial = trial_input(ctx.run, ctx.scenario.id, ctx.arm, ctx.model, list(ctx.events))
+        await score_trial(trial, judge, range(1, passes + 1), ctx.emit)
+
+    return hook
+
+
+def suite_hooks(run_loaded: LoadedSuite, judge_model: str | None = None) -> list[TrialHook]:
+    """The hooks every run gets: score each trial with the suite's judge (or ``judge_model``)."""
+    spec = run_loaded.suite.judge
+    judge = make_judge(judge_model or spec.model, run_loaded.suite.scoring)
+    return [scoring_hook(judge, spec.passes)]
