@@ -29,11 +29,12 @@ from proctor.engine.scoring import (
     partition,
 )
 from proctor.engine.scoring.transcript import ToolCallRecord
+from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
-from proctor.scenarios.schema import ArmSpec, Scenario, Scoring
+from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
 from proctor.store.events import Event, Judged, Scored, ToolResult
 
-ROUTER_TOOL = "execute"
+ROUTER_TOOL = EXECUTE.name
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,15 @@ class TrialInput:
 
 
 def transcript_of(events: Sequence[Event]) -> Transcript:
-    """The trial's transcript with routed calls (``execute``) unwrapped to the tool really called."""
+    """The trial's transcript as the scorers see it: ``route`` lookups dropped (they are the
+    router's, not the agent's use of the server) and ``execute`` unwrapped to the tool called."""
     t = partition(events)
     servers = {e.call_id: e.server for e in events if isinstance(e, ToolResult)}
-    calls = tuple(_unwrap(c, servers.get(c.call_id, c.server)) for c in t.tool_calls)
+    calls = tuple(
+        _unwrap(c, servers.get(c.call_id, c.server))
+        for c in t.tool_calls
+        if not (c.tool == ROUTE.name and c.server == ROUTE.server)
+    )
     return Transcript(
         answer_text=t.answer_text,
         audit_text=t.audit_text,
@@ -128,14 +134,14 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str,
             details=kp.to_details(),
         )
     if sc.gold_tool_calls:
-        gold_servers = {g.server for step in sc.gold_tool_calls for g in step if g.server}
-        if trial.arm.baseline or (gold_servers and not gold_servers <= set(trial.arm.servers)):
-            na = {"na": "the arm does not have the gold calls' tools"}
+        gold = _gold_for_arm(trial)
+        if gold is None:
+            na = {"na": "the arm does not offer the gold calls' tools"}
             out["tfs"] = Scored(name="tfs", value=None, details=na)
             out["tefs"] = Scored(name="tefs", value=None, details=na)
         else:
             m = match_tool_calls(
-                sc.gold_tool_calls,
+                gold,
                 transcript.call_steps(),
                 lenient=cfg.tool_match_lenient,
                 names_only=cfg.names_only_tools,
@@ -146,6 +152,26 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str,
     eff = efficiency(transcript.tokens or 0, transcript.wall_s or 0.0, cfg.token_ceiling, cfg.time_ceiling_s)
     out["efficiency"] = Scored(name="efficiency", value=eff.value, details=eff.to_details())
     return out
+
+
+def _gold_for_arm(trial: TrialInput) -> list[list[GoldCall]] | None:
+    """Gold calls this arm can satisfy, or None when it does not offer their tools.
+
+    A server under test often implements the same tools as the one the gold calls were written
+    against (a new version, a competitor); the server name then yields to the tool names.
+    """
+    gold = trial.scenario.gold_tool_calls
+    names = {g.tool for step in gold for g in step}
+    if trial.arm.baseline or not names <= set(trial.tool_schemas):
+        return None
+    servers = set(trial.arm.servers)
+    return [
+        [
+            g if g.server is None or g.server in servers else g.model_copy(update={"server": None})
+            for g in step
+        ]
+        for step in gold
+    ]
 
 
 async def judge_passes(judge: Judge, subject: JudgeSubject, passes: Sequence[int]) -> list[JudgeOutcome]:

@@ -14,6 +14,9 @@ not recognised. URLs (``scheme://...``) are skipped entirely, so ``http://host:8
 citation, and neither is a bare host name (``db.example.com:5432``: no ``/`` and a .com/.org/
 .net/.edu/.gov suffix). Line numbers start at 1 (``path:0`` is not a citation) and have at most 12 digits.
 
+A line citation followed directly by backticked code (``path:12``: `return x + 1`) carries that
+code as ``quote``; grounding then checks that the quoted code is really at the cited lines.
+
 For a ``path:line`` citation without a symbol, ``hint`` is an identifier the sentence names
 next to it: the nearest backticked identifier on the same text line whose gap to the citation
 is at most 24 characters with no sentence end (``. ; ! ?``), backtick or other citation in
@@ -67,6 +70,7 @@ class Citation:
     end_line: int | None = None
     symbol: str | None = None
     hint: str | None = None
+    quote: str | None = None
 
     @property
     def end(self) -> int:
@@ -147,8 +151,23 @@ def extract_citations(text: str) -> list[Citation]:
             continue
         plain.append(_from_match(m, m.group(0), m.start(), None))
     if plain:
-        plain = _with_hints(text, plain)
+        plain = _with_quotes(text, _with_hints(text, plain))
     return sorted(found + plain, key=lambda c: c.start)
+
+
+_QUOTE_AFTER = re.compile(r"`?[ \t]*[:\u2014\u2013-]?[ \t]*`(?P<quote>[^`\n]{6,400})`")
+
+
+def _with_quotes(text: str, cites: list[Citation]) -> list[Citation]:
+    """Attach the code a line citation quotes right after it (``path:12``: `code`)."""
+    out: list[Citation] = []
+    for c in cites:
+        m = _QUOTE_AFTER.match(text, c.end) if c.line is not None else None
+        quote = m.group("quote").strip() if m else ""
+        if quote and not _IDENT.match(quote) and len(quote.replace(" ", "")) >= 6:
+            c = replace(c, quote=quote)
+        out.append(c)
+    return out
 
 
 def _is_path_token(token: str, path: str) -> bool:

@@ -92,18 +92,20 @@ class _FileInfo:
     __slots__ = ("_idents", "_lines", "n_lines")
 
     def __init__(self, lines: Sequence[str]) -> None:
-        self._lines: Sequence[str] | None = lines
+        self._lines: Sequence[str] = lines
         self.n_lines = len(lines)
         self._idents: dict[str, list[int]] | None = None
+
+    def line(self, n: int) -> str:
+        return self._lines[n - 1]
 
     def occurrences(self, name: str) -> list[int]:
         if self._idents is None:
             idents: dict[str, list[int]] = {}
-            for no, text in enumerate(self._lines or (), start=1):
+            for no, text in enumerate(self._lines, start=1):
                 for ident in set(_IDENT.findall(text)):
                     idents.setdefault(ident, []).append(no)
             self._idents = idents
-            self._lines = None
         return self._idents.get(name, [])
 
 
@@ -189,6 +191,25 @@ def _classify_symbol_only(
     return GroundingResult(c, "grounded", f"{symbol} occurs at line {found[0]}", path, symbol, found[0])
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _classify_quote(
+    c: Citation, path: str, info: _FileInfo, first: int, last: int, tolerance: int
+) -> GroundingResult:
+    """The quoted code must stand within ``tolerance`` lines of the cited range."""
+    assert c.quote is not None
+    quote = _squash(c.quote)
+    lo, hi = max(1, first - tolerance), min(info.n_lines, last + tolerance)
+    for n in range(lo, hi + 1):
+        if quote in _squash(info.line(n)):
+            return GroundingResult(c, "grounded", f"quoted code at line {n}", path, None, n)
+    return GroundingResult(
+        c, "hallucinated", f"the quoted code is not within {tolerance} lines of line {first} in {path}", path
+    )
+
+
 def _classify_lines(
     c: Citation, path: str, info: _FileInfo, symbol: str | None, name: str | None, tolerance: int
 ) -> GroundingResult:
@@ -200,6 +221,8 @@ def _classify_lines(
         return GroundingResult(
             c, "hallucinated", f"line {last} is past the end of {path} ({info.n_lines} lines)", path
         )
+    if c.quote:
+        return _classify_quote(c, path, info, first, last, tolerance)
     if not name:
         return GroundingResult(c, "grounded", f"line {last} exists ({info.n_lines} lines)", path)
     found = info.occurrences(name)

@@ -1,0 +1,46 @@
+"""The bundled demo tells a good MCP server from a stale one and from the baseline."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from proctor.engine.runner import RunOptions, run_suite
+from proctor.engine.trial_scoring import suite_hooks
+from proctor.scenarios.demo import SUITE_DIR
+from proctor.scenarios.loader import load_suite
+from proctor.store.reader import StoreReader
+
+pytestmark = pytest.mark.slow
+
+
+async def test_demo_scores_separate_good_stale_and_baseline(tmp_path: Path) -> None:
+    loaded = load_suite(SUITE_DIR)
+    options = RunOptions(db=tmp_path / "demo.db", arms=["baseline", "codeintel", "codeintel_stale"])
+    status = await run_suite(loaded, options, hooks=suite_hooks(loaded))
+    assert status == "finished"
+    with StoreReader(options.db) as r:
+        arm_of = {t.id: t.arm for t in r.trials()}
+        scores = r.scores()
+        judgments = r.judgments()
+    fairness: dict[str, list[float]] = defaultdict(list)
+    hallucinated: dict[str, int] = defaultdict(int)
+    for s in scores:
+        if s.name == "fairness" and s.value is not None:
+            fairness[arm_of[s.trial_id]].append(s.value)
+        if s.name == "grounding":
+            hallucinated[arm_of[s.trial_id]] += s.details["counts"]["hallucinated"]
+    mean = {arm: sum(v) / len(v) for arm, v in fairness.items()}
+    assert len({round(v, 3) for v in mean.values()}) == 3, mean
+    assert mean["codeintel"] > mean["baseline"] > mean["codeintel_stale"], mean
+    assert hallucinated["codeintel_stale"] > 10 and hallucinated["codeintel"] == 0
+    assert len(judgments) == 2 * len(arm_of)
+    assert all(j.judge == "offline:lexical" and j.prompt_version and j.rubric_hash for j in judgments)
+    adoption = {s.trial_id: s for s in scores if s.name == "adoption"}
+    for tid, arm in arm_of.items():
+        if arm == "baseline":
+            assert adoption[tid].value is None and adoption[tid].details["na"] == "baseline"
+        else:
+            assert adoption[tid].value is not None

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+from proctor.engine.evaluation import (
+    TrialInput,
+    _gold_for_arm,
+    deterministic_scores,
+    layer_scores,
+    transcript_of,
+)
+from proctor.engine.judges.base import ClaimJudgment, Verdict
+from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
+from proctor.store.events import (
+    AssistantMessage,
+    Event,
+    FinalAnswer,
+    ModelResponse,
+    ToolCall,
+    ToolCallRequest,
+    ToolResult,
+    TrialFinished,
+    TrialStarted,
+    Usage,
+)
+
+SCENARIO = Scenario(
+    id="s",
+    prompt="Where is `compute_backoff`?",
+    claims=["compute_backoff is in retry.py"],
+    keywords={"required": ["compute_backoff"], "bonus": ["MAX_DELAY"]},  # type: ignore[arg-type]
+    gold_tool_calls=[
+        [GoldCall(tool="find_definition", server="codeintel", arguments={"symbol": "compute_backoff"})]
+    ],
+)
+SCHEMAS = {
+    "find_definition": {
+        "type": "object",
+        "properties": {"symbol": {"type": "string"}},
+        "required": ["symbol"],
+    }
+}
+
+
+def _events(routed: bool) -> list[Event]:
+    if routed:
+        calls = [
+            ToolCall(call_id="r", server="proctor-router", tool="route", arguments={"query": "definition"}),
+            ToolResult(
+                call_id="r",
+                server="proctor-router",
+                tool="route",
+                content="[]",
+                is_error=False,
+                latency_s=0.0,
+            ),
+        ]
+        req = [
+            ToolCallRequest(
+                call_id="c",
+                name="execute",
+                arguments={"tool": "find_definition", "arguments": {"symbol": "compute_backoff"}},
+            )
+        ]
+        call = ToolCall(call_id="c", server="proctor-router", tool="execute", arguments=req[0].arguments)
+    else:
+        calls = []
+        req = [ToolCallRequest(call_id="c", name="find_definition", arguments={"symbol": "compute_backoff"})]
+        call = ToolCall(
+            call_id="c", server="codeintel_v2", tool="find_definition", arguments=req[0].arguments
+        )
+    return [
+        TrialStarted(scenario="s", arm="a", model="m", epoch=0, seed=0, attempt=1),
+        *calls,
+        ModelResponse(
+            turn=1,
+            model="m",
+            text="",
+            tool_calls=req,
+            stop_reason="tool_use",
+            usage=Usage(input_tokens=10),
+            cost_usd=0,
+            latency_s=0,
+        ),
+        call,
+        ToolResult(
+            call_id="c",
+            server="codeintel_v2",
+            tool="find_definition",
+            content="retry.py:3",
+            is_error=False,
+            latency_s=0.0,
+        ),
+        AssistantMessage(turn=2, text="`compute_backoff` is in retry.py"),
+        FinalAnswer(text="`compute_backoff` is in retry.py"),
+        TrialFinished(
+            status="finished",
+            stop="answer",
+            final_answer="x",
+            tool_calls=1,
+            usage=Usage(input_tokens=10),
+            cost_usd=0,
+            wall_s=1.0,
+        ),
+    ]
+
+
+def _trial(events: list[Event], arm: ArmSpec) -> TrialInput:
+    return TrialInput(SCENARIO, "a", arm, "m", events, None, Scoring(), SCHEMAS)  # type: ignore[arg-type]
+
+
+def test_routed_calls_are_unwrapped_and_route_lookups_dropped() -> None:
+    t = transcript_of(_events(routed=True))
+    assert [(c.tool, c.server, dict(c.arguments)) for c in t.tool_calls] == [
+        ("find_definition", "codeintel_v2", {"symbol": "compute_backoff"})
+    ]
+
+
+def test_same_tools_under_another_server_name_satisfy_gold() -> None:
+    arm = ArmSpec(servers=["codeintel_v2"])
+    trial = _trial(_events(routed=False), arm)
+    gold = _gold_for_arm(trial)
+    assert gold is not None and gold[0][0].server is None
+    det = deterministic_scores(trial, transcript_of(trial.events))
+    assert det["tfs"].value == 1.0 and det["tefs"].value == 1.0
+
+
+def test_baseline_has_no_tool_match_and_no_adoption() -> None:
+    trial = _trial(_events(routed=False), ArmSpec(baseline=True))
+    transcript = transcript_of(trial.events)
+    det = deterministic_scores(trial, transcript)
+    assert det["tfs"].value is None and "na" in det["tfs"].details
+    layers = layer_scores(trial, transcript, det, [Verdict(score=0.5)])
+    assert layers["adoption"].value is None and layers["adoption"].details["na"] == "baseline"
+    assert layers["fairness"].value is not None
+
+
+def test_keyword_coverage_counts_answer_not_tool_io() -> None:
+    trial = _trial(_events(routed=False), ArmSpec(servers=["codeintel_v2"]))
+    det = deterministic_scores(trial, transcript_of(trial.events))
+    assert det["keywords"].value == 1.0 / 1.5
+
+
+def test_passed_follows_judged_claims_then_records_failure_mode() -> None:
+    trial = _trial(_events(routed=False), ArmSpec(servers=["codeintel_v2"]))
+    transcript = transcript_of(trial.events)
+    det = deterministic_scores(trial, transcript)
+    good = Verdict(score=0.9, claims=[ClaimJudgment(claim="c", verdict="fulfilled")])
+    bad = Verdict(
+        score=0.2, claims=[ClaimJudgment(claim="c", verdict="not")], failure_mode="misinterpretation"
+    )
+    assert layer_scores(trial, transcript, det, [good, good])["passed"].value == 1.0
+    failed = layer_scores(trial, transcript, det, [bad, bad])
+    assert failed["passed"].value == 0.0
+    assert failed["failure_mode"].details["mode"] == "misinterpretation"
+    q = layer_scores(trial, transcript, det, [good, bad])["llm_quality"]
+    assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.35) < 1e-9
