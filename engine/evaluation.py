@@ -8,7 +8,7 @@ functions are pure; this module only gathers their inputs and names their output
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from proctor.engine.scoring import (
     partition,
 )
 from proctor.engine.scoring.transcript import ToolCallRecord
+from proctor.engine.stats import majority_vote
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
@@ -180,13 +181,28 @@ async def judge_passes(judge: Judge, subject: JudgeSubject, passes: Sequence[int
 
 def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
     verdict = outcome.verdict.model_dump() if outcome.verdict is not None else None
-    return Judged(pass_no=pass_no, judge=judge_id, verdict=verdict, error=outcome.error)
+    spent = outcome.usage.input_tokens + outcome.usage.output_tokens > 0
+    return Judged(
+        pass_no=pass_no,
+        judge=judge_id,
+        verdict=verdict,
+        error=outcome.error,
+        usage=outcome.usage if spent else None,
+        cost_usd=outcome.cost_usd if spent else None,
+    )
 
 
 def layer_scores(
-    trial: TrialInput, transcript: Transcript, deterministic: dict[str, Scored], verdicts: Sequence[Verdict]
+    trial: TrialInput,
+    transcript: Transcript,
+    deterministic: dict[str, Scored],
+    verdicts: Sequence[Verdict],
+    by_judge: Mapping[str, Sequence[Verdict]] | None = None,
 ) -> dict[str, Scored]:
-    """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode."""
+    """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode.
+
+    With ``by_judge`` naming two or more judges (a panel), ``passed`` is their majority vote.
+    """
     cfg = trial.scoring
     out: dict[str, Scored] = {}
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
@@ -230,10 +246,14 @@ def layer_scores(
         out["adoption"] = Scored(
             name="adoption", value=adopt.value, details=adopt.to_details() | signals.to_details()
         )
-    passed, rule = _passed(trial, deterministic, verdicts, quality)
-    out["passed"] = Scored(
-        name="passed", value=None if passed is None else float(passed), details={"rule": rule}
-    )
+    if by_judge is not None and len(by_judge) > 1:
+        passed, panel = _panel_passed(trial, deterministic, by_judge)
+        out["passed"] = Scored(name="passed", value=None if passed is None else float(passed), details=panel)
+    else:
+        passed, rule = _passed(trial, deterministic, verdicts, quality)
+        out["passed"] = Scored(
+            name="passed", value=None if passed is None else float(passed), details={"rule": rule}
+        )
     if passed is False:
         out["failure_mode"] = _failure_mode(trial, transcript, verdicts)
     return out
@@ -262,6 +282,22 @@ def _passed(
     if quality is None:
         return None, "no judge verdict"
     return quality >= 0.5, "judge mean score >= 0.5"
+
+
+def _panel_passed(
+    trial: TrialInput, deterministic: dict[str, Scored], by_judge: Mapping[str, Sequence[Verdict]]
+) -> tuple[bool | None, dict[str, Any]]:
+    votes: dict[str, bool | None] = {}
+    for judge, verdicts in by_judge.items():
+        quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
+        votes[judge] = _passed(trial, deterministic, verdicts, quality)[0] if verdicts else None
+    vote = majority_vote(list(votes.values()))
+    return vote.verdict, {
+        "rule": f"panel majority of {len(votes)} judges (an even split passes; judge errors abstain)",
+        "votes": votes,
+        "tied": vote.tied,
+        "abstained": vote.abstained,
+    }
 
 
 def _failure_mode(trial: TrialInput, transcript: Transcript, verdicts: Sequence[Verdict]) -> Scored:

@@ -12,8 +12,8 @@ from proctor.engine.evaluation import (
     layer_scores,
     transcript_of,
 )
-from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject
-from proctor.engine.judges.registry import make_judge
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.judges.registry import make_suite_judges
 from proctor.engine.runner import Run, TrialContext, TrialHook
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.events import Event, ToolsListed
@@ -38,12 +38,15 @@ def trial_input(run: Run, scenario_id: str, arm: str, model: str, events: Sequen
         events=events,
         repo=run.workspace.repo_for(scenario),
         scoring=loaded.suite.scoring,
-        tool_schemas=tool_schemas(events),  # type: ignore[arg-type]
+        tool_schemas=tool_schemas(events),
     )
 
 
-async def score_trial(trial: TrialInput, judge: Judge, pass_numbers: Sequence[int], emit: Emit) -> None:
-    """Emit every score and judgment for one trial (judge passes run concurrently)."""
+async def score_trial(
+    trial: TrialInput, judge: Judge | Sequence[Judge], pass_numbers: Sequence[int], emit: Emit
+) -> None:
+    """Emit every score and judgment for one trial (every judge of a panel judges every pass)."""
+    judges = list(judge) if isinstance(judge, Sequence) else [judge]
     transcript = transcript_of(trial.events)
     det = deterministic_scores(trial, transcript)
     for s in det.values():
@@ -51,17 +54,19 @@ async def score_trial(trial: TrialInput, judge: Judge, pass_numbers: Sequence[in
     subject = JudgeSubject(
         trial.scenario, transcript.answer_text, transcript.audit_text, trial.arm_name, trial.model
     )
-    outcomes: list[JudgeOutcome] = list(
-        await asyncio.gather(*(judge.judge(subject, p) for p in pass_numbers))
-    )
-    for p, o in zip(pass_numbers, outcomes, strict=True):
-        emit(judged_event(o, p, judge.judge_id), o.meta)
-    verdicts = [o.verdict for o in outcomes if o.verdict is not None]
-    for s in layer_scores(trial, transcript, det, verdicts).values():
+    jobs = [(j, p) for j in judges for p in pass_numbers]
+    outcomes: list[JudgeOutcome] = list(await asyncio.gather(*(j.judge(subject, p) for j, p in jobs)))
+    by_judge: dict[str, list[Verdict]] = {j.judge_id: [] for j in judges}
+    for (j, p), o in zip(jobs, outcomes, strict=True):
+        emit(judged_event(o, p, j.judge_id), o.meta)
+        if o.verdict is not None:
+            by_judge[j.judge_id].append(o.verdict)
+    verdicts = [v for vs in by_judge.values() for v in vs]
+    for s in layer_scores(trial, transcript, det, verdicts, by_judge).values():
         emit(s, None)
 
 
-def scoring_hook(judge: Judge, passes: int) -> TrialHook:
+def scoring_hook(judge: Judge | Sequence[Judge], passes: int) -> TrialHook:
     async def hook(ctx: TrialContext, record: TrialRecord) -> None:
         trial = trial_input(ctx.run, ctx.scenario.id, ctx.arm, ctx.model, list(ctx.events))
         await score_trial(trial, judge, range(1, passes + 1), ctx.emit)
@@ -70,7 +75,6 @@ def scoring_hook(judge: Judge, passes: int) -> TrialHook:
 
 
 def suite_hooks(run_loaded: LoadedSuite, judge_model: str | None = None) -> list[TrialHook]:
-    """The hooks every run gets: score each trial with the suite's judge (or ``judge_model``)."""
-    spec = run_loaded.suite.judge
-    judge = make_judge(judge_model or spec.model, run_loaded.suite.scoring)
-    return [scoring_hook(judge, spec.passes)]
+    """The hooks every run gets: score each trial with the suite's judge or panel (or ``judge_model``)."""
+    judges = make_suite_judges(run_loaded.suite, judge_model)
+    return [scoring_hook(judges, run_loaded.suite.judge.passes)]

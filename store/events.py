@@ -195,6 +195,8 @@ class Judged(_Event):
     judge: str
     verdict: dict[str, Any] | None
     error: str = ""
+    usage: Usage | None = Field(None, description="the judge's own model calls: token phase 'judge'")
+    cost_usd: float | None = None
 
 
 Event = Annotated[

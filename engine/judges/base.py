@@ -67,6 +67,7 @@ class JudgeOutcome:
     meta: JudgmentMeta
     usage: Usage = field(default_factory=Usage)
     attempts: int = 1
+    cost_usd: float | None = None
 
 
 class Judge(Protocol):

@@ -1,19 +1,72 @@
-"""From the suite's ``judge.model`` to a judge."""
+"""From the suite's ``judge`` section (``model``, or a ``panel`` of models) to judges."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from proctor.engine.judges.base import Judge
+from proctor.engine.judges.llm import LlmJudge
 from proctor.engine.judges.offline import OfflineJudge
-from proctor.engine.providers.registry import ProviderConfigError
-from proctor.scenarios.schema import Scoring
+from proctor.engine.providers.anthropic_provider import AnthropicProvider
+from proctor.engine.providers.openai_provider import OpenAIProvider
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.providers.registry import ProviderConfigError, make_provider
+from proctor.scenarios.schema import ProviderSpec, Scoring, Suite
 
 
-def make_judge(model_id: str, scoring: Scoring) -> Judge:
+def make_judge(
+    model_id: str,
+    scoring: Scoring,
+    *,
+    temperature: float = 0.0,
+    providers: Mapping[str, ProviderSpec] | None = None,
+    prices: PriceTable | None = None,
+) -> Judge:
+    """``offline:lexical``, ``anthropic:NAME`` or ``openai:NAME`` (the key comes from the environment)."""
     provider, _, name = model_id.partition(":")
     if provider == "offline":
         if name not in ("", "lexical"):
             raise ProviderConfigError(f"judge {model_id!r}: the offline judge is 'offline:lexical'")
         return OfflineJudge(scoring.claims_pass_threshold)
-    raise ProviderConfigError(
-        f"judge {model_id!r}: LLM judges are not available in this build; use offline:lexical"
-    )
+    if provider not in ("anthropic", "openai") or not name:
+        raise ProviderConfigError(
+            f"judge {model_id!r}: use 'offline:lexical', 'anthropic:NAME' or 'openai:NAME'"
+        )
+    table = prices or PriceTable()
+    made = make_provider(model_id, table, dict(providers or {}))
+    if isinstance(made, AnthropicProvider | OpenAIProvider):
+        made.temperature = temperature
+    return LlmJudge(made, temperature=temperature, prices=table)
+
+
+def judge_models(suite: Suite, override: str | None = None) -> list[str]:
+    """The judge models a run uses: ``override``, else the panel if there is one, else ``model``."""
+    if override:
+        return [override]
+    spec = suite.judge
+    return list(dict.fromkeys(spec.panel)) if spec.panel else [spec.model]
+
+
+def make_suite_judges(suite: Suite, override: str | None = None) -> list[Judge]:
+    """Every judge of the suite's panel (or its one judge), built with the suite's providers and prices."""
+    prices = PriceTable(suite.prices)
+    return [
+        make_judge(
+            m,
+            suite.scoring,
+            temperature=suite.judge.temperature,
+            providers=suite.providers,
+            prices=prices,
+        )
+        for m in judge_models(suite, override)
+    ]
+
+
+async def close_judges(judges: Sequence[Judge]) -> None:
+    """Close the HTTP clients of LLM judges (the offline judge holds none)."""
+    for judge in judges:
+        if isinstance(judge, LlmJudge):
+            await judge.aclose()
+
+
+__all__ = ["close_judges", "judge_models", "make_judge", "make_suite_judges"]
