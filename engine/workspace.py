@@ -31,10 +31,11 @@ class Workspace:
     loaded: LoadedSuite
     _repos: dict[RepoSpec, PinnedRepo]
     _ports: dict[tuple[str, str], int]
+    _expanded: dict[tuple[tuple[str, ...], str], dict[str, ServerConfig]]
 
     @classmethod
     def prepare(cls, loaded: LoadedSuite) -> Workspace:
-        ws = cls(loaded, {}, {})
+        ws = cls(loaded, {}, {}, {})
         for sc in loaded.scenarios:
             ws.repo_for(sc)
         return ws
@@ -70,7 +71,14 @@ class Workspace:
             raise SuiteError(f"{where}: field '{field}': {exc}") from exc
 
     def servers_for(self, names: list[str], scenario: Scenario) -> dict[str, ServerConfig]:
+        """The named servers' configs with variables expanded (cached: the same for every trial)."""
         repo = self.repo_for(scenario)
+        key = (tuple(names), repo.commit if repo else "")
+        if key not in self._expanded:
+            self._expanded[key] = self._expand(names, repo)
+        return self._expanded[key]
+
+    def _expand(self, names: list[str], repo: PinnedRepo | None) -> dict[str, ServerConfig]:
         variables = dict(os.environ) | {
             "PYTHON": sys.executable,
             "PROCTOR_SUITE_DIR": str(self.loaded.root),

@@ -43,7 +43,10 @@ class LoadedSuite:
 def _format_validation(path: Path, exc: ValidationError) -> str:
     lines = [f"{path}: invalid"]
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        parts = [str(p) for p in err["loc"]]
+        if len(parts) >= 3 and parts[0] == "mcpServers" and parts[2] in ("stdio", "http"):
+            del parts[2]  # the discriminator's tag, not a field the user wrote
+        loc = ".".join(parts) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling; see the README's suite format)"

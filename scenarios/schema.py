@@ -6,9 +6,9 @@ field instead of a silently ignored setting.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 
@@ -69,12 +69,25 @@ class HttpServer(_Strict):
 ServerConfig = StdioServer | HttpServer
 
 
+def _transport(value: Any) -> str:
+    if isinstance(value, HttpServer) or (isinstance(value, dict) and "url" in value):
+        return "http"
+    return "stdio"
+
+
+# A server with a ``url`` is streamable HTTP, anything else stdio; errors then name one shape only.
+ServerEntry = Annotated[
+    Annotated[StdioServer, Tag("stdio")] | Annotated[HttpServer, Tag("http")],
+    Discriminator(_transport),
+]
+
+
 class McpServersFile(BaseModel):
     """The Claude Desktop / Cursor ``mcpServers`` format (other top-level keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    mcpServers: dict[str, StdioServer | HttpServer]
+    mcpServers: dict[str, ServerEntry]
 
 
 class ToolRetrieval(_Strict):
@@ -162,7 +175,7 @@ class Suite(_Strict):
     name: str
     description: str = ""
     repo: RepoSpec | None = None
-    mcpServers: dict[str, StdioServer | HttpServer] = {}
+    mcpServers: dict[str, ServerEntry] = {}
     servers_file: str | None = None
     arms: dict[str, ArmSpec]
     models: list[str] = ["offline:default"]

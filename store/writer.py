@@ -65,8 +65,11 @@ def decode_payload(encoding: str, payload: bytes) -> bytes:
     return zlib.decompress(payload) if encoding == "zlib" else payload
 
 
-_Pending = tuple[str, int | None, int, float, Event, JudgmentMeta | None]
-_Updater = Callable[[sqlite3.Cursor, _Pending], None]
+_Row = tuple[str, int | None, int, float, str, str, bytes]
+_Derived = tuple[str, int | None, int, float, Event, JudgmentMeta | None]
+# An event row ready to insert, and the event again when it also updates a derived table.
+_Pending = tuple[_Row, _Derived | None]
+_Updater = Callable[[sqlite3.Cursor, _Derived], None]
 T = TypeVar("T")
 
 
@@ -170,8 +173,13 @@ class StoreWriter:
             raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
         if self._closed:
             raise RuntimeError(f"store writer for {self.path} is closed")
-        self._pending.append((run_id, trial_id, attempt, time.time(), event, judgment))
-        if len(self._pending) == 1 or len(self._pending) >= self._batch_size:
+        # Serialized here, on the caller's thread, so it overlaps the writer thread's disk work.
+        ts = time.time()
+        encoding, payload = encode_payload(event)
+        derived = (run_id, trial_id, attempt, ts, event, judgment) if event.kind in _UPDATERS else None
+        self._pending.append(((run_id, trial_id, attempt, ts, event.kind, encoding, payload), derived))
+        n = len(self._pending)
+        if n == 1 or n == self._batch_size:
             self._wake.set()
 
     async def flush(self) -> None:
@@ -261,35 +269,30 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
 
 
 def _write_batch(conn: sqlite3.Connection, batch: list[_Pending]) -> None:
-    rows = []
-    for run_id, trial_id, attempt, ts, event, _ in batch:
-        encoding, payload = encode_payload(event)
-        rows.append((run_id, trial_id, attempt, ts, event.kind, encoding, payload))
     with _transaction(conn) as cur:
         cur.executemany(
             "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            [row for row, _ in batch],
         )
-        for item in batch:
-            updater = _UPDATERS.get(item[4].kind)
-            if updater is not None:
-                updater(cur, item)
+        for _, derived in batch:
+            if derived is not None:
+                _UPDATERS[derived[4].kind](cur, derived)
 
 
-def _on_run_started(cur: sqlite3.Cursor, item: _Pending) -> None:
+def _on_run_started(cur: sqlite3.Cursor, item: _Derived) -> None:
     run_id, _, _, ts, _, _ = item
     cur.execute(
         "UPDATE runs SET started_at = coalesce(started_at, ?), status = 'running' WHERE id = ?", (ts, run_id)
     )
 
 
-def _on_run_finished(cur: sqlite3.Cursor, item: _Pending) -> None:
+def _on_run_finished(cur: sqlite3.Cursor, item: _Derived) -> None:
     run_id, _, _, ts, event, _ = item
     assert isinstance(event, RunFinished)
     cur.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (ts, event.status, run_id))
 
 
-def _on_trial_started(cur: sqlite3.Cursor, item: _Pending) -> None:
+def _on_trial_started(cur: sqlite3.Cursor, item: _Derived) -> None:
     _, trial_id, attempt, ts, event, _ = item
     assert isinstance(event, TrialStarted)
     cur.execute(
@@ -299,7 +302,7 @@ def _on_trial_started(cur: sqlite3.Cursor, item: _Pending) -> None:
     )
 
 
-def _on_trial_finished(cur: sqlite3.Cursor, item: _Pending) -> None:
+def _on_trial_finished(cur: sqlite3.Cursor, item: _Derived) -> None:
     _, trial_id, _, ts, event, _ = item
     assert isinstance(event, TrialFinished)
     u = event.usage
@@ -326,7 +329,7 @@ def _on_trial_finished(cur: sqlite3.Cursor, item: _Pending) -> None:
     )
 
 
-def _on_score(cur: sqlite3.Cursor, item: _Pending) -> None:
+def _on_score(cur: sqlite3.Cursor, item: _Derived) -> None:
     _, trial_id, _, ts, event, _ = item
     assert isinstance(event, Scored)
     cur.execute(
@@ -338,7 +341,7 @@ def _on_score(cur: sqlite3.Cursor, item: _Pending) -> None:
         cur.execute("UPDATE trials SET passed = ? WHERE id = ?", (passed, trial_id))
 
 
-def _on_judgment(cur: sqlite3.Cursor, item: _Pending) -> None:
+def _on_judgment(cur: sqlite3.Cursor, item: _Derived) -> None:
     _, trial_id, _, ts, event, meta = item
     assert isinstance(event, Judged)
     meta = meta or JudgmentMeta()
