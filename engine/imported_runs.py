@@ -1,0 +1,235 @@
+"""Imported transcripts as a run database, and the staged write of an import's folder.
+
+A benchmark's trajectories become trials of one finished run in ``DIR/imported.db``: each
+assistant message is a ``ModelResponse`` (calls requested together stay one parallel step),
+its prose an ``AssistantMessage``, its calls and their outputs ``ToolCall``/``ToolResult``, the
+answer a ``FinalAnswer``; human labels and third-party verdicts become ``Judged`` events whose
+judgment rows record where they came from. The source records neither tokens nor time, so
+token counts are estimated from text length (and marked estimated), and cost and wall time
+are zero; the run config says so.
+
+The suite files and the database are written into a staging folder that replaces ``DIR`` only
+when everything succeeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from proctor.engine.secrets import redact
+from proctor.scenarios.import_common import (
+    ImportedSuite,
+    ImportedTranscript,
+    staged_dir,
+    write_suite_files,
+)
+from proctor.scenarios.schema import Suite
+from proctor.store.events import (
+    AssistantMessage,
+    Event,
+    FinalAnswer,
+    Judged,
+    ModelResponse,
+    RunFinished,
+    RunStarted,
+    ToolCall,
+    ToolCallRequest,
+    ToolResult,
+    TrialFinished,
+    TrialStarted,
+    Usage,
+)
+from proctor.store.reader import StoreReader
+from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
+
+DB_NAME = "imported.db"
+CHARS_PER_TOKEN = 4
+ATTEMPT = 1
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def transcript_events(t: ImportedTranscript) -> list[Event]:
+    """The trial's events, from ``TrialStarted`` to ``TrialFinished`` (judgments excluded)."""
+    events: list[Event] = [
+        TrialStarted(scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=0, attempt=ATTEMPT)
+    ]
+    output_tokens = input_tokens = calls = 0
+    for turn_no, turn in enumerate(t.turns):
+        requested = json.dumps([c.arguments for c in turn.calls], ensure_ascii=False, default=str)
+        out = estimate_tokens(turn.text) + (estimate_tokens(requested) if turn.calls else 0)
+        output_tokens += out
+        events.append(
+            ModelResponse(
+                turn=turn_no,
+                model=t.model,
+                text=redact(turn.text),
+                tool_calls=[
+                    ToolCallRequest(call_id=c.call_id, name=c.tool, arguments=c.arguments) for c in turn.calls
+                ],
+                stop_reason="tool_use" if turn.calls else "end_turn",
+                usage=Usage(output_tokens=out, estimated=True),
+                cost_usd=0.0,
+                latency_s=0.0,
+            )
+        )
+        if turn.text:
+            events.append(AssistantMessage(turn=turn_no, text=redact(turn.text)))
+        for c in turn.calls:
+            calls += 1
+            events.append(ToolCall(call_id=c.call_id, server=c.server, tool=c.tool, arguments=c.arguments))
+        for r in turn.results:
+            input_tokens += estimate_tokens(r.content)
+            events.append(
+                ToolResult(
+                    call_id=r.call_id,
+                    server=r.server,
+                    tool=r.tool,
+                    content=redact(r.content),
+                    is_error=r.is_error,
+                    error_type="tool_error" if r.is_error else "",
+                    latency_s=0.0,
+                )
+            )
+    final = redact(t.final_answer)
+    if final:
+        events.append(FinalAnswer(text=final))
+    events.append(
+        TrialFinished(
+            status="finished",
+            stop="answer",
+            final_answer=final,
+            tool_calls=calls,
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=True),
+            cost_usd=0.0,
+            wall_s=0.0,
+        )
+    )
+    return events
+
+
+def judgment_events(t: ImportedTranscript) -> list[tuple[Judged, JudgmentMeta]]:
+    return [
+        (
+            Judged(pass_no=j.pass_no, judge=j.judge, verdict=_redacted(j.verdict), error=j.error),
+            JudgmentMeta(source=j.source),
+        )
+        for j in t.judgments
+    ]
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
+def run_config(imported: ImportedSuite, suite_dir: Path) -> dict[str, Any]:
+    """What the runner would record for a run of this suite, plus where the trials came from."""
+    suite = Suite.model_validate(imported.suite)
+    ts = imported.transcripts
+    return {
+        "suite": suite.name,
+        "suite_dir": str(suite_dir),
+        "models": sorted({t.model for t in ts}),
+        "arms": sorted({t.arm for t in ts}),
+        "epochs": max((t.epoch for t in ts), default=0) + 1,
+        "base_seed": 0,
+        "held_out": [],
+        "scoring": suite.scoring.model_dump(),
+        "judge": suite.judge.model_dump(),
+        "imported": {
+            "format": imported.source_format,
+            "sources": list(imported.sources),
+            "tokens": f"estimated from text length ({CHARS_PER_TOKEN} characters per token)",
+            "wall_s": "not recorded (0)",
+            "cost_usd": "not recorded (0)",
+        },
+    }
+
+
+async def write_imported_run(db: Path, imported: ImportedSuite, suite_dir: Path) -> int:
+    """Write every transcript of ``imported`` as a trial of one finished run; return the trial count."""
+    transcripts: Sequence[ImportedTranscript] = imported.transcripts
+    run_id = f"imported-{uuid.uuid4().hex[:8]}"
+    config = run_config(imported, suite_dir)
+    writer = await StoreWriter.open(db)
+    try:
+        await writer.create_run(run_id, config["suite"], config)
+        await writer.add_trials(
+            run_id, [TrialRow(t.scenario, t.arm, t.model, t.epoch, 0) for t in transcripts]
+        )
+        with StoreReader(db) as reader:
+            ids = {r.key: r.id for r in reader.trials()}
+        writer.emit(
+            run_id, RunStarted(run_id=run_id, suite=config["suite"], config=config, trials=len(transcripts))
+        )
+        for t in transcripts:
+            trial_id = ids[(t.scenario, t.arm, t.model, t.epoch)]
+            for ev in transcript_events(t):
+                writer.emit(run_id, ev, trial_id=trial_id, attempt=ATTEMPT)
+            for judged, meta in judgment_events(t):
+                writer.emit(run_id, judged, trial_id=trial_id, attempt=ATTEMPT, judgment=meta)
+        writer.emit(
+            run_id,
+            RunFinished(run_id=run_id, status="finished", message=f"imported from {imported.source_format}"),
+        )
+    finally:
+        await writer.close()
+    return len(transcripts)
+
+
+@dataclass(frozen=True)
+class SavedImport:
+    out_dir: Path
+    scenarios: int
+    arms: list[str]
+    db: Path | None
+    trials: int
+    judgments: int
+
+
+def save_import(imported: ImportedSuite, out_dir: Path, *, force: bool = False) -> SavedImport:
+    """Write the suite (and ``imported.db`` when there are transcripts) to ``out_dir``, all or nothing.
+
+    Synchronous (it runs its own event loop for the database): call it from plain code.
+    """
+    final = out_dir.absolute()
+    trials = 0
+    with staged_dir(final, force=force) as stage:
+        write_suite_files(imported, stage)
+        if imported.transcripts:
+            trials = asyncio.run(write_imported_run(stage / DB_NAME, imported, final))
+    return SavedImport(
+        out_dir=final,
+        scenarios=len(imported.scenarios),
+        arms=imported.arms,
+        db=final / DB_NAME if imported.transcripts else None,
+        trials=trials,
+        judgments=sum(len(t.judgments) for t in imported.transcripts),
+    )
+
+
+__all__ = [
+    "DB_NAME",
+    "SavedImport",
+    "estimate_tokens",
+    "judgment_events",
+    "run_config",
+    "save_import",
+    "transcript_events",
+    "write_imported_run",
+]
