@@ -1,0 +1,49 @@
+"""What every console screen shares: access to the host app's state and the flush/consume hooks.
+
+Screens never read the store themselves: the app folds new data into ``ConsoleState`` and, at
+most ~10 times a second, calls ``flush`` on the screens in the stack; ``consume`` hands them the
+raw tail events (a trial screen keeps its own transcript).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, cast
+
+from textual.screen import Screen
+
+from proctor.app.feed import StoreFeed
+from proctor.app.state import ConsoleState
+from proctor.store.commands import CommandName
+from proctor.store.reader import StoredEvent
+
+
+class ConsoleHost(Protocol):
+    state: ConsoleState
+    feed: StoreFeed
+
+    def enqueue(self, command: CommandName, args: dict[str, Any], *, note: str = "") -> None: ...
+
+    def open_trial(self, trial_id: int) -> None: ...
+
+    def open_compare(self, trial_id: int) -> None: ...
+
+
+class ProctorScreen(Screen[None]):
+    """Base for the console's full screens."""
+
+    @property
+    def host(self) -> ConsoleHost:
+        return cast(ConsoleHost, self.app)
+
+    @property
+    def state(self) -> ConsoleState:
+        return self.host.state
+
+    def flush(self) -> None:
+        """Copy what changed in the state to the widgets (called from the app's flush timer)."""
+
+    def consume(self, events: list[StoredEvent]) -> None:
+        """New tail events, before the state flush (default: nothing to do)."""
+
+
+__all__ = ["ConsoleHost", "ProctorScreen"]

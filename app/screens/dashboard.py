@@ -1,0 +1,231 @@
+"""Run dashboard: the trial matrix with live status, progress and rate, cost, variance,
+grounding and sparklines. Filters live only as long as the screen does."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Static
+
+from proctor.app.screens.base import ProctorScreen
+from proctor.app.screens.dialogs import PromptScreen
+from proctor.app.state import Filters
+from proctor.widgets.cost_panel import CostPanel
+from proctor.widgets.grounding_panel import GroundingPanel
+from proctor.widgets.sanitize import one_line
+from proctor.widgets.series_panel import SeriesPanel
+from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, cell_text
+from proctor.widgets.variance_panel import VariancePanel
+
+PANEL_INTERVAL_S = 0.5
+
+
+def _cycle(options: list[str], current: str | None) -> str | None:
+    """None -> first option -> ... -> last option -> None."""
+    if not options:
+        return None
+    if current not in options:
+        return options[0]
+    i = options.index(current)
+    return options[i + 1] if i + 1 < len(options) else None
+
+
+class DashboardScreen(ProctorScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "compare", "Compare"),
+        Binding("R", "rerun", "Re-run trial"),
+        Binding("s", "filter_status", "Status filter"),
+        Binding("a", "filter_arm", "Arm filter"),
+        Binding("m", "filter_model", "Model filter"),
+        Binding("f", "filter_scenario", "Scenario filter"),
+        Binding("x", "clear_filters", "Clear filters"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="dashboard")
+        self.filters = Filters()
+        self._structure = -1
+        self._filters_shown: Filters | None = None
+        self._index: dict[int, tuple[int, int]] = {}
+        self._panels_at = 0.0
+        self._panels_version = -1
+        self._panels_details = False
+        self._flushed_version = -1
+        self._title_key: object = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-title", classes="title")
+        yield Static(id="progress")
+        with Horizontal():
+            yield TrialMatrix(id="matrix")
+            with VerticalScroll(id="side"):
+                yield CostPanel(id="cost")
+                yield VariancePanel(id="variance")
+                yield GroundingPanel(id="grounding")
+                yield SeriesPanel(["throughput", "cost", "events"], id="series")
+        yield Static(id="selected")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TrialMatrix).focus()
+        self.flush()
+
+    @property
+    def matrix(self) -> TrialMatrix:
+        return self.query_one(TrialMatrix)
+
+    # -- flush ----------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        state = self.state
+        self._flush_title()
+        if not state.loaded:
+            return
+        changed = state.take_changed()
+        rebuild = (
+            state.structure_version != self._structure
+            or self.filters != self._filters_shown
+            or (self.filters.status is not None and bool(changed))
+        )
+        if rebuild:
+            self._rebuild_matrix()
+        elif changed:
+            updates = {self._index[t]: state.cell(t) for t in changed if t in self._index}
+            if updates:
+                self.matrix.update_cells(updates)
+        if state.version != self._flushed_version:
+            self._flushed_version = state.version
+            self._flush_progress()
+            self._flush_selected()
+        now = time.monotonic()
+        due = now - self._panels_at >= PANEL_INTERVAL_S or self._panels_details != state.details_loaded
+        if state.version != self._panels_version and due:
+            self._panels_version, self._panels_at = state.version, now
+            self._panels_details = state.details_loaded
+            self.query_one(CostPanel).show(state.cost_rows())
+            self.query_one(VariancePanel).show(
+                state.variance_rows(), state.variance_floor, state.judgments.max_passes()
+            )
+            self.query_one(GroundingPanel).show(state.grounding_rows())
+            self.query_one(SeriesPanel).show(state.series())
+
+    def _rebuild_matrix(self) -> None:
+        model = self.state.build_matrix(self.filters)
+        self._index = {cell.trial_id: pos for pos, cell in model.cells.items()}
+        self.matrix.set_model(model, keep_trial=self.matrix.selected_trial())
+        self._structure = self.state.structure_version
+        self._filters_shown = self.filters
+        self._flush_progress()
+
+    def _flush_title(self) -> None:
+        run = self.state.run
+        key = (self.state.loaded, run)
+        if key == self._title_key:
+            return
+        self._title_key = key
+        if not self.state.loaded:
+            title = Text("proctor · waiting for the run database …", style="bold")
+        elif run is None:
+            title = Text("proctor · no run recorded yet", style="bold")
+        else:
+            title = Text("proctor · ", style="bold", end="")
+            title.append(one_line(run.id, 40), style="bold cyan")
+            title.append(f" · suite {one_line(run.suite, 40)} · {one_line(run.status, 20)}")
+        self.query_one("#run-title", Static).update(title)
+
+    def _flush_progress(self) -> None:
+        state = self.state
+        done, total = state.progress()
+        counts = state.counts()
+        text = Text(f"{done}/{total} done ", style="bold", end="")
+        text.append(f"({done / total:.0%}) " if total else "")
+        for status in STATUSES:
+            if counts[status]:
+                text.append(f" {STATUS_GLYPH[status]}{status} {counts[status]}")
+        text.append(f"  · {state.rate_per_min():.1f} trials/min", style="bold")
+        text.append(
+            f"  · filters: {self.filters.describe()}", style="yellow" if self.filters.active else "dim"
+        )
+        self.query_one("#progress", Static).update(text)
+
+    def _flush_selected(self) -> None:
+        trial_id = self.matrix.selected_trial()
+        trial = self.state.trials.get(trial_id) if trial_id is not None else None
+        if trial is None:
+            self.query_one("#selected", Static).update(Text("no trial selected", style="dim"))
+            return
+        text = Text(f"#{trial.id} ", style="bold", end="")
+        text.append(
+            f"{one_line(trial.scenario, 40)} / {one_line(trial.arm, 24)} / {one_line(trial.model, 30)}"
+        )
+        text.append(f" · epoch {trial.epoch} · {cell_text(self.state.cell(trial.id))}")
+        if trial.wall_s is not None:
+            text.append(f" · {trial.wall_s:.1f}s")
+        if trial.error:
+            text.append(f" · {one_line(trial.error, 80)}", style="red")
+        self.query_one("#selected", Static).update(text)
+
+    def on_trial_matrix_cursor_moved(self, _: TrialMatrix.CursorMoved) -> None:
+        self._flush_selected()
+
+    def on_trial_matrix_selected(self, message: TrialMatrix.Selected) -> None:
+        self.host.open_trial(message.trial_id)
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_compare(self) -> None:
+        trial_id = self.matrix.selected_trial()
+        if trial_id is not None:
+            self.host.open_compare(trial_id)
+
+    def action_rerun(self) -> None:
+        trial_id = self.matrix.selected_trial()
+        if trial_id is None:
+            return
+        if self.state.statuses.get(trial_id) not in ("failed", "error"):
+            self.notify(
+                "only failed or errored trials are re-run from here", severity="warning", markup=False
+            )
+            return
+        self.host.enqueue("rerun_trial", {"trial_id": trial_id}, note=f"re-run of trial #{trial_id} queued")
+        self.host.open_trial(trial_id)
+
+    def _set_filters(self, **changes: str | None) -> None:
+        current = self.filters
+        self.filters = Filters(
+            status=changes.get("status", current.status),
+            arm=changes.get("arm", current.arm),
+            model=changes.get("model", current.model),
+            scenario=str(changes.get("scenario", current.scenario) or ""),
+        )
+        self.flush()
+
+    def action_filter_status(self) -> None:
+        self._set_filters(status=_cycle(list(STATUSES), self.filters.status))
+
+    def action_filter_arm(self) -> None:
+        self._set_filters(arm=_cycle(self.state.arms(), self.filters.arm))
+
+    def action_filter_model(self) -> None:
+        self._set_filters(model=_cycle(self.state.models(), self.filters.model))
+
+    def action_filter_scenario(self) -> None:
+        def done(value: str | None) -> None:
+            if value is not None:
+                self._set_filters(scenario=value.strip())
+
+        self.app.push_screen(
+            PromptScreen("filter scenarios containing (empty: all)", self.filters.scenario), done
+        )
+
+    def action_clear_filters(self) -> None:
+        self.filters = Filters()
+        self.flush()
+
+
+__all__ = ["DashboardScreen"]

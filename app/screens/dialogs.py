@@ -1,0 +1,261 @@
+"""Modal screens: confirmation, one-line prompt, pager for huge outputs, cited lines, help."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Static
+
+from proctor.app.score_views import CitationInfo
+from proctor.scenarios.repo import PinnedRepo, RepoError
+from proctor.widgets.lines_view import LinesView
+from proctor.widgets.sanitize import one_line, safe_text, sanitize
+from proctor.widgets.transcript_model import BADGE
+
+PAGE_LINES = 400
+FOLD_CHARS = 400
+CONTEXT_LINES = 5
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Shows what an action will do; y/enter confirms, n/escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Confirm"),
+        Binding("n,escape", "answer(False)", "Cancel"),
+    ]
+
+    def __init__(self, title: str, lines: Sequence[Text]) -> None:
+        super().__init__()
+        self._title = title
+        self._lines = list(lines)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self._title, style="bold"), classes="dialog-title")
+            view = LinesView(id="confirm-body")
+            yield view
+            yield Static(Text("y / enter: confirm    n / escape: cancel", style="dim"))
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-body", LinesView).set_lines(self._lines)
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """A one-line input (filters); enter submits, escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, value: str = "") -> None:
+        super().__init__()
+        self._title = title
+        self._value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog small"):
+            yield Static(Text(self._title, style="bold"))
+            yield Input(value=self._value, id="prompt-input")
+        yield Footer()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def fold_lines(body: str, width: int = FOLD_CHARS) -> list[str]:
+    """Split into lines and cut very long lines into pieces, so every page has bounded cost."""
+    out: list[str] = []
+    for line in body.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+        else:
+            out.extend(line[i : i + width] for i in range(0, len(line), width))
+    return out
+
+
+class PagerScreen(ModalScreen[None]):
+    """Pages through a whole (sanitized) output ``PAGE_LINES`` lines at a time."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right_square_bracket,space", "page(1)", "Next page"),
+        Binding("left_square_bracket,b", "page(-1)", "Prev page"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    def __init__(self, title: str, body: str) -> None:
+        super().__init__()
+        self._title = one_line(title, 160)
+        self._lines = fold_lines(sanitize(body))
+        self.page = 0
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-len(self._lines) // PAGE_LINES))
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Static(id="pager-title")
+            yield LinesView(id="pager-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._show()
+        self.query_one("#pager-body", LinesView).focus()
+
+    def _show(self) -> None:
+        start = self.page * PAGE_LINES
+        chunk = self._lines[start : start + PAGE_LINES]
+        width = len(str(len(self._lines)))
+        lines = [
+            Text(f"{start + i + 1:>{width}} ", style="dim", end="") + Text(x) for i, x in enumerate(chunk)
+        ]
+        self.query_one("#pager-body", LinesView).set_lines(lines)
+        self.query_one("#pager-body", LinesView).scroll_to(y=0, animate=False, force=True)
+        title = Text(self._title, style="bold")
+        title.append(f"   page {self.page + 1}/{self.pages} · {len(self._lines):,} lines", style="dim")
+        self.query_one("#pager-title", Static).update(title)
+
+    def action_page(self, delta: int) -> None:
+        new = max(0, min(self.pages - 1, self.page + delta))
+        if new != self.page:
+            self.page = new
+            self._show()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def cited_lines(citation: CitationInfo, lines: list[str]) -> list[Text]:
+    """The cited range with context, numbered; cited lines and the named symbol highlighted."""
+    first = citation.line
+    if first is None and citation.symbol:
+        name = citation.symbol.removesuffix("()").split(".")[-1]
+        first = next((i + 1 for i, x in enumerate(lines) if name in x), None)
+    if first is None:
+        return [
+            Text("no line to show (the citation names no line and the symbol was not found)", style="dim")
+        ]
+    last = max(first, citation.line_end or first)
+    if first > len(lines):
+        return [Text(f"line {first} is past the end of the file ({len(lines)} lines)", style="bold red")]
+    lo, hi = max(1, first - CONTEXT_LINES), min(len(lines), last + CONTEXT_LINES)
+    width = len(str(hi))
+    out: list[Text] = []
+    for n in range(lo, hi + 1):
+        cited = first <= n <= last
+        row = Text(f"{'▶' if cited else ' '}{n:>{width}} │ ", style="bold yellow" if cited else "dim", end="")
+        body = safe_text(lines[n - 1], Style(bgcolor="grey23") if cited else "")
+        if citation.symbol:
+            body.highlight_words([citation.symbol.removesuffix("()").split(".")[-1]], Style(reverse=True))
+        out.append(row + body)
+    return out
+
+
+class CitationScreen(ModalScreen[None]):
+    """The lines a citation points to, read from git objects at the pinned commit."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    def __init__(self, citation: CitationInfo, repo: str, commit: str) -> None:
+        super().__init__()
+        self.citation = citation
+        self._repo = repo
+        self._commit = commit
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Static(self._title(), id="citation-title")
+            yield LinesView(id="citation-body")
+        yield Footer()
+
+    def _title(self) -> Text:
+        c = self.citation
+        glyph, style = BADGE.get(c.status, ("?", Style(reverse=True)))
+        text = Text(f" {glyph} {c.status} ", style=style, end="")
+        text.append(f" {one_line(c.raw, 80)}", style="bold")
+        text.append(f"  @ {one_line(self._commit, 64)[:12]}\n", style="dim")
+        text.append(one_line(c.reason, 200), style="italic")
+        return text
+
+    def on_mount(self) -> None:
+        self.run_worker(self._load, thread=True, exit_on_error=False)
+
+    def _load(self) -> None:
+        try:
+            if not self._repo or not self._commit:
+                raise RepoError("the grounding score names no repository or commit")
+            repo = PinnedRepo(self._repo, self._commit)
+            if not repo.is_file(self.citation.path):
+                lines = [
+                    Text(f"{one_line(self.citation.path, 120)}: not a file at this commit", style="bold")
+                ]
+            else:
+                lines = cited_lines(self.citation, repo.lines(self.citation.path))
+        except (RepoError, OSError) as exc:
+            lines = [Text(f"cannot read the pinned repository: {one_line(str(exc), 300)}", style="bold red")]
+        self.app.call_from_thread(self._show, lines)
+
+    def _show(self, lines: list[Text]) -> None:
+        self.query_one("#citation-body", LinesView).set_lines(lines)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key that works on the screen underneath, generated from its bindings."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "close", "Close")]
+
+    def __init__(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        super().__init__()
+        self._rows = list(rows)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text("keys (ctrl+p: command palette with every action)", style="bold"))
+            yield LinesView(id="help-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        lines: list[Text] = []
+        for key, description, where in self._rows:
+            line = Text(f"{key:>16}  ", style="bold cyan", end="")
+            line.append(description)
+            line.append(f"  ({where})", style="dim")
+            lines.append(line)
+        lines.append(Text(""))
+        lines.append(
+            Text("vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim")
+        )
+        lines.append(Text("nothing is remembered between sessions unless you saved it", style="dim"))
+        view = self.query_one("#help-body", LinesView)
+        view.set_lines(lines)
+        view.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+__all__ = [
+    "CitationScreen",
+    "ConfirmScreen",
+    "HelpScreen",
+    "PagerScreen",
+    "PromptScreen",
+    "cited_lines",
+    "fold_lines",
+]

@@ -1,0 +1,289 @@
+"""Trial view: the live transcript beside scores, citations and judgments.
+
+The transcript is loaded when the screen opens and then follows the tail. Citations come from
+the grounding score; ``o`` opens the cited lines at the pinned commit. A failed trial shows its
+failure mode and highlights the first failing tool call (``F`` jumps to it).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input, Static
+
+from proctor.app.score_views import Grounding, failure_of, grounding_of
+from proctor.app.screens.base import ProctorScreen
+from proctor.app.screens.dialogs import CitationScreen, PagerScreen
+from proctor.app.transcript_state import TranscriptState
+from proctor.store.reader import StoredEvent
+from proctor.widgets.lines_view import LinesView
+from proctor.widgets.sanitize import one_line
+from proctor.widgets.transcript_model import BADGE
+from proctor.widgets.transcript_view import TranscriptView
+from proctor.widgets.trial_matrix import cell_text
+
+SCORE_ORDER = (
+    "passed",
+    "fairness",
+    "adoption",
+    "grounding",
+    "claims",
+    "keywords",
+    "efficiency",
+    "tfs",
+    "tefs",
+)
+
+
+class TrialScreen(ProctorScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match(1)", "Next match"),
+        Binding("N", "next_match(-1)", "Prev match", show=False),
+        Binding("right_square_bracket", "citation(1)", "Next citation"),
+        Binding("left_square_bracket", "citation(-1)", "Prev citation", show=False),
+        Binding("o", "open_citation", "Open cited lines"),
+        Binding("p", "page", "Page output"),
+        Binding("F", "first_failing", "First failing call"),
+        Binding("R", "rerun", "Re-run"),
+        Binding("c", "compare", "Compare"),
+        Binding("t", "follow", "Follow tail"),
+    ]
+
+    def __init__(self, trial_id: int) -> None:
+        super().__init__(id=f"trial-{trial_id}")
+        self.trial_id = trial_id
+        self.transcript = TranscriptState(trial_id)
+        self._shown_version = -1
+        self._side_version = -1
+        self._grounding: Grounding | None = None
+        self._matches: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="trial-title", classes="title")
+        yield Static(id="failure", classes="failure")
+        with Horizontal():
+            with Vertical(id="transcript-pane"):
+                yield TranscriptView(id="transcript")
+                yield Static(id="tail-status")
+                yield Input(placeholder="search the transcript (enter: find, escape: close)", id="search")
+            with Vertical(id="trial-side"):
+                yield Static(id="scores")
+                yield Static(Text("citations  ([ ] select, o open)", style="bold"))
+                yield LinesView(cursor=True, id="citations")
+                yield Static(id="judgments")
+        yield Footer()
+
+    @property
+    def view(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    def on_mount(self) -> None:
+        self.query_one("#search", Input).display = False
+        self.query_one("#failure", Static).display = False
+        self.view.focus()
+        self._tail_status(True, 0)
+        self.run_worker(self._load(), group="load", exit_on_error=False)
+        self.flush()
+
+    async def _load(self) -> None:
+        loaded = await self.host.feed.load_trial(self.trial_id)
+        for s in loaded.scores:
+            self.state.scores.setdefault(s.trial_id, {})[s.name] = s
+        self.transcript.load(loaded.events)
+        self._side_version = -1
+        self.flush()
+
+    def consume(self, events: list[StoredEvent]) -> None:
+        self.transcript.feed(events)
+
+    # -- flush ----------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        scores = self.state.scores.get(self.trial_id, {})
+        failure = failure_of(scores)
+        if failure is not None:
+            self.transcript.mark_failing(failure.first_failing_call_id)
+        grounding = grounding_of(scores)
+        if grounding != self._grounding:
+            self._grounding = grounding
+            self.view.set_citations(grounding.badges() if grounding else [])
+            self._flush_citations()
+        if self.transcript.version != self._shown_version:
+            self._shown_version = self.transcript.version
+            self.view.set_entries(self.transcript.entries, new_events=self.transcript.take_new())
+        if self.state.version != self._side_version:
+            self._side_version = self.state.version
+            self._flush_title()
+            self._flush_scores()
+            self._flush_failure()
+            self._flush_judgments()
+
+    def _flush_title(self) -> None:
+        trial = self.state.trials.get(self.trial_id)
+        if trial is None:
+            self.query_one("#trial-title", Static).update(Text(f"trial #{self.trial_id} (not in this run)"))
+            return
+        text = Text(f"trial #{trial.id} ", style="bold", end="")
+        text.append(
+            f"{one_line(trial.scenario, 40)} / {one_line(trial.arm, 24)} / {one_line(trial.model, 30)}"
+        )
+        text.append(
+            f" · epoch {trial.epoch} · attempt {trial.attempt} · {cell_text(self.state.cell(trial.id))}"
+        )
+        if not self.transcript.loaded:
+            text.append(" · loading…", style="dim")
+        self.query_one("#trial-title", Static).update(text)
+
+    def _flush_scores(self) -> None:
+        scores = self.state.scores.get(self.trial_id, {})
+        text = Text("scores\n", style="bold", end="")
+        names = [n for n in SCORE_ORDER if n in scores] + sorted(n for n in scores if n not in SCORE_ORDER)
+        for name in names:
+            if name == "failure_mode":
+                continue
+            value = scores[name].value
+            shown = "n/a" if value is None else f"{value:.3f}"
+            if value is None and scores[name].details.get("na"):
+                shown = f"n/a ({one_line(str(scores[name].details['na']), 20)})"
+            text.append(f"{one_line(name, 14):<14} {shown}\n")
+        if not names:
+            text.append("not scored yet\n", style="dim")
+        self.query_one("#scores", Static).update(text)
+
+    def _flush_failure(self) -> None:
+        failure = failure_of(self.state.scores.get(self.trial_id, {}))
+        banner = self.query_one("#failure", Static)
+        banner.display = failure is not None
+        if failure is not None:
+            text = Text(
+                f" failure mode: {one_line(failure.mode, 60)} ", style="bold white on dark_red", end=""
+            )
+            text.append(f" {one_line(failure.evidence, 160)}")
+            if failure.first_failing_call_id:
+                text.append(
+                    f"  (first failing call #{one_line(failure.first_failing_call_id, 40)}: F)", style="bold"
+                )
+            banner.update(text)
+
+    def _flush_citations(self) -> None:
+        lines: list[Text] = []
+        for c in self._grounding.citations if self._grounding else []:
+            glyph, style = BADGE.get(c.status, ("?", Style(reverse=True)))
+            line = Text(f" {glyph} ", style=style, end="")
+            line.append(f" {one_line(c.raw, 60)}")
+            line.append(f"  {c.status}", style="dim")
+            lines.append(line)
+        if not lines:
+            lines = [Text("no citations", style="dim")]
+        self.query_one("#citations", LinesView).set_lines(lines)
+
+    def _flush_judgments(self) -> None:
+        verdicts = self.state.judgments.verdicts(self.trial_id)
+        text = Text("judgments\n", style="bold", end="")
+        for v in verdicts:
+            score = v.score
+            text.append(f"pass {v.pass_no} {one_line(v.judge, 20)}: ")
+            if v.error:
+                text.append(f"error: {one_line(v.error, 40)}\n", style="red")
+            else:
+                text.append("—\n" if score is None else f"{score:.3f}\n")
+        if not verdicts:
+            text.append("none yet\n", style="dim")
+        self.query_one("#judgments", Static).update(text)
+
+    def _tail_status(self, following: bool, unseen: int) -> None:
+        if following:
+            text = Text("● following the tail", style="green")
+        else:
+            text = Text(f"⏸ paused · {unseen} new events (t / End: follow)", style="bold yellow")
+        self.query_one("#tail-status", Static).update(text)
+
+    def on_transcript_view_tail_changed(self, message: TranscriptView.TailChanged) -> None:
+        self._tail_status(message.following, message.unseen)
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_follow(self) -> None:
+        self.view.follow()
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.display = True
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._matches = self.view.set_query(event.value.strip())
+        event.input.display = False
+        self.view.focus()
+        if self._matches:
+            self.action_next_match(1)
+        elif event.value.strip():
+            self.notify("no match", severity="warning", markup=False)
+
+    def on_key(self, event: events.Key) -> None:
+        box = self.query_one("#search", Input)
+        if event.key == "escape" and box.has_focus:
+            box.display = False
+            self.view.focus()
+            event.stop()
+
+    def action_next_match(self, delta: int) -> None:
+        if not self._matches:
+            return
+        current = self.view.cursor_entry
+        if delta > 0:
+            target = next((m for m in self._matches if m > current), self._matches[0])
+        else:
+            target = next((m for m in reversed(self._matches) if m < current), self._matches[-1])
+        self.view.select_entry(target)
+
+    def action_citation(self, delta: int) -> None:
+        view = self.query_one("#citations", LinesView)
+        view.move_cursor(view.cursor_line + delta)
+
+    def action_open_citation(self) -> None:
+        if self._grounding is None or not self._grounding.citations:
+            self.notify("this trial has no citations", severity="warning", markup=False)
+            return
+        index = min(self.query_one("#citations", LinesView).cursor_line, len(self._grounding.citations) - 1)
+        g = self._grounding
+        self.app.push_screen(CitationScreen(g.citations[index], g.repo, g.commit))
+
+    def action_page(self) -> None:
+        entry = self.view.selected()
+        if entry is not None and entry.body:
+            self.app.push_screen(PagerScreen(entry.title, entry.body))
+
+    def action_first_failing(self) -> None:
+        call_id = self.transcript.failing_call_id
+        index = self.view.entry_index_of_call(call_id) if call_id else None
+        if index is None:
+            self.notify("no failing tool call recorded", severity="warning", markup=False)
+            return
+        self.view.select_entry(index)
+
+    def action_rerun(self) -> None:
+        if self.state.statuses.get(self.trial_id) not in ("failed", "error"):
+            self.notify("only failed or errored trials are re-run", severity="warning", markup=False)
+            return
+        self.host.enqueue(
+            "rerun_trial", {"trial_id": self.trial_id}, note=f"re-run of trial #{self.trial_id} queued"
+        )
+        self.view.follow()
+
+    def action_compare(self) -> None:
+        self.host.open_compare(self.trial_id)
+
+
+__all__ = ["TrialScreen"]

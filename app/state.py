@@ -1,0 +1,309 @@
+"""Console state: store rows and tailed events folded into plain data the screens read.
+
+Nothing here touches Textual, so the folding is tested directly. The app applies batches as
+they arrive and screens read the state when they flush (~10 times a second); ``version``
+says whether anything changed, ``structure_version`` whether the set of trials changed, and
+``take_changed`` which trials changed status since the last flush.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from proctor.app.cost_fold import UsageBook, cost_rows
+from proctor.app.feed import Details, Snapshot, TailBatch
+from proctor.app.judgment_fold import JudgmentBook
+from proctor.app.score_views import grounding_rows
+from proctor.store.events import OperatorCommand, Scored
+from proctor.store.reader import AnchorRecord, RunRecord, ScoreRecord, StoredEvent, TrialRecord
+from proctor.widgets.cost_panel import CostRow
+from proctor.widgets.grounding_panel import GroundingRow
+from proctor.widgets.series_panel import Series
+from proctor.widgets.trial_matrix import MatrixCell, MatrixModel
+from proctor.widgets.variance_panel import VarianceRow
+
+DEFAULT_FLOOR = 0.05
+SPARK_BUCKETS = 40
+RATE_WINDOW_S = 60.0
+
+
+def display_status(trial: TrialRecord) -> str:
+    """queued, running, scoring (finished, not yet scored), passed, failed or error."""
+    if trial.status == "finished":
+        return "scoring" if trial.passed is None else ("passed" if trial.passed else "failed")
+    if trial.status in ("queued", "running", "error"):
+        return trial.status
+    return trial.status or "queued"
+
+
+@dataclass(frozen=True)
+class Filters:
+    status: str | None = None
+    arm: str | None = None
+    model: str | None = None
+    scenario: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.status or self.arm or self.model or self.scenario)
+
+    def describe(self) -> str:
+        parts = [
+            f"{k}={v}" for k, v in (("status", self.status), ("arm", self.arm), ("model", self.model)) if v
+        ]
+        if self.scenario:
+            parts.append(f"scenario~{self.scenario}")
+        return ", ".join(parts) or "none"
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    command: str
+    status: str
+    message: str
+    event_id: int
+
+
+class ConsoleState:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.run: RunRecord | None = None
+        self.trials: dict[int, TrialRecord] = {}
+        self.statuses: dict[int, str] = {}
+        self.scores: dict[int, dict[str, ScoreRecord]] = {}
+        self.judgments = JudgmentBook()
+        self.usage = UsageBook()
+        self.anchors: list[AnchorRecord] = []
+        self.commands: dict[str, CommandOutcome] = {}
+        self.loaded = False
+        self.details_loaded = False
+        self.start_id = 0
+        self.last_event_id = 0
+        self.version = 0
+        self.structure_version = 0
+        self._changed: set[int] = set()
+        self._arrivals: deque[tuple[int, int]] = deque(maxlen=120)
+        self._variance_cache: tuple[int, list[VarianceRow]] | None = None
+        self._grounding_cache: tuple[int, list[GroundingRow]] | None = None
+        self.scores_version = 0
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def apply_snapshot(self, snap: Snapshot) -> None:
+        self.run = snap.run
+        self.start_id = self.last_event_id = snap.start_id
+        self._set_trials(snap.trials, replace=True)
+        self.loaded = True
+
+    def apply_details(self, details: Details) -> None:
+        for s in details.scores:
+            self.scores.setdefault(s.trial_id, {})[s.name] = s
+            self._changed.add(s.trial_id)
+        self.judgments.add_records(details.judgments)
+        self.anchors = details.anchors
+        self._fold_commands(details.commands)
+        self.details_loaded = True
+        self.scores_version += 1
+        self.version += 1
+
+    def apply_batch(self, batch: TailBatch) -> int:
+        """Fold one poll's worth; returns how many new events it carried."""
+        if batch.run is not None:
+            self.run = batch.run
+        if batch.trials:
+            self._set_trials(batch.trials, replace=batch.run is not None)
+        if batch.anchors is not None:
+            self.anchors = batch.anchors
+        self.usage.add(batch.backfill)
+        self.usage.backfill_done = batch.backfill_done
+        events = batch.events
+        if events:
+            self.last_event_id = events[-1].id
+            self._fold_events(events)
+            second = int(self.clock())
+            if self._arrivals and self._arrivals[-1][0] == second:
+                self._arrivals[-1] = (second, self._arrivals[-1][1] + len(events))
+            else:
+                self._arrivals.append((second, len(events)))
+        if batch:
+            self.version += 1
+        return len(events)
+
+    def _set_trials(self, rows: list[TrialRecord], *, replace: bool) -> None:
+        if replace:
+            fresh = {t.id: t for t in rows}
+            if fresh.keys() != self.trials.keys():
+                self.structure_version += 1
+            self.trials = fresh
+        else:
+            for t in rows:
+                if t.id not in self.trials:
+                    self.structure_version += 1
+                self.trials[t.id] = t
+        for t in rows:
+            status = display_status(t)
+            if self.statuses.get(t.id) != status:
+                self._changed.add(t.id)
+            self.statuses[t.id] = status
+        if replace:
+            self.statuses = {tid: self.statuses[tid] for tid in self.trials}
+
+    def _fold_events(self, events: list[StoredEvent]) -> None:
+        self.usage.add(events)
+        if self.judgments.add_events(events):
+            self.version += 1
+        for stored in events:
+            ev = stored.event
+            if isinstance(ev, Scored) and stored.trial_id is not None:
+                self.scores.setdefault(stored.trial_id, {})[ev.name] = ScoreRecord(
+                    stored.trial_id, ev.name, ev.value, ev.details
+                )
+                self._changed.add(stored.trial_id)
+                self.scores_version += 1
+        self._fold_commands(events)
+
+    def _fold_commands(self, events: list[StoredEvent]) -> None:
+        for stored in events:
+            if isinstance(stored.event, OperatorCommand):
+                ev = stored.event
+                self.commands[ev.command] = CommandOutcome(ev.command, ev.status, ev.message, stored.id)
+
+    def take_changed(self) -> set[int]:
+        changed, self._changed = self._changed, set()
+        return changed
+
+    # -- derived views --------------------------------------------------------------------------
+
+    @property
+    def held_out(self) -> list[str]:
+        raw = self.run.config.get("held_out") if self.run is not None else None
+        return [str(x) for x in raw] if isinstance(raw, list) else []
+
+    @property
+    def variance_floor(self) -> float:
+        raw = self.run.config.get("variance_floor") if self.run is not None else None
+        return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else DEFAULT_FLOOR
+
+    def counts(self) -> Counter[str]:
+        return Counter(self.statuses.values())
+
+    def progress(self) -> tuple[int, int]:
+        c = self.counts()
+        return len(self.statuses) - c["queued"] - c["running"], len(self.statuses)
+
+    def _window_end(self) -> float:
+        c = self.counts()
+        finished = [t.finished_at for t in self.trials.values() if t.finished_at is not None]
+        if c["running"] or (c["queued"] and finished) or not finished:
+            return self.clock()
+        return max(finished)
+
+    def rate_per_min(self) -> float:
+        end = self._window_end()
+        starts = [t.started_at for t in self.trials.values() if t.started_at is not None]
+        if not starts:
+            return 0.0
+        window = min(RATE_WINDOW_S, max(1e-6, end - min(starts)))
+        done = sum(
+            1
+            for t in self.trials.values()
+            if t.finished_at is not None and end - window <= t.finished_at <= end
+        )
+        return done * 60.0 / window
+
+    def series(self) -> list[Series]:
+        end = self._window_end()
+        starts = [t.started_at for t in self.trials.values() if t.started_at is not None]
+        start = min(starts) if starts else end
+        width = max(1e-6, (end - start) / SPARK_BUCKETS)
+        done = [0.0] * SPARK_BUCKETS
+        cost = [0.0] * SPARK_BUCKETS
+        for t in self.trials.values():
+            if t.finished_at is None or t.finished_at < start:
+                continue
+            i = min(SPARK_BUCKETS - 1, int((t.finished_at - start) / width))
+            done[i] += 1
+            cost[i] += t.cost_usd or 0.0
+        now = int(self.clock())
+        per_second = dict(self._arrivals)
+        events = [float(per_second.get(s, 0)) for s in range(now - 59, now + 1)]
+        span = f"over {end - start:.0f}s"
+        return [
+            Series("throughput", "trials done", done, f"{sum(done):.0f} {span}"),
+            Series("cost", "cost", cost, f"${sum(cost):.4f}"),
+            Series("events", "events/s", events, f"now {events[-1]:.0f}"),
+        ]
+
+    def cost_rows(self) -> list[CostRow]:
+        return cost_rows(self.trials, self.statuses, self.usage)
+
+    def variance_rows(self) -> list[VarianceRow]:
+        version = self.judgments.version
+        if self._variance_cache is None or self._variance_cache[0] != version:
+            scenario_of = {tid: t.scenario for tid, t in self.trials.items()}
+            self._variance_cache = (version, self.judgments.variance_rows(scenario_of))
+        return self._variance_cache[1]
+
+    def grounding_rows(self) -> list[GroundingRow]:
+        if self._grounding_cache is None or self._grounding_cache[0] != self.scores_version:
+            self._grounding_cache = (self.scores_version, grounding_rows(self.trials, self.scores))
+        return self._grounding_cache[1]
+
+    # -- the matrix -------------------------------------------------------------------------------
+
+    def arms(self) -> list[str]:
+        arms = list(dict.fromkeys(t.arm for t in self.trials.values()))
+        return sorted(arms, key=lambda a: (a != "baseline", arms.index(a)))
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(t.model for t in self.trials.values()))
+
+    def cell(self, trial_id: int) -> MatrixCell:
+        fairness = self.scores.get(trial_id, {}).get("fairness")
+        note = f"{fairness.value:.2f}" if fairness is not None and fairness.value is not None else ""
+        return MatrixCell(trial_id, self.statuses.get(trial_id, "queued"), note)
+
+    def build_matrix(self, filters: Filters) -> MatrixModel:
+        columns = [
+            (a, m)
+            for a in self.arms()
+            for m in self.models()
+            if _keep(a, filters.arm) and _keep(m, filters.model)
+        ]
+        col_index = {c: i for i, c in enumerate(columns)}
+        rows: dict[tuple[str, int], dict[int, MatrixCell]] = {}
+        needle = filters.scenario.lower()
+        for t in self.trials.values():
+            col = col_index.get((t.arm, t.model))
+            if col is None or (needle and needle not in t.scenario.lower()):
+                continue
+            if filters.status is not None and self.statuses.get(t.id) != filters.status:
+                continue
+            rows.setdefault((t.scenario, t.epoch), {})[col] = self.cell(t.id)
+        ordered = sorted(rows)
+        model = MatrixModel(
+            rows=ordered,
+            columns=columns,
+            marked_scenarios=frozenset(self.held_out),
+            show_epoch=len({e for _, e in ordered}) > 1,
+        )
+        for r, key in enumerate(ordered):
+            for c, cell in rows[key].items():
+                model.cells[(r, c)] = cell
+        return model
+
+    def find_trial(self, scenario: str, arm: str, model: str, epoch: int) -> TrialRecord | None:
+        for t in self.trials.values():
+            if (t.scenario, t.arm, t.model, t.epoch) == (scenario, arm, model, epoch):
+                return t
+        return None
+
+
+def _keep(value: str, wanted: str | None) -> bool:
+    return wanted is None or value == wanted
+
+
+__all__ = ["DEFAULT_FLOOR", "CommandOutcome", "ConsoleState", "Filters", "display_status"]

@@ -1,0 +1,239 @@
+"""One trial's transcript, folded from its stored events (initial load, then the live tail).
+
+The initial load and the tail overlap in time: tail events that arrive while the load is in
+flight are buffered and applied after it, and event ids make each event count once. A new
+attempt (a re-run) starts the transcript over. Text is sanitized here, once per event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from proctor.store.events import (
+    AssistantMessage,
+    ErrorEvent,
+    Event,
+    FinalAnswer,
+    ModelRequest,
+    ModelResponse,
+    ServerLog,
+    ToolCall,
+    ToolResult,
+    TrialFinished,
+    TrialStarted,
+)
+from proctor.store.reader import StoredEvent
+from proctor.widgets.sanitize import one_line, sanitize
+from proctor.widgets.transcript_model import EntryKind, TranscriptEntry, pretty_arguments
+
+
+@dataclass
+class CallView:
+    """A tool call and its result, for step alignment in the compare view."""
+
+    call_id: str
+    server: str
+    tool: str
+    arguments: str
+    result: str | None = None
+    is_error: bool = False
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else (f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB")
+
+
+class TranscriptState:
+    def __init__(self, trial_id: int) -> None:
+        self.trial_id = trial_id
+        self.attempt: int | None = None
+        self.entries: list[TranscriptEntry] = []
+        self.calls: list[CallView] = []
+        self.final_answer: str | None = None
+        self.loaded = False
+        self.last_id = 0
+        self.version = 0
+        self.failing_call_id = ""
+        self._pending_new = 0
+        self._buffer: list[StoredEvent] = []
+        self._prose_turn: dict[int, int] = {}
+        self._calls_by_id: dict[str, CallView] = {}
+        self._uids = 0
+
+    # -- input --------------------------------------------------------------------------------
+
+    def load(self, events: Iterable[StoredEvent]) -> None:
+        self.loaded = True
+        self._apply(events)
+        buffered, self._buffer = self._buffer, []
+        self._apply(buffered)
+        self._pending_new = 0
+
+    def feed(self, events: Iterable[StoredEvent]) -> None:
+        """Tail events of any trial; only this trial's are kept."""
+        mine = [e for e in events if e.trial_id == self.trial_id]
+        if not mine:
+            return
+        if self.loaded:
+            self._apply(mine)
+        else:
+            self._buffer.extend(mine)
+
+    def take_new(self) -> int:
+        n, self._pending_new = self._pending_new, 0
+        return n
+
+    def mark_failing(self, call_id: str) -> None:
+        if call_id == self.failing_call_id:
+            return
+        self.failing_call_id = call_id
+        for entry in self.entries:
+            failing = bool(call_id) and entry.call_id == call_id
+            if entry.failing != failing:
+                entry.failing = failing
+                entry.version += 1
+        self.version += 1
+
+    def _apply(self, events: Iterable[StoredEvent]) -> None:
+        for stored in events:
+            if stored.id <= self.last_id:
+                continue
+            if self.attempt is not None and stored.attempt < self.attempt:
+                continue
+            if (
+                isinstance(stored.event, TrialStarted)
+                and self.attempt is not None
+                and stored.attempt > self.attempt
+            ):
+                self._reset()
+            self.attempt = stored.attempt if self.attempt is None else max(self.attempt, stored.attempt)
+            self.last_id = stored.id
+            self._pending_new += 1
+            self._fold(stored.id, stored.event)
+            self.version += 1
+
+    def _reset(self) -> None:
+        self.entries = []
+        self.calls = []
+        self.final_answer = None
+        self._prose_turn = {}
+        self._calls_by_id = {}
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def _add(
+        self,
+        kind: EntryKind,
+        event_id: int,
+        title: str,
+        body: str = "",
+        *,
+        call_id: str = "",
+        is_error: bool = False,
+    ) -> TranscriptEntry:
+        entry = TranscriptEntry(kind, event_id, one_line(title, 200), sanitize(body), call_id, is_error)
+        self._uids += 1
+        entry.uid = self._uids
+        if entry.call_id and entry.call_id == self.failing_call_id:
+            entry.failing = True
+        self.entries.append(entry)
+        return entry
+
+    def _fold(self, event_id: int, ev: Event) -> None:
+        if isinstance(ev, TrialStarted):
+            self._add(
+                "meta",
+                event_id,
+                f"attempt {ev.attempt} · {ev.scenario} / {ev.arm} / {ev.model} · epoch {ev.epoch} · seed {ev.seed}",
+            )
+        elif isinstance(ev, ModelRequest):
+            self._add("meta", event_id, f"→ turn {ev.turn}: {ev.messages} messages, {ev.tools} tools")
+        elif isinstance(ev, ModelResponse):
+            u = ev.usage
+            est = " (estimated)" if u.estimated else ""
+            retries = f" · {ev.retries} retries" if ev.retries else ""
+            self._add(
+                "meta",
+                event_id,
+                f"← turn {ev.turn} {ev.model}: in {u.input_tokens:,} (tool_io {ev.tool_io_tokens:,}) "
+                f"out {u.output_tokens:,}{est} · ${ev.cost_usd:.4f} · {ev.latency_s:.2f}s · {ev.stop_reason}{retries}",
+            )
+            if ev.text.strip():
+                self._prose(event_id, ev.turn, ev.text)
+        elif isinstance(ev, AssistantMessage):
+            index = self._prose_turn.get(ev.turn)
+            if index is None or self.entries[index].body != sanitize(ev.text):
+                self._prose(event_id, ev.turn, ev.text)
+        elif isinstance(ev, ToolCall):
+            view = CallView(
+                ev.call_id, ev.server, ev.tool, json.dumps(ev.arguments, sort_keys=True, default=str)
+            )
+            self._calls_by_id[ev.call_id] = view
+            self.calls.append(view)
+            self._add(
+                "tool_call",
+                event_id,
+                f"call {ev.server}/{ev.tool} #{ev.call_id}",
+                pretty_arguments(ev.arguments),
+                call_id=ev.call_id,
+            )
+        elif isinstance(ev, ToolResult):
+            self._result(event_id, ev)
+        elif isinstance(ev, FinalAnswer):
+            self._final(event_id, ev.text)
+        elif isinstance(ev, ErrorEvent):
+            fatal = " (fatal)" if ev.fatal else ""
+            self._add(
+                "error", event_id, f"error in {ev.where}: {ev.error_type}{fatal}", ev.message, is_error=True
+            )
+        elif isinstance(ev, ServerLog):
+            self._add("log", event_id, f"[{ev.server}] {ev.line}")
+        elif isinstance(ev, TrialFinished):
+            if self.final_answer is None and ev.final_answer:
+                self._final(event_id, ev.final_answer)
+            u = ev.usage
+            self._add(
+                "meta",
+                event_id,
+                f"trial {ev.status} · stop {ev.stop} · {ev.tool_calls} tool calls · in {u.input_tokens:,} "
+                f"out {u.output_tokens:,} · ${ev.cost_usd:.4f} · {ev.wall_s:.1f}s",
+            )
+            if ev.error:
+                self._add("error", event_id, "trial error", ev.error, is_error=True)
+
+    def _prose(self, event_id: int, turn: int, text: str) -> None:
+        self._prose_turn[turn] = len(self.entries)
+        self._add("prose", event_id, f"assistant · turn {turn}", text)
+
+    def _final(self, event_id: int, text: str) -> None:
+        self.final_answer = text
+        clean = sanitize(text)
+        last_prose = next((e for e in reversed(self.entries) if e.kind in ("prose", "final")), None)
+        if last_prose is not None and last_prose.body == clean:
+            last_prose.kind = "final"
+            last_prose.title = "final answer"
+            last_prose.version += 1
+            return
+        self._add("final", event_id, "final answer", text)
+
+    def _result(self, event_id: int, ev: ToolResult) -> None:
+        lines = ev.content.count("\n") + 1 if ev.content else 0
+        err = f" · ERROR {ev.error_type}".rstrip() if ev.is_error else ""
+        entry = self._add(
+            "tool_result",
+            event_id,
+            f"result {ev.server}/{ev.tool} #{ev.call_id} · {lines:,} lines · {_size(len(ev.content))} · "
+            f"{ev.latency_s * 1000:.0f} ms{err}",
+            ev.content,
+            call_id=ev.call_id,
+            is_error=ev.is_error,
+        )
+        view = self._calls_by_id.get(ev.call_id)
+        if view is not None:
+            view.result = entry.body
+            view.is_error = ev.is_error
+
+
+__all__ = ["CallView", "TranscriptState"]

@@ -1,0 +1,239 @@
+"""The live console: a Textual app that watches one run database.
+
+All data comes from the store (``StoreFeed``); operator actions go back as rows in the
+``commands`` table. When ``engine`` is given (``proctor demo`` / ``proctor run``) it runs as a
+worker in the same event loop and is cancelled when the operator quits; the run stays
+resumable. New tail events are folded into ``ConsoleState`` as they are read and widgets are
+updated from a ~10 Hz flush, never per event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from proctor.app.feed import StoreFeed
+from proctor.app.screens.anchors import AnchorsScreen
+from proctor.app.screens.base import ProctorScreen
+from proctor.app.screens.compare import CompareScreen
+from proctor.app.screens.dashboard import DashboardScreen
+from proctor.app.screens.dialogs import HelpScreen
+from proctor.app.screens.judge import JudgeScreen
+from proctor.app.screens.trial import TrialScreen
+from proctor.app.state import ConsoleState
+from proctor.store.commands import CommandName, enqueue_command
+from proctor.widgets.sanitize import one_line
+
+EngineFactory = Callable[[], Awaitable[object]]
+LatencyProbe = Callable[[list[float], float], None]
+
+
+class ProctorApp(App[int]):
+    CSS_PATH = "proctor.tcss"
+    TITLE = "proctor"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("1", "dashboard", "Dashboard"),
+        Binding("2", "judge", "Judge"),
+        Binding("3", "anchors", "Anchors"),
+    ]
+
+    def __init__(
+        self,
+        db_path: Path,
+        engine: EngineFactory | None = None,
+        *,
+        poll_interval: float = 0.02,
+        flush_interval: float = 0.1,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.state = ConsoleState(clock)
+        self.feed = StoreFeed(self.db_path)
+        self._engine_factory = engine
+        self._engine_worker: Worker[object] | None = None
+        self.engine_error: str | None = None
+        self._poll_interval = poll_interval
+        self._flush_interval = flush_interval
+        self._last_flush = 0.0
+        self.flushes = 0
+        self.latency_probe: LatencyProbe | None = None
+        self._unflushed_ts: list[float] = []
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[Any]:
+        return DashboardScreen()
+
+    def on_mount(self) -> None:
+        self.set_interval(self._flush_interval, self.flush)
+        self.run_worker(self._feed_loop(), name="feed", group="feed")
+        if self._engine_factory is not None:
+            self._engine_worker = self.run_worker(
+                self._engine_factory(), name="engine", group="engine", exit_on_error=False
+            )
+
+    async def on_unmount(self) -> None:
+        await self.feed.close()
+
+    async def _feed_loop(self) -> None:
+        while True:
+            snapshot = await self.feed.snapshot()
+            if snapshot is not None:
+                break
+            await asyncio.sleep(0.2)  # the engine has not created the database yet
+        self.state.apply_snapshot(snapshot)
+        self.flush()
+        self.state.apply_details(await self.feed.details())
+        self.flush()
+        idle_polls = 0
+        while True:
+            batch = await self.feed.poll()
+            idle_polls = 0 if batch else idle_polls + 1
+            if batch:
+                self.state.apply_batch(batch)
+                if batch.events:
+                    for screen in self.screen_stack:
+                        if isinstance(screen, ProctorScreen):
+                            screen.consume(batch.events)
+                    if self.latency_probe is not None:
+                        self._unflushed_ts.extend(e.ts for e in batch.events)
+                if time.monotonic() - self._last_flush >= self._flush_interval:
+                    self.flush()
+            # Poll fast while events flow; back off (up to 5x) while the run is quiet.
+            await asyncio.sleep(self._poll_interval * min(5, 1 + idle_polls // 10))
+
+    def flush(self) -> None:
+        """Copy folded state to the widgets of every screen in the stack."""
+        self._last_flush = time.monotonic()
+        self.flushes += 1
+        for screen in self.screen_stack:
+            if isinstance(screen, ProctorScreen) and screen.is_mounted:
+                try:
+                    screen.flush()
+                except NoMatches:  # the screen is being composed or torn down
+                    continue
+        if self.latency_probe is not None and self._unflushed_ts:
+            stamps, self._unflushed_ts = self._unflushed_ts, []
+            probe = self.latency_probe
+            self.call_after_refresh(lambda: probe(stamps, time.time()))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._engine_worker and event.state == WorkerState.ERROR:
+            self.engine_error = one_line(str(event.worker.error), 300)
+            self.notify(f"the run stopped with an error: {self.engine_error}", severity="error", markup=False)
+
+    async def action_quit(self) -> None:
+        """Cancel the engine (the run stays resumable), then leave."""
+        worker = self._engine_worker
+        if worker is not None and not worker.is_finished:
+            worker.cancel()
+            # A cancelled or failed engine must not keep the console open.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.wait(), timeout=10)
+        code = 1 if self.engine_error else 0
+        self.exit(code, return_code=code)
+
+    # -- navigation and commands ----------------------------------------------------------------
+
+    def open_trial(self, trial_id: int) -> None:
+        if isinstance(self.screen, TrialScreen) and self.screen.trial_id == trial_id:
+            return
+        self.push_screen(TrialScreen(trial_id))
+
+    def open_compare(self, trial_id: int) -> None:
+        if trial_id in self.state.trials:
+            self.push_screen(CompareScreen(trial_id, self.state))
+
+    def _pop_to_dashboard(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def action_dashboard(self) -> None:
+        self._pop_to_dashboard()
+
+    def action_judge(self) -> None:
+        self._pop_to_dashboard()
+        self.push_screen(JudgeScreen())
+
+    def action_anchors(self) -> None:
+        self._pop_to_dashboard()
+        self.push_screen(AnchorsScreen())
+
+    def enqueue(self, command: CommandName, args: dict[str, Any], *, note: str = "") -> None:
+        """Write one operator command off the event loop (SQLite may wait for the writer's lock)."""
+
+        async def write() -> None:
+            run_id = self.state.run.id if self.state.run else None
+            try:
+                await asyncio.to_thread(enqueue_command, self.db_path, command, args, run_id)
+            except Exception as exc:
+                self.notify(
+                    f"could not queue {command}: {one_line(str(exc), 200)}", severity="error", markup=False
+                )
+                return
+            self.notify(note or f"{command} queued", markup=False)
+
+        self.run_worker(write(), group="commands", exit_on_error=False)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(binding_rows(self.screen)))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Every key binding active on ``screen`` is also a palette entry."""
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or binding.action in seen or binding.action == "command_palette":
+                continue
+            seen.add(binding.action)
+            node, action = active.node, binding.action
+            yield SystemCommand(
+                binding.description,
+                f"key: {binding.key_display or binding.key}",
+                lambda node=node, action=action: self.run_action(action, node),
+            )
+
+
+def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    for key, active in screen.active_bindings.items():
+        if active.binding.description:
+            rows.append((key, active.binding.description, type(active.node).__name__))
+    return sorted(rows, key=lambda r: (r[2], r[0]))
+
+
+def run_console(db_path: Path, engine: EngineFactory | None = None) -> int:
+    """Run the console until the operator quits; returns a process exit code."""
+    app = ProctorApp(db_path, engine)
+    result = app.run()
+    return int(result if result is not None else (app.return_code or 0))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m proctor.app.tui RUN.db", file=sys.stderr)
+        return 2
+    return run_console(Path(args[0]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Citation grounding per arm: how many cited lines exist at the pinned commit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from proctor.widgets.sanitize import one_line
+
+
+@dataclass(frozen=True)
+class GroundingRow:
+    arm: str
+    grounded: int
+    unresolved: int
+    hallucinated: int
+    trials_scored: int
+    without_citations: int
+
+    @property
+    def total(self) -> int:
+        return self.grounded + self.unresolved + self.hallucinated
+
+    @property
+    def rate(self) -> float | None:
+        return self.grounded / self.total if self.total else None
+
+
+def grounding_text(rows: Sequence[GroundingRow]) -> Text:
+    text = Text("citation grounding by arm\n", style="bold", end="")
+    for row in rows:
+        text.append(f"{one_line(row.arm, 18):<18} ")
+        rate = row.rate
+        text.append("  —  " if rate is None else f"{rate:5.0%}", style="bold")
+        text.append(f"  ✓{row.grounded}", style="green")
+        text.append(f" ?{row.unresolved}", style="yellow")
+        text.append(f" ✗{row.hallucinated}", style="red")
+        text.append(f"  {row.trials_scored} trials · {row.without_citations} uncited\n", style="dim")
+    if not rows:
+        text.append("no grounding scores yet\n", style="dim")
+    return text
+
+
+class GroundingPanel(Static):
+    DEFAULT_CSS = "GroundingPanel { height: auto; }"
+
+    def show(self, rows: Sequence[GroundingRow]) -> None:
+        self.update(grounding_text(rows))
+
+
+__all__ = ["GroundingPanel", "GroundingRow", "grounding_text"]

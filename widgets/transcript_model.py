@@ -1,0 +1,175 @@
+"""Transcript entries and how one entry is laid out as lines of ``Text`` at a given width.
+
+Pure functions (a rich ``Console`` is only used to measure and wrap), so layout is tested
+without an app. Entry bodies are already sanitized when they get here; everything is built as
+``Text`` pieces, never markup. Tool output is capped: a collapsed entry shows a few lines, an
+expanded one at most ``EXPANDED_LINES``; the rest is reached through the pager.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+
+EntryKind = Literal["meta", "prose", "final", "tool_call", "tool_result", "error", "log"]
+TOOL_KINDS: frozenset[str] = frozenset({"tool_call", "tool_result"})
+PREVIEW_LINES = 3
+EXPANDED_LINES = 200
+LINE_CHARS = 1000
+
+BADGE = {"grounded": ("✓", Style(color="black", bgcolor="green")),
+         "unresolved": ("?", Style(color="black", bgcolor="yellow")),
+         "hallucinated": ("✗", Style(color="white", bgcolor="red"))}  # fmt: skip
+_GUTTER = {"tool_call": Style(color="magenta"), "tool_result": Style(color="blue")}
+_HEADER = {
+    "meta": Style(dim=True),
+    "prose": Style(color="cyan", bold=True),
+    "final": Style(color="green", bold=True),
+    "tool_call": Style(color="magenta", bold=True),
+    "tool_result": Style(color="blue", bold=True),
+    "error": Style(color="red", bold=True),
+    "log": Style(dim=True, italic=True),
+}
+FAILING = Style(color="white", bgcolor="dark_red", bold=True)
+MATCH = Style(color="black", bgcolor="yellow")
+
+
+@dataclass(frozen=True)
+class CitationBadge:
+    raw: str
+    status: str
+
+
+@dataclass
+class TranscriptEntry:
+    """One displayed item. ``title`` and ``body`` are sanitized; ``version`` bumps on change;
+    ``uid`` is unique within a transcript (one event can make several entries)."""
+
+    kind: EntryKind
+    event_id: int
+    title: str
+    body: str = ""
+    call_id: str = ""
+    is_error: bool = False
+    failing: bool = False
+    version: int = 0
+    uid: int = 0
+
+    @property
+    def is_tool(self) -> bool:
+        return self.kind in TOOL_KINDS
+
+    @property
+    def line_count(self) -> int:
+        return self.body.count("\n") + 1 if self.body else 0
+
+
+def pretty_arguments(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def badge_citations(body: str, citations: Sequence[CitationBadge], style: Style | None = None) -> Text:
+    """``body`` with each cited span coloured by its grounding status and followed by a badge."""
+    text = Text(style=style or Style())
+    if not citations:
+        text.append(body)
+        return text
+    by_raw = {c.raw: c.status for c in citations if c.raw}
+    pattern = re.compile("|".join(re.escape(raw) for raw in sorted(by_raw, key=len, reverse=True)))
+    pos = 0
+    for match in pattern.finditer(body):
+        text.append(body[pos : match.start()])
+        glyph, badge_style = BADGE.get(by_raw[match.group(0)], ("?", Style(reverse=True)))
+        text.append(match.group(0), Style(underline=True) + badge_style)
+        text.append(f" {glyph}{by_raw[match.group(0)][:1].upper()}", badge_style + Style(bold=True))
+        pos = match.end()
+    text.append(body[pos:])
+    return text
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + f" …(+{len(line) - LINE_CHARS} chars)"
+
+
+def _header(entry: TranscriptEntry, expanded: bool) -> Text:
+    marker = ("▾ " if expanded else "▸ ") if entry.is_tool else ""
+    style = FAILING if entry.failing else _HEADER[entry.kind]
+    if entry.kind == "tool_result" and entry.is_error and not entry.failing:
+        style = Style(color="red", bold=True)
+    header = Text(marker + entry.title, style=style, end="")
+    if entry.failing:
+        header.append("  ◀ first failing call", FAILING)
+    return header
+
+
+def _body_lines(entry: TranscriptEntry, expanded: bool) -> tuple[list[str], int]:
+    """The body lines to show and how many were left out."""
+    if not entry.body:
+        return [], 0
+    if entry.kind == "tool_call" and not expanded:
+        return [" ".join(entry.body.split())[:LINE_CHARS]], 0
+    if not entry.is_tool:
+        return [entry.body], 0
+    limit = EXPANDED_LINES if expanded else PREVIEW_LINES
+    head = entry.body.split("\n", limit)
+    shown = [_cut(x) for x in head[:limit]]
+    hidden = entry.line_count - len(shown)
+    return shown, hidden
+
+
+def layout_entry(
+    entry: TranscriptEntry,
+    console: Console,
+    width: int,
+    *,
+    expanded: bool,
+    citations: Sequence[CitationBadge] = (),
+    query: str = "",
+) -> list[Text]:
+    """The lines ``entry`` occupies at ``width`` cells: a header, then the (capped) body."""
+    out = list(_header(entry, expanded).wrap(console, max(10, width), overflow="fold"))
+    gutter_style = _GUTTER.get(entry.kind)
+    gutter = "│ " if gutter_style is not None else "  "
+    inner = max(10, width - len(gutter))
+    shown, hidden = _body_lines(entry, expanded)
+    for chunk in shown:
+        if entry.kind in ("prose", "final"):
+            body = badge_citations(chunk, citations)
+        else:
+            body = Text(chunk, style=Style(color="red") if entry.is_error else Style())
+        for line in body.wrap(console, inner, overflow="fold", no_wrap=False):
+            prefix = Text(gutter, style=gutter_style or Style(), end="")
+            out.append(prefix + line)
+    if hidden > 0:
+        more = f"… {hidden:,} more lines ({'p' if expanded else 'enter'}: {'page' if expanded else 'expand'})"
+        out.append(
+            Text(gutter, style=gutter_style or Style()) + Text(more, style=Style(dim=True, italic=True))
+        )
+    if query:
+        pattern = re.compile(re.escape(query), re.IGNORECASE)
+        for line in out:
+            line.highlight_regex(pattern, MATCH)
+    for line in out:
+        line.end = ""
+        line.no_wrap = True
+    return out
+
+
+__all__ = [
+    "BADGE",
+    "EXPANDED_LINES",
+    "PREVIEW_LINES",
+    "CitationBadge",
+    "EntryKind",
+    "TranscriptEntry",
+    "badge_citations",
+    "layout_entry",
+    "pretty_arguments",
+]

@@ -1,0 +1,52 @@
+"""Judge variance by layer against the floor below which score deltas are noise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+@dataclass(frozen=True)
+class VarianceRow:
+    """Population σ across judge passes for one layer: mean over its groups, and the worst group."""
+
+    layer: str
+    mean_sigma: float | None
+    max_sigma: float | None
+    groups: int
+
+
+def variance_text(rows: Sequence[VarianceRow], floor: float, passes: int) -> Text:
+    """One line per layer: a bar of mean σ relative to the floor (the floor is the 5th cell)."""
+    text = Text(f"judge σ by layer · floor {floor:.2f} · up to {passes} passes\n", style="bold", end="")
+    for row in rows:
+        text.append(f"{row.layer:<10}")
+        if row.mean_sigma is None or row.max_sigma is None:
+            text.append("— (needs ≥2 passes)\n", style="dim")
+            continue
+        noisy = row.mean_sigma > floor + 1e-9
+        filled = min(10, round(row.mean_sigma / max(floor, 1e-9) * 5))
+        text.append("█" * filled + "·" * (10 - filled), style="red" if noisy else "green")
+        text.append(f" σ {row.mean_sigma:.3f} max {row.max_sigma:.3f} n={row.groups} ")
+        if noisy:
+            text.append("above floor\n", style="bold red")
+        elif row.max_sigma > floor + 1e-9:
+            text.append("some above\n", style="yellow")
+        else:
+            text.append("ok\n", style="green")
+    if not rows:
+        text.append("no judgments yet\n", style="dim")
+    return text
+
+
+class VariancePanel(Static):
+    DEFAULT_CSS = "VariancePanel { height: auto; }"
+
+    def show(self, rows: Sequence[VarianceRow], floor: float, passes: int) -> None:
+        self.update(variance_text(rows, floor, passes))
+
+
+__all__ = ["VariancePanel", "VarianceRow", "variance_text"]
