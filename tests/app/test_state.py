@@ -1,0 +1,226 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from proctor.app.feed import Details, Snapshot, TailBatch
+from proctor.app.state import ConsoleState, Filters, display_status
+from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, Usage
+from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord
+from tests.app.events_factory import stored, trial
+
+RUN = RunRecord("r1", "suite", {"held_out": ["s2"], "variance_floor": 0.1}, 0.0, 0.0, None, "running")
+
+
+def response(tokens: int, tool_io: int, cost: float = 0.01, estimated: bool = False) -> ModelResponse:
+    return ModelResponse(
+        turn=1, model="m", text="", tool_calls=[], stop_reason="end_turn",
+        usage=Usage(input_tokens=tokens, output_tokens=5, estimated=estimated),
+        tool_io_tokens=tool_io, cost_usd=cost, latency_s=0.1,
+    )  # fmt: skip
+
+
+def judged(pass_no: int, score: float, criteria: dict[str, float]) -> Judged:
+    verdict = {
+        "score": score,
+        "criteria": [{"name": k, "score": v, "rationale": ""} for k, v in criteria.items()],
+    }
+    return Judged(pass_no=pass_no, judge="j", verdict=verdict)
+
+
+@pytest.mark.parametrize(
+    ("status", "passed", "shown"),
+    [("queued", None, "queued"), ("running", None, "running"), ("finished", None, "scoring"),
+     ("finished", True, "passed"), ("finished", False, "failed"), ("error", None, "error")],
+)  # fmt: skip
+def test_display_status(status: str, passed: bool | None, shown: str) -> None:
+    assert display_status(trial(status=status, passed=passed)) == shown
+
+
+def loaded_state() -> ConsoleState:
+    state = ConsoleState(clock=lambda: 1000.0)
+    trials = [
+        trial(1, status="finished", passed=True, started_at=900.0, finished_at=960.0, input_tokens=100,
+              output_tokens=10, cost_usd=0.5, attempt=1),
+        trial(2, arm="mcp", status="finished", passed=False, started_at=900.0, finished_at=990.0,
+              input_tokens=200, output_tokens=20, cost_usd=1.5, tokens_estimated=True, attempt=1),
+        trial(3, scenario="s2", status="running", started_at=950.0, attempt=1),
+        trial(4, scenario="s2", arm="mcp", status="queued"),
+    ]  # fmt: skip
+    state.apply_snapshot(Snapshot(RUN, trials, start_id=100))
+    return state
+
+
+def test_snapshot_sets_statuses_progress_and_structure() -> None:
+    state = loaded_state()
+    assert state.statuses == {1: "passed", 2: "failed", 3: "running", 4: "queued"}
+    assert state.progress() == (2, 4)
+    assert state.structure_version == 1
+    assert state.held_out == ["s2"] and state.variance_floor == 0.1
+    assert state.take_changed() == {1, 2, 3, 4} and state.take_changed() == set()
+
+
+def test_rate_counts_trials_finished_in_the_trailing_window() -> None:
+    state = loaded_state()
+    assert state.rate_per_min() == pytest.approx(2.0)
+
+
+def test_batch_updates_changed_trials_and_scores() -> None:
+    state = loaded_state()
+    state.take_changed()
+    version = state.version
+    batch = TailBatch(
+        events=[stored(Scored(name="fairness", value=0.7, details={}), trial_id=1, event_id=101)],
+        trials=[trial(3, scenario="s2", status="finished", passed=True, attempt=1, finished_at=999.0)],
+    )
+    assert state.apply_batch(batch) == 1
+    assert state.version > version and state.last_event_id == 101
+    assert state.take_changed() == {1, 3}
+    assert state.statuses[3] == "passed"
+    assert state.scores[1]["fairness"].value == 0.7
+    assert state.cell(1).note == "0.70"
+
+
+def test_cost_rows_use_rows_for_finished_and_events_for_running_trials() -> None:
+    state = loaded_state()
+    state.apply_batch(
+        TailBatch(
+            backfill=[stored(response(100, 40), trial_id=1, attempt=1, event_id=5)], backfill_done=False
+        )
+    )
+    (row,) = state.cost_rows()
+    assert row.tool_io_in is None, "tool_io is unknown until the backfill is complete"
+    state.apply_batch(
+        TailBatch(
+            events=[stored(response(30, 10, cost=0.25, estimated=True), trial_id=3, attempt=1, event_id=101)],
+            backfill=[stored(response(200, 60), trial_id=2, attempt=1, event_id=6)],
+            backfill_done=True,
+        )
+    )
+    (row,) = state.cost_rows()
+    assert (row.trials, row.passed) == (3, 1)
+    assert row.input_tokens == 100 + 200 + 30
+    assert row.tool_io_in == 40 + 60 + 10
+    assert row.reasoning_in == 330 - 110
+    assert row.cost_usd == pytest.approx(0.5 + 1.5 + 0.25)
+    assert row.cost_per_pass == pytest.approx(2.25)
+    assert row.estimated is True
+
+
+def test_variance_by_layer_uses_population_sigma_and_updates_live() -> None:
+    state = loaded_state()
+    state.apply_details(
+        Details(
+            scores=[],
+            judgments=[
+                JudgmentRecord(
+                    1,
+                    1,
+                    1,
+                    "j",
+                    "p",
+                    "",
+                    "",
+                    "",
+                    None,
+                    {"score": 0.5, "criteria": [{"name": "c", "score": 0.2}]},
+                    "",
+                    0.0,
+                ),
+                JudgmentRecord(
+                    2,
+                    1,
+                    2,
+                    "j",
+                    "p",
+                    "",
+                    "",
+                    "",
+                    None,
+                    {"score": 0.7, "criteria": [{"name": "c", "score": 0.6}]},
+                    "",
+                    0.0,
+                ),
+                JudgmentRecord(3, 2, 1, "j", "p", "", "", "", None, None, "unparseable", 0.0),
+            ],
+            anchors=[],
+            commands=[],
+        )
+    )
+    rows = {r.layer: r for r in state.variance_rows()}
+    assert rows["criterion"].mean_sigma == pytest.approx(0.2)
+    assert rows["trial"].mean_sigma == pytest.approx(0.1)
+    assert rows["step"].mean_sigma is None
+    assert rows["scenario"].mean_sigma == pytest.approx(0.1)
+    state.apply_batch(TailBatch(events=[stored(judged(3, 0.6, {"c": 0.4}), trial_id=1, event_id=101)]))
+    rows = {r.layer: r for r in state.variance_rows()}
+    assert rows["trial"].mean_sigma == pytest.approx(math.sqrt(((0.5 - 0.6) ** 2 + (0.7 - 0.6) ** 2) / 3))
+    assert rows["criterion"].groups == 1
+
+
+def test_grounding_rows_sum_counts_per_arm() -> None:
+    state = loaded_state()
+    details = {"counts": {"grounded": 2, "unresolved": 1, "hallucinated": 1}, "citations": []}
+    state.apply_details(
+        Details(
+            scores=[
+                ScoreRecord(1, "grounding", 0.5, details),
+                ScoreRecord(2, "grounding", None, {"counts": {}}),
+            ],
+            judgments=[],
+            anchors=[],
+            commands=[],
+        )
+    )
+    rows = {r.arm: r for r in state.grounding_rows()}
+    assert (rows["baseline"].grounded, rows["baseline"].total, rows["baseline"].rate) == (2, 4, 0.5)
+    assert rows["mcp"].rate is None and rows["mcp"].without_citations == 1
+
+
+def test_matrix_filters_by_status_arm_model_and_scenario() -> None:
+    state = loaded_state()
+    full = state.build_matrix(Filters())
+    assert full.rows == [("s1", 0), ("s2", 0)] and full.columns == [
+        ("baseline", "offline:a"),
+        ("mcp", "offline:a"),
+    ]
+    assert full.cells[(1, 1)].trial_id == 4 and full.marked_scenarios == frozenset({"s2"})
+    by_status = state.build_matrix(Filters(status="failed"))
+    assert by_status.rows == [("s1", 0)] and next(iter(by_status.cells.values())).trial_id == 2
+    by_arm = state.build_matrix(Filters(arm="mcp"))
+    assert by_arm.columns == [("mcp", "offline:a")]
+    assert state.build_matrix(Filters(scenario="S2")).rows == [("s2", 0)]
+    assert state.build_matrix(Filters(model="other")).columns == []
+
+
+def test_operator_command_outcomes_keep_the_latest_per_command() -> None:
+    state = loaded_state()
+    state.apply_batch(
+        TailBatch(
+            events=[
+                stored(
+                    OperatorCommand(command="verify_anchors", args={}, status="received"),
+                    trial_id=None,
+                    event_id=101,
+                ),
+                stored(
+                    OperatorCommand(
+                        command="verify_anchors", args={}, status="failed", message="ρ=0.2 < 0.85"
+                    ),
+                    trial_id=None,
+                    event_id=102,
+                ),
+            ]
+        )
+    )
+    outcome = state.commands["verify_anchors"]
+    assert (outcome.status, outcome.message) == ("failed", "ρ=0.2 < 0.85")
+
+
+def test_series_buckets_finished_trials_and_cost() -> None:
+    state = loaded_state()
+    series = {s.key: s for s in state.series()}
+    assert sum(series["throughput"].values) == 2
+    assert sum(series["cost"].values) == pytest.approx(2.0)
+    assert len(series["events"].values) == 60

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from proctor.app.transcript_state import TranscriptState
+from proctor.store.events import (
+    AssistantMessage,
+    FinalAnswer,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    TrialStarted,
+    Usage,
+)
+from tests.app.events_factory import stored
+
+
+def started(attempt: int) -> TrialStarted:
+    return TrialStarted(scenario="s", arm="a", model="m", epoch=0, seed=1, attempt=attempt)
+
+
+def response(turn: int, text: str) -> ModelResponse:
+    return ModelResponse(turn=turn, model="m", text=text, tool_calls=[], stop_reason="end_turn", usage=Usage(),
+                         cost_usd=0.0, latency_s=0.1)  # fmt: skip
+
+
+def test_load_then_buffered_tail_counts_each_event_once() -> None:
+    t = TranscriptState(7)
+    early = stored(started(1), trial_id=7, event_id=10)
+    overlap = stored(ToolCall(call_id="c", server="s", tool="grep", arguments={}), trial_id=7, event_id=11)
+    later = stored(
+        ToolResult(call_id="c", server="s", tool="grep", content="hit", is_error=False, latency_s=0.1),
+        trial_id=7,
+        event_id=12,
+    )
+    other = stored(FinalAnswer(text="not mine"), trial_id=8, event_id=13)
+    t.feed([overlap, later, other])
+    assert t.entries == [] and not t.loaded
+    t.load([early, overlap])
+    assert [e.kind for e in t.entries] == ["meta", "tool_call", "tool_result"]
+    assert t.calls[0].result == "hit"
+    t.feed([later])
+    assert len(t.entries) == 3
+
+
+def test_a_new_attempt_starts_the_transcript_over() -> None:
+    t = TranscriptState(1)
+    t.load([stored(started(1), event_id=1), stored(FinalAnswer(text="old"), event_id=2)])
+    assert t.final_answer == "old"
+    t.feed([stored(FinalAnswer(text="stale"), attempt=1, event_id=3)])
+    t.feed(
+        [stored(started(2), attempt=2, event_id=4), stored(FinalAnswer(text="new"), attempt=2, event_id=5)]
+    )
+    assert [e.title for e in t.entries][-1] == "final answer"
+    assert t.final_answer == "new" and len(t.entries) == 2 and t.attempt == 2
+    t.feed([stored(FinalAnswer(text="late from attempt 1"), attempt=1, event_id=6)])
+    assert t.final_answer == "new"
+
+
+def test_response_text_and_identical_assistant_message_show_once_and_final_reuses_it() -> None:
+    t = TranscriptState(1)
+    t.load([
+        stored(response(1, "answer at a.py:1"), event_id=1),
+        stored(AssistantMessage(turn=1, text="answer at a.py:1"), event_id=2),
+        stored(FinalAnswer(text="answer at a.py:1"), event_id=3),
+    ])  # fmt: skip
+    kinds = [e.kind for e in t.entries]
+    assert kinds == ["meta", "final"]
+
+
+def test_untrusted_text_is_sanitized_and_failing_call_marked() -> None:
+    t = TranscriptState(1)
+    t.mark_failing("c1")
+    t.load([
+        stored(ToolCall(call_id="c1", server="s\x1b[2J", tool="t", arguments={"q": "\x1b]0;x\x07"}), event_id=1),
+        stored(ToolResult(call_id="c1", server="s", tool="t", content="a\x1b[31mb\u202e", is_error=True, latency_s=0), event_id=2),
+    ])  # fmt: skip
+    assert all(e.failing for e in t.entries)
+    assert "\x1b" not in t.entries[0].title and t.entries[1].body == "ab"
+    t.mark_failing("")
+    assert not any(e.failing for e in t.entries)
