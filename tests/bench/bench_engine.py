@@ -137,14 +137,14 @@ def bench_suite(tmp: Path) -> Path:
 
 
 def engine(
-    suite_dir: Path, db: Path, trials: int, concurrency: int, arms: list[str] | None
+    suite_dir: Path, db: Path, trials: int, concurrency: int, arms: list[str] | None, scored: bool
 ) -> dict[str, float]:
-    """Run ``trials`` offline trials end to end (servers started, events persisted, trials scored)."""
+    """Run ``trials`` offline trials end to end: servers started, events persisted, optionally scored."""
     loaded = load_suite(suite_dir)
     epochs = max(1, trials // len(loaded.scenarios))
     options = RunOptions(db=db, models=["offline:single"], arms=arms, epochs=epochs, concurrency=concurrency)
     start = time.perf_counter()
-    status = asyncio.run(run_suite(loaded, options, hooks=suite_hooks(loaded)))
+    status = asyncio.run(run_suite(loaded, options, hooks=suite_hooks(loaded) if scored else ()))
     elapsed = time.perf_counter() - start
     with StoreReader(options.db) as r:
         rows = r.trials()
@@ -178,14 +178,17 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="proctor-bench-") as d:
         tmp = Path(d)
-        e = engine(bench_suite(tmp), tmp / "engine.db", args.trials, args.concurrency, None)
-        demo = engine(SUITE_DIR, tmp / "demo.db", args.trials, args.concurrency, ["codeintel"])
+        suite = bench_suite(tmp)
+        e = engine(suite, tmp / "engine.db", args.trials, args.concurrency, None, scored=False)
+        scored = engine(suite, tmp / "scored.db", args.trials, args.concurrency, None, scored=True)
+        demo = engine(SUITE_DIR, tmp / "demo.db", args.trials, args.concurrency, ["codeintel"], scored=True)
         raw, ours = persistence(tmp)
     rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     ratio = raw / ours
-    _print_engine("engine, minimal stdio server", e)
-    _print_engine("engine, demo codeintel server (real index lookups)", demo)
+    _print_engine("engine, minimal stdio server, events persisted", e)
+    _print_engine("same, every trial also scored (2 judge passes)", scored)
+    _print_engine("demo codeintel server (real index lookups), scored", demo)
     print(f"peak RSS {rss_self:.1f} MiB (largest child {rss_children:.1f} MiB)")
     print("persistence (same rows, same batch size, same run):")
     print(f"  raw executemany      {raw:9.0f} rows/s")
