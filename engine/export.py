@@ -1,0 +1,222 @@
+"""Export a run database's events and scores as JSON Lines or CSV, in one schema.
+
+Every row has the columns of ``COLUMNS`` (schema ``proctor-export/1``):
+
+* ``record`` is ``event`` (one per stored event, in id order, abandoned attempts included and
+  flagged) or ``score`` (one per row of the scores table: the latest value of each score).
+* ``run_id``; ``trial_id``, ``scenario``, ``arm``, ``model``, ``epoch`` (empty for run-level
+  events); ``attempt``, ``event_id``, ``ts`` (events only), ``abandoned``.
+* ``kind``: the event kind (``score`` for score rows). ``name``: the score's name, the judge of a
+  judgment, or the tool of a tool call/result. ``value``: the score, or a judgment's verdict score.
+* ``data``: the event's payload without ``kind``, or the score's details; a JSON object in
+  JSONL, its JSON text in CSV.
+
+Every string passes through ``engine.secrets.redact``, so a key echoed into a tool result or an
+error message is not exported. In CSV, empty cells are nulls, booleans are ``true``/``false``,
+and a text cell that a spreadsheet would read as a formula (``= + - @``, tab, CR) is prefixed
+with ``'``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from proctor.engine.secrets import redact
+from proctor.store.events import Judged, Scored, ToolCall, ToolResult
+from proctor.store.reader import StoredEvent, StoreReader, TrialRecord
+
+SCHEMA = "proctor-export/1"
+COLUMNS: tuple[str, ...] = (
+    "schema",
+    "record",
+    "run_id",
+    "trial_id",
+    "scenario",
+    "arm",
+    "model",
+    "epoch",
+    "attempt",
+    "event_id",
+    "ts",
+    "kind",
+    "name",
+    "value",
+    "abandoned",
+    "data",
+)
+Format = Literal["jsonl", "csv"]
+_BATCH = 5000
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _redact_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): _redact_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_tree(v) for v in value]
+    return value
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            out.append(str(k))
+            _strings(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every string redacted; one ``redact`` call when nothing needs it."""
+    parts: list[str] = []
+    _strings(value, parts)
+    joined = "\x00".join(parts)
+    return value if redact(joined) == joined else _redact_tree(value)
+
+
+def _name_and_value(stored: StoredEvent) -> tuple[str | None, float | None]:
+    ev = stored.event
+    if isinstance(ev, Scored):
+        return ev.name, ev.value
+    if isinstance(ev, Judged):
+        score = (ev.verdict or {}).get("score")
+        if isinstance(score, int | float) and not isinstance(score, bool):
+            return ev.judge, float(score)
+        return ev.judge, None
+    if isinstance(ev, ToolCall | ToolResult):
+        return ev.tool, None
+    return None, None
+
+
+def _trial_columns(trial: TrialRecord | None) -> dict[str, Any]:
+    if trial is None:
+        return {"trial_id": None, "scenario": None, "arm": None, "model": None, "epoch": None}
+    return {
+        "trial_id": trial.id,
+        "scenario": trial.scenario,
+        "arm": trial.arm,
+        "model": trial.model,
+        "epoch": trial.epoch,
+    }
+
+
+def export_rows(reader: StoreReader) -> Iterator[dict[str, Any]]:
+    """Every export row of the database, events first (by id), then scores (by trial, name)."""
+    run = reader.run()
+    run_id = run.id if run else ""
+    trials = {t.id: t for t in reader.trials()}
+    after = 0
+    while True:
+        batch = reader.events_after(after, _BATCH)
+        for stored in batch:
+            name, value = _name_and_value(stored)
+            data = stored.event.model_dump(mode="json", exclude={"kind"})
+            row = {
+                "schema": SCHEMA,
+                "record": "event",
+                "run_id": run_id,
+                **_trial_columns(trials.get(stored.trial_id) if stored.trial_id is not None else None),
+                "attempt": stored.attempt,
+                "event_id": stored.id,
+                "ts": stored.ts,
+                "kind": stored.kind,
+                "name": name,
+                "value": value,
+                "abandoned": stored.abandoned,
+                "data": data,
+            }
+            yield redacted(row)
+        if len(batch) < _BATCH:
+            break
+        after = batch[-1].id
+    for score in reader.scores():
+        row = {
+            "schema": SCHEMA,
+            "record": "score",
+            "run_id": run_id,
+            **_trial_columns(trials.get(score.trial_id)),
+            "attempt": None,
+            "event_id": None,
+            "ts": None,
+            "kind": "score",
+            "name": score.name,
+            "value": score.value,
+            "abandoned": False,
+            "data": score.details,
+        }
+        yield redacted(row)
+
+
+def write_jsonl(rows: Iterator[dict[str, Any]], out: TextIO) -> int:
+    n = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
+        n += 1
+    return n
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, str):
+        return "'" + value if value.startswith(_FORMULA_START) else value
+    return str(value)
+
+
+def write_csv(rows: Iterator[dict[str, Any]], out: TextIO) -> int:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    n = 0
+    for row in rows:
+        writer.writerow([_csv_cell(row[c]) for c in COLUMNS])
+        n += 1
+    return n
+
+
+def export_run(db: Path, fmt: Format, out: TextIO) -> int:
+    """Write the export of ``db`` to ``out``; return the number of rows."""
+    with StoreReader(db) as reader:
+        rows = export_rows(reader)
+        return write_jsonl(rows, out) if fmt == "jsonl" else write_csv(rows, out)
+
+
+def export_to_file(db: Path, fmt: Format, path: Path) -> int:
+    """Export into ``path`` atomically: a failed export leaves no partial file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            n = export_run(db, fmt, f)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return n
+
+
+__all__ = [
+    "COLUMNS",
+    "SCHEMA",
+    "export_rows",
+    "export_run",
+    "export_to_file",
+    "redacted",
+    "write_csv",
+    "write_jsonl",
+]
