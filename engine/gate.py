@@ -1,0 +1,158 @@
+"""The CI gate: does each MCP arm beat the baseline's fairness by at least a margin?
+
+Trials are paired on (scenario, model, epoch): an arm's trial counts only when the baseline's
+trial of the same scenario, model and epoch was scored too, so both means cover the same tasks
+and seeds. Per arm, ``delta`` is the mean of the paired differences (arm − baseline), which
+equals the difference of the two paired means. An arm passes when ``delta >= min_delta``
+(so ``--min-delta 0`` lets a tie pass; give a small positive margin to demand an improvement,
+a negative one to allow a bounded regression). An arm with no pair fails: a gate that cannot
+measure must not pass. A 95 % paired-bootstrap interval is shown beside each delta, for
+reading the result; it does not change the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from proctor.engine.stats.paired import paired_bootstrap_ci
+from proctor.store.reader import StoreReader
+
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class FairnessSample:
+    scenario: str
+    arm: str
+    model: str
+    epoch: int
+    fairness: float
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    arm: str
+    pairs: int
+    baseline_mean: float | None
+    arm_mean: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    passed: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class GateResult:
+    baseline: str
+    min_delta: float
+    arms: tuple[ArmResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.arms) and all(a.passed for a in self.arms)
+
+
+class GateInputError(ValueError):
+    """The gate cannot be evaluated (no scored trials, unknown arm); the CLI exits 2."""
+
+
+def decide(
+    samples: Iterable[FairnessSample],
+    *,
+    baseline: str,
+    min_delta: float,
+    arms: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+) -> GateResult:
+    """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``)."""
+    chosen = [s for s in samples if not models or s.model in models]
+    if not chosen:
+        which = f" for model(s) {', '.join(models)}" if models else ""
+        raise GateInputError(f"no scored trials{which}: the run has no 'fairness' scores to compare")
+    present = sorted({s.arm for s in chosen})
+    if baseline not in present:
+        raise GateInputError(
+            f"baseline arm {baseline!r} has no scored trials; arms with scores: {', '.join(present)}"
+        )
+    unknown = [a for a in arms or () if a not in present]
+    if unknown:
+        raise GateInputError(
+            f"arm(s) {', '.join(unknown)} have no scored trials; arms with scores: {', '.join(present)}"
+        )
+    targets = [a for a in (arms or present) if a != baseline]
+    if not targets:
+        raise GateInputError(f"only the baseline arm {baseline!r} has scored trials; nothing to compare")
+    base = {(s.scenario, s.model, s.epoch): s.fairness for s in chosen if s.arm == baseline}
+    results = []
+    for arm in targets:
+        own = {(s.scenario, s.model, s.epoch): s.fairness for s in chosen if s.arm == arm}
+        pairs = [(base[k], own[k]) for k in sorted(own) if k in base]
+        results.append(_arm_result(arm, pairs, min_delta))
+    return GateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
+
+
+def _arm_result(arm: str, pairs: list[tuple[float, float]], min_delta: float) -> ArmResult:
+    if not pairs:
+        return ArmResult(arm, 0, None, None, None, None, None, False, "no trial paired with the baseline")
+    n = len(pairs)
+    base_mean = sum(b for b, _ in pairs) / n
+    arm_mean = sum(a for _, a in pairs) / n
+    delta = sum(a - b for b, a in pairs) / n
+    ci = paired_bootstrap_ci(pairs, seed=0)
+    passed = delta >= min_delta - TOLERANCE
+    reason = f"delta {delta:+.3f} {'>=' if passed else '<'} {min_delta:+.3f}"
+    return ArmResult(arm, n, base_mean, arm_mean, delta, ci.low, ci.high, passed, reason)
+
+
+def load_fairness(db: Path) -> list[FairnessSample]:
+    """Every trial's ``fairness`` score with its trial's scenario, arm, model and epoch."""
+    with StoreReader(db) as reader:
+        trials = {t.id: t for t in reader.trials()}
+        scores = [s for s in reader.scores() if s.name == "fairness" and s.value is not None]
+    out = []
+    for s in scores:
+        t = trials.get(s.trial_id)
+        if t is not None and s.value is not None:
+            out.append(FairnessSample(t.scenario, t.arm, t.model, t.epoch, float(s.value)))
+    return out
+
+
+def _num(v: float | None, fmt: str = "{:.3f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def format_table(result: GateResult) -> str:
+    """The verdict as a plain-text table (one line per arm), for a CI log."""
+    header = ("arm", "pairs", "baseline", "arm mean", "delta", "95% CI", "verdict")
+    rows = [
+        (
+            a.arm,
+            str(a.pairs),
+            _num(a.baseline_mean),
+            _num(a.arm_mean),
+            _num(a.delta, "{:+.3f}"),
+            "-" if a.ci_low is None or a.ci_high is None else f"[{a.ci_low:+.3f}, {a.ci_high:+.3f}]",
+            ("pass" if a.passed else "FAIL") + f" ({a.reason})",
+        )
+        for a in result.arms
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [f"fairness gate: baseline {result.baseline!r}, min delta {result.min_delta:+.3f}"]
+    for r in [header, *rows]:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    lines.append("gate: " + ("passed" if result.passed else "FAILED"))
+    return "\n".join(lines)
+
+
+__all__ = [
+    "ArmResult",
+    "FairnessSample",
+    "GateInputError",
+    "GateResult",
+    "decide",
+    "format_table",
+    "load_fairness",
+]
