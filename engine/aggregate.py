@@ -1,0 +1,244 @@
+"""Per arm × model aggregates of a finished run, computed with engine/stats from plain records.
+
+Pure: the report reads the store and hands the records here. Means come with seeded bootstrap
+confidence intervals (resampling trials); fairness and adoption stay separate layers; the
+baseline's adoption is a structural n/a, never a 0 that would drag a mean down.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.engine.judges.panel import is_human, parsed_verdicts
+from proctor.engine.stats import PassKSummary, paired_bootstrap_ci, pass_k_over_tasks
+from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
+
+CLAIM_THRESHOLDS = (0.75, 0.5)
+BOOTSTRAP_RESAMPLES = 2000
+_CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
+
+
+@dataclass(frozen=True)
+class TrialUsage:
+    """Tokens of one trial by phase: reasoning = model input that was not tool output."""
+
+    reasoning: int = 0
+    tool_io: int = 0
+    output: int = 0
+    judge: int = 0
+    judge_cost_usd: float | None = 0.0
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    trials: Sequence[TrialRecord]
+    scores: Mapping[int, Mapping[str, ScoreRecord]]
+    judgments: Sequence[JudgmentRecord]
+    usage: Mapping[int, TrialUsage]
+    claims_threshold: float = 0.75
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """Mean over trials with a 95% bootstrap CI (the interval is the point for one value)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Grounding:
+    grounded: int = 0
+    unresolved: int = 0
+    hallucinated: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.grounded + self.unresolved + self.hallucinated
+
+    @property
+    def rate(self) -> float | None:
+        return self.grounded / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class Tokens:
+    reasoning: int
+    tool_io: int
+    output: int
+    judge: int
+    estimated: bool
+
+
+@dataclass(frozen=True)
+class ArmModelSummary:
+    arm: str
+    model: str
+    baseline: bool
+    trials: int
+    finished: int
+    errors: int
+    passed: int
+    judged: int
+    fairness: MeanCI | None
+    adoption: MeanCI | None
+    llm_quality: MeanCI | None
+    grounding: Grounding
+    claims_pass: dict[float, float | None]
+    claims_trials: int
+    tfs: float | None
+    tefs: float | None
+    tokens: Tokens
+    cost_usd: float | None
+    judge_cost_usd: float | None
+    pass_k: tuple[PassKSummary, ...] = field(default_factory=tuple)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.judged if self.judged else None
+
+
+def mean_ci(values: Sequence[float], seed: int = 0) -> MeanCI | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return MeanCI(values[0], values[0], values[0], 1)
+    ci = paired_bootstrap_ci([(0.0, v) for v in values], n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
+    return MeanCI(ci.mean_delta, ci.low, ci.high, ci.n)
+
+
+def value(scores: Mapping[str, ScoreRecord], name: str) -> float | None:
+    s = scores.get(name)
+    return None if s is None or s.value is None or not math.isfinite(s.value) else s.value
+
+
+def is_baseline(scores: Mapping[str, ScoreRecord]) -> bool:
+    adoption = scores.get("adoption")
+    return adoption is not None and adoption.details.get("na") == "baseline"
+
+
+def claims_coverage(
+    trial_id: int, scores: Mapping[str, ScoreRecord], verdicts: Mapping[tuple[str, int], Sequence[Any]]
+) -> float | None:
+    """Judged claims coverage (mean over machine-judge passes that judged claims), else the lexical one."""
+    per_pass = [
+        statistics.fmean(_CLAIM_VALUE[c.verdict] for c in v.claims)
+        for (judge, tid), vs in verdicts.items()
+        if tid == trial_id
+        for v in vs
+        if v.claims
+    ]
+    return statistics.fmean(per_pass) if per_pass else value(scores, "claims")
+
+
+def _grounding(scores: Mapping[str, ScoreRecord]) -> Grounding:
+    g = scores.get("grounding")
+    counts = g.details.get("counts", {}) if g is not None else {}
+    return Grounding(
+        int(counts.get("grounded", 0)), int(counts.get("unresolved", 0)), int(counts.get("hallucinated", 0))
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _sum_known(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else math.fsum(v for v in values if v is not None)
+
+
+def _pass_k(trials: Sequence[TrialRecord]) -> tuple[PassKSummary, ...]:
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for t in trials:
+        if t.passed is not None:
+            outcomes[t.scenario].append(t.passed)
+    if not outcomes:
+        return ()
+    top = min(len(v) for v in outcomes.values())
+    ks = sorted({1, top}) if top >= 1 else []
+    return tuple(pass_k_over_tasks(outcomes, k) for k in ks)
+
+
+def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
+    """One summary per arm × model, in first-seen order of the trial matrix."""
+    groups: dict[tuple[str, str], list[TrialRecord]] = {}
+    for t in inputs.trials:
+        groups.setdefault((t.arm, t.model), []).append(t)
+    machine = [j for j in inputs.judgments if not is_human(j.source)]
+    verdicts = parsed_verdicts(machine)
+    out = []
+    for index, ((arm, model), trials) in enumerate(groups.items()):
+        scores = [inputs.scores.get(t.id, {}) for t in trials]
+        done = [t for t in trials if t.status in ("finished", "error")]
+        baseline = any(is_baseline(s) for s in scores) or (arm == "baseline" and not any(scores))
+        coverage = [
+            c
+            for t, s in zip(trials, scores, strict=True)
+            if (c := claims_coverage(t.id, s, verdicts)) is not None
+        ]
+        grounding = [_grounding(s) for s in scores]
+        usage = [inputs.usage.get(t.id, TrialUsage()) for t in trials]
+        fair = [v for s in scores if (v := value(s, "fairness")) is not None]
+        adopt = [v for s in scores if (v := value(s, "adoption")) is not None]
+        quality = [v for s in scores if (v := value(s, "llm_quality")) is not None]
+        out.append(
+            ArmModelSummary(
+                arm=arm,
+                model=model,
+                baseline=baseline,
+                trials=len(trials),
+                finished=sum(t.status == "finished" for t in trials),
+                errors=sum(t.status == "error" for t in trials),
+                passed=sum(t.passed is True for t in trials),
+                judged=sum(t.passed is not None for t in trials),
+                fairness=mean_ci(fair, seed=index),
+                adoption=None if baseline else mean_ci(adopt, seed=index),
+                llm_quality=mean_ci(quality, seed=index),
+                grounding=Grounding(
+                    sum(g.grounded for g in grounding),
+                    sum(g.unresolved for g in grounding),
+                    sum(g.hallucinated for g in grounding),
+                ),
+                claims_pass={
+                    th: (sum(c >= th for c in coverage) / len(coverage) if coverage else None)
+                    for th in CLAIM_THRESHOLDS
+                },
+                claims_trials=len(coverage),
+                tfs=_mean([v for s in scores if (v := value(s, "tfs")) is not None]),
+                tefs=_mean([v for s in scores if (v := value(s, "tefs")) is not None]),
+                tokens=Tokens(
+                    reasoning=sum(u.reasoning for u in usage),
+                    tool_io=sum(u.tool_io for u in usage),
+                    output=sum(u.output for u in usage),
+                    judge=sum(u.judge for u in usage),
+                    estimated=any(t.tokens_estimated for t in trials),
+                ),
+                cost_usd=_sum_known([t.cost_usd for t in done]),
+                judge_cost_usd=_sum_known([u.judge_cost_usd for u in usage]),
+                pass_k=_pass_k(trials),
+            )
+        )
+    return out
+
+
+__all__ = [
+    "CLAIM_THRESHOLDS",
+    "ArmModelSummary",
+    "Grounding",
+    "MeanCI",
+    "ReportInputs",
+    "Tokens",
+    "TrialUsage",
+    "claims_coverage",
+    "is_baseline",
+    "mean_ci",
+    "summarize",
+    "value",
+]

@@ -1,0 +1,183 @@
+"""How far a judge panel can be trusted: its majority, the judges' rank agreement, and humans.
+
+Every judge of a panel judges every pass; ``passed`` is the panel's majority (see
+engine/evaluation.py). This module summarises stored judgments: Kendall τ-b between each pair
+of judges over their per-trial scores, and agreement (rate and Cohen's κ) of each judge and of
+the majority with human labels, taken from ``Scenario.human_labels`` (keyed by trial key, see
+``trial_key``) or from imported judgments whose source mentions "human".
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from pydantic import ValidationError
+
+from proctor.engine.judges.base import Verdict
+from proctor.engine.stats import (
+    Agreement,
+    Correlation,
+    PanelVote,
+    agreement_with_labels,
+    kendall_tau_b,
+    majority_vote,
+)
+from proctor.store.reader import JudgmentRecord, TrialRecord
+
+_CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
+
+
+def trial_key(arm: str, model: str, epoch: int) -> str:
+    """How ``Scenario.human_labels`` names a trial: ``ARM/MODEL/EPOCH`` (``ARM/MODEL`` for every epoch)."""
+    return f"{arm}/{model}/{epoch}"
+
+
+def human_label(labels: Mapping[str, bool], arm: str, model: str, epoch: int) -> bool | None:
+    exact = labels.get(trial_key(arm, model, epoch))
+    return exact if exact is not None else labels.get(f"{arm}/{model}")
+
+
+def is_human(source: str) -> bool:
+    return "human" in source.lower()
+
+
+def verdicts_pass(verdicts: Sequence[Verdict], claims_threshold: float) -> bool | None:
+    """One judge's pass/fail over its passes: claims coverage, else key points, else mean score."""
+    if not verdicts:
+        return None
+    with_claims = [v for v in verdicts if v.claims]
+    if with_claims:
+        coverage = statistics.fmean(
+            statistics.fmean(_CLAIM_VALUE[c.verdict] for c in v.claims) for v in with_claims
+        )
+        return coverage >= claims_threshold
+    key_points = [v.key_points_success for v in verdicts if v.key_points_success is not None]
+    if key_points:
+        return sum(key_points) * 2 >= len(key_points)
+    return statistics.fmean(v.score for v in verdicts) >= 0.5
+
+
+def latest_per_pass(judgments: Iterable[JudgmentRecord]) -> list[JudgmentRecord]:
+    """One row per (trial, judge, pass): the latest, since a re-run trial is judged again from pass 1."""
+    latest: dict[tuple[int, str, int], JudgmentRecord] = {}
+    for j in sorted(judgments, key=lambda r: r.id):
+        latest[(j.trial_id, j.judge, j.pass_no)] = j
+    return sorted(latest.values(), key=lambda r: (r.judge, r.trial_id, r.pass_no))
+
+
+def parsed_verdicts(judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int], list[Verdict]]:
+    """(judge, trial) -> valid verdicts in pass order; judge errors and unreadable rows left out."""
+    out: dict[tuple[str, int], list[Verdict]] = defaultdict(list)
+    for j in latest_per_pass(judgments):
+        if j.verdict is None:
+            continue
+        try:
+            out[(j.judge, j.trial_id)].append(Verdict.model_validate(j.verdict))
+        except ValidationError:
+            continue
+    return dict(out)
+
+
+@dataclass(frozen=True)
+class JudgePair:
+    first: str
+    second: str
+    tau_b: Correlation
+
+
+@dataclass(frozen=True)
+class HumanAgreement:
+    """``judge`` is a judge id, or ``"panel majority"``."""
+
+    judge: str
+    agreement: Agreement
+
+
+@dataclass(frozen=True)
+class PanelSummary:
+    judges: tuple[str, ...]
+    human_judges: tuple[str, ...]
+    majority: dict[int, PanelVote]
+    pairs: tuple[JudgePair, ...]
+    human: tuple[HumanAgreement, ...]
+    human_labelled: int
+
+
+def panel_summary(
+    trials: Sequence[TrialRecord],
+    judgments: Sequence[JudgmentRecord],
+    *,
+    claims_threshold: float,
+    scenario_labels: Mapping[str, Mapping[str, bool]] | None = None,
+) -> PanelSummary:
+    """Majority, pairwise τ-b and human agreement over the stored judgments of a run."""
+    labels_by_scenario = scenario_labels or {}
+    human_judges = sorted({j.judge for j in judgments if is_human(j.source)})
+    judges = sorted({j.judge for j in judgments if not is_human(j.source)})
+    verdicts = parsed_verdicts(judgments)
+    ids = [t.id for t in trials]
+    passes = {
+        (judge, t): verdicts_pass(verdicts.get((judge, t), []), claims_threshold)
+        for judge in judges
+        for t in ids
+    }
+    scores = {
+        (judge, t): statistics.fmean(v.score for v in verdicts[(judge, t)])
+        for judge in judges
+        for t in ids
+        if verdicts.get((judge, t))
+    }
+    majority = {t: majority_vote([passes[(judge, t)] for judge in judges]) for t in ids}
+    pairs = []
+    for a, b in combinations(judges, 2):
+        shared = [t for t in ids if (a, t) in scores and (b, t) in scores]
+        pairs.append(
+            JudgePair(a, b, kendall_tau_b([scores[(a, t)] for t in shared], [scores[(b, t)] for t in shared]))
+        )
+
+    human: dict[int, bool] = {}
+    for t in trials:
+        label = human_label(labels_by_scenario.get(t.scenario, {}), t.arm, t.model, t.epoch)
+        if label is None:
+            votes = [verdicts_pass(verdicts.get((h, t.id), []), claims_threshold) for h in human_judges]
+            label = majority_vote(votes).verdict
+        if label is not None:
+            human[t.id] = label
+    labelled = sorted(human)
+    reference = [human[t] for t in labelled]
+    agreements = [
+        HumanAgreement(judge, agreement_with_labels([passes[(judge, t)] for t in labelled], reference))
+        for judge in judges
+    ]
+    if len(judges) > 1:
+        agreements.append(
+            HumanAgreement(
+                "panel majority", agreement_with_labels([majority[t].verdict for t in labelled], reference)
+            )
+        )
+    return PanelSummary(
+        judges=tuple(judges),
+        human_judges=tuple(human_judges),
+        majority=majority,
+        pairs=tuple(pairs),
+        human=tuple(agreements) if labelled else (),
+        human_labelled=len(labelled),
+    )
+
+
+__all__ = [
+    "HumanAgreement",
+    "JudgePair",
+    "PanelSummary",
+    "human_label",
+    "is_human",
+    "latest_per_pass",
+    "panel_summary",
+    "parsed_verdicts",
+    "trial_key",
+    "verdicts_pass",
+]

@@ -1,0 +1,234 @@
+"""Re-judging: more judge passes over finished trials, without running any agent again.
+
+The trial's events are read back from the store and scored by the same functions the live run
+uses (engine/evaluation.py), so a re-judged score means what a live one means. New passes are
+numbered after the highest pass that judge already has on that trial; llm_quality, fairness
+and passed are then re-emitted from every pass of the judges in use, old and new, so variance
+figures and pass/fail follow the added evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from proctor.engine.evaluation import (
+    TrialInput,
+    deterministic_scores,
+    judged_event,
+    layer_scores,
+    transcript_of,
+)
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.judges.panel import latest_per_pass
+from proctor.engine.judges.registry import close_judges, make_suite_judges
+from proctor.engine.trial_scoring import tool_schemas
+from proctor.engine.workspace import Workspace
+from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
+from proctor.store.events import Event, Scored
+from proctor.store.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
+from proctor.store.writer import JudgmentMeta, StoreWriter
+
+DETERMINISTIC = ("grounding", "keywords", "claims", "key_points", "tfs", "tefs", "efficiency")
+DEFAULT_CONCURRENCY = 8
+
+
+class RejudgeError(Exception):
+    """Re-judging cannot start (no run in the database, its suite cannot be loaded, ...)."""
+
+
+@dataclass(frozen=True)
+class RejudgeResult:
+    """What one trial got: the new pass numbers per judge, and its scores afterwards."""
+
+    trial_id: int
+    new_passes: dict[str, tuple[int, ...]]
+    errors: int
+    llm_quality: float | None
+    passed: bool | None
+    skipped: str = ""
+
+
+@dataclass(frozen=True)
+class RejudgeTarget:
+    """The store, the run and the suite that re-judged events go to and are scored against."""
+
+    db: Path
+    writer: StoreWriter
+    run_id: str
+    loaded: LoadedSuite
+    workspace: Workspace
+
+
+def next_pass_numbers(judgments: Sequence[JudgmentRecord], judge_id: str, count: int) -> list[int]:
+    """``count`` pass numbers after the highest this judge already has on the trial."""
+    top = max((j.pass_no for j in judgments if j.judge == judge_id), default=0)
+    return list(range(top + 1, top + 1 + count))
+
+
+def stored_verdicts(judgments: Sequence[JudgmentRecord], judge_id: str) -> list[Verdict]:
+    """The judge's earlier verdicts on the trial (judge errors and unreadable rows left out)."""
+    out: list[Verdict] = []
+    for j in latest_per_pass(judgments):
+        if j.judge != judge_id or j.verdict is None:
+            continue
+        try:
+            out.append(Verdict.model_validate(j.verdict))
+        except ValidationError:
+            continue
+    return out
+
+
+def _stored_deterministic(scores: Sequence[ScoreRecord]) -> dict[str, Scored]:
+    return {
+        s.name: Scored(name=s.name, value=s.value, details=s.details)
+        for s in scores
+        if s.name in DETERMINISTIC
+    }
+
+
+async def rejudge_trials(
+    target: RejudgeTarget,
+    judges: Sequence[Judge],
+    *,
+    passes: int,
+    trial_ids: Sequence[int] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> list[RejudgeResult]:
+    """Add ``passes`` passes of every judge to each finished trial (all finished trials by default)."""
+    if passes < 1:
+        raise RejudgeError(f"--passes must be at least 1, got {passes}")
+    with StoreReader(target.db) as reader:
+        trials = {t.id: t for t in reader.trials()}
+    wanted = list(trial_ids) if trial_ids is not None else sorted(trials)
+    unknown = [i for i in wanted if i not in trials]
+    if unknown:
+        raise RejudgeError(f"no trial with id {', '.join(map(str, unknown))} in {target.db}")
+    limit = asyncio.Semaphore(max(1, concurrency))
+    results = [await _rejudge_one(target, trials[i], judges, passes, limit) for i in wanted]
+    await target.writer.flush()
+    return results
+
+
+async def _rejudge_one(
+    target: RejudgeTarget, trial: TrialRecord, judges: Sequence[Judge], passes: int, limit: asyncio.Semaphore
+) -> RejudgeResult:
+    if trial.status not in ("finished", "error"):
+        return RejudgeResult(trial.id, {}, 0, None, None, skipped=f"trial is {trial.status}, not finished")
+    try:
+        scenario = target.loaded.scenario(trial.scenario)
+        arm = target.loaded.suite.arms[trial.arm]
+    except KeyError as exc:
+        return RejudgeResult(
+            trial.id, {}, 0, None, None, skipped=f"{exc.args[0]!r} is no longer in the suite"
+        )
+    with StoreReader(target.db) as reader:
+        events: list[Event] = [e.event for e in reader.trial_events(trial.id) if not e.abandoned]
+        judgments = reader.judgments(trial.id)
+        scores = reader.scores(trial.id)
+
+    def emit(event: Event, meta: JudgmentMeta | None = None) -> None:
+        target.writer.emit(target.run_id, event, trial_id=trial.id, attempt=trial.attempt, judgment=meta)
+
+    item = TrialInput(
+        scenario=scenario,
+        arm_name=trial.arm,
+        arm=arm,
+        model=trial.model,
+        events=events,
+        repo=target.workspace.repo_for(scenario),
+        scoring=target.loaded.suite.scoring,
+        tool_schemas=tool_schemas(events),
+    )
+    transcript = transcript_of(events)
+    det = _stored_deterministic(scores)
+    if "keywords" not in det:
+        det = deterministic_scores(item, transcript)
+        for s in det.values():
+            emit(s)
+    subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, trial.arm, trial.model)
+    jobs = [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes)]
+
+    async def one(judge: Judge, pass_no: int) -> JudgeOutcome:
+        async with limit:
+            return await judge.judge(subject, pass_no)
+
+    outcomes = await asyncio.gather(*(one(j, p) for j, p in jobs))
+    by_judge = {j.judge_id: stored_verdicts(judgments, j.judge_id) for j in judges}
+    new: dict[str, list[int]] = {j.judge_id: [] for j in judges}
+    errors = 0
+    for (judge, pass_no), outcome in zip(jobs, outcomes, strict=True):
+        emit(judged_event(outcome, pass_no, judge.judge_id), outcome.meta)
+        new[judge.judge_id].append(pass_no)
+        if outcome.verdict is None:
+            errors += 1
+        else:
+            by_judge[judge.judge_id].append(outcome.verdict)
+    verdicts = [v for vs in by_judge.values() for v in vs]
+    layers = layer_scores(item, transcript, det, verdicts, by_judge)
+    if "failure_mode" not in layers and any(s.name == "failure_mode" for s in scores):
+        layers["failure_mode"] = Scored(
+            name="failure_mode",
+            value=None,
+            details={"mode": None, "category": None, "evidence": "passed after re-judging"},
+        )
+    for s in layers.values():
+        emit(s)
+    passed = layers["passed"].value
+    return RejudgeResult(
+        trial.id,
+        {k: tuple(v) for k, v in new.items()},
+        errors,
+        layers["llm_quality"].value,
+        None if passed is None else passed >= 0.5,
+    )
+
+
+def load_run_suite(db: Path) -> tuple[str, LoadedSuite]:
+    """The run id and the suite it was run from (``runs.config["suite_dir"]``)."""
+    with StoreReader(db) as reader:
+        run = reader.run()
+    if run is None:
+        raise RejudgeError(f"{db} holds no run")
+    suite_dir = run.config.get("suite_dir")
+    if not isinstance(suite_dir, str) or not suite_dir:
+        raise RejudgeError(f"{db}: the run's config names no suite_dir, so its scenarios cannot be found")
+    try:
+        return run.id, load_suite(suite_dir)
+    except SuiteError as exc:
+        raise RejudgeError(f"{db}: the run's suite cannot be loaded: {exc}") from exc
+
+
+async def rejudge_db(
+    db: Path,
+    *,
+    passes: int = 1,
+    judge_model: str | None = None,
+    trial_ids: Sequence[int] | None = None,
+) -> list[RejudgeResult]:
+    """``proctor judge DB``: load the run's suite, add passes, write them to the same database."""
+    run_id, loaded = load_run_suite(db)
+    workspace = Workspace.prepare(loaded)
+    judges = make_suite_judges(loaded.suite, judge_model)
+    try:
+        async with await StoreWriter.open(db) as writer:
+            target = RejudgeTarget(db, writer, run_id, loaded, workspace)
+            return await rejudge_trials(target, judges, passes=passes, trial_ids=trial_ids)
+    finally:
+        await close_judges(judges)
+
+
+__all__ = [
+    "RejudgeError",
+    "RejudgeResult",
+    "RejudgeTarget",
+    "load_run_suite",
+    "next_pass_numbers",
+    "rejudge_db",
+    "rejudge_trials",
+    "stored_verdicts",
+]
