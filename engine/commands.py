@@ -1,0 +1,226 @@
+"""The engine's side of operator commands: claim rows from ``commands``, act, record the outcome.
+
+The console only inserts rows (store/commands.py). While a run is live, ``consume_commands``
+claims pending rows about every half second and handles them one at a time: ``rejudge``
+({trial_ids, passes, judge?}), ``rerun_trial`` ({trial_id}: a new attempt through
+``Run.run_trial``), ``lock_anchors``, ``verify_anchors`` and ``cancel_run``. Each command
+becomes OperatorCommand events (received, then done or failed with a message) and its row is
+finished with the same outcome, so a console in another process sees what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from proctor.engine.anchors import lock_anchors, verify_anchors
+from proctor.engine.judges.registry import close_judges, make_suite_judges
+from proctor.engine.rejudge import RejudgeResult, RejudgeTarget, rejudge_trials
+from proctor.engine.runner import Run
+from proctor.engine.secrets import redact
+from proctor.store.commands import Command, claim_pending, finish
+from proctor.store.events import OperatorCommand
+from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.schema import configure
+
+POLL_INTERVAL_S = 0.5
+Cancel = Callable[[], object]
+Handler = Callable[[Run, Mapping[str, Any], Cancel | None], Awaitable[str]]
+
+
+class CommandFailed(Exception):
+    """The command could not be carried out; the message is shown to the operator as is."""
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    configure(conn)
+    return conn
+
+
+def _int_list(value: object, name: str) -> list[int]:
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise CommandFailed(f"'{name}' must be a list of trial ids")
+    return list(value)
+
+
+def _positive_int(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CommandFailed(f"'{name}' must be a whole number of at least 1")
+    return value
+
+
+def _summary(results: list[RejudgeResult]) -> str:
+    done = [r for r in results if not r.skipped]
+    passes = sorted({p for r in done for ps in r.new_passes.values() for p in ps})
+    judges = sorted({j for r in done for j in r.new_passes})
+    text = f"re-judged {len(done)} trial(s) with {', '.join(judges) or 'no judge'}"
+    if passes:
+        text += f", passes {passes[0]}–{passes[-1]}" if len(passes) > 1 else f", pass {passes[0]}"
+    errors = sum(r.errors for r in done)
+    if errors:
+        text += f"; {errors} judge error(s) recorded"
+    skipped = [f"#{r.trial_id} ({r.skipped})" for r in results if r.skipped]
+    if skipped:
+        text += "; skipped " + ", ".join(skipped)
+    return text
+
+
+async def _rejudge(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    ids = _int_list(args["trial_ids"], "trial_ids") if "trial_ids" in args else None
+    passes = _positive_int(args.get("passes", 1), "passes")
+    judge = args.get("judge")
+    if judge is not None and not isinstance(judge, str):
+        raise CommandFailed("'judge' must be a model id such as offline:lexical")
+    judges = make_suite_judges(run.loaded.suite, judge or None)
+    try:
+        await run.writer.flush()
+        target = RejudgeTarget(run.options.db, run.writer, run.run_id, run.loaded, run.workspace)
+        return _summary(await rejudge_trials(target, judges, passes=passes, trial_ids=ids))
+    finally:
+        await close_judges(judges)
+
+
+def _trial(db: Path, trial_id: int) -> TrialRecord:
+    with StoreReader(db) as reader:
+        record = reader.trial(trial_id)
+    if record is None:
+        raise CommandFailed(f"no trial with id {trial_id}")
+    return record
+
+
+async def _rerun(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    trial_id = _positive_int(args.get("trial_id"), "trial_id")
+    await run.writer.flush()
+    record = await asyncio.to_thread(_trial, run.options.db, trial_id)
+    if record.status == "running":
+        raise CommandFailed(f"trial #{trial_id} is running; re-run it once it has finished")
+    await run.run_trial(record)
+    await run.writer.flush()
+    after = await asyncio.to_thread(_trial, run.options.db, trial_id)
+    verdict = {True: "passed", False: "failed", None: "not judged"}[after.passed]
+    return f"trial #{trial_id} re-run as attempt {after.attempt}: {after.status}, {verdict}"
+
+
+async def _lock(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    await run.writer.flush()
+    result = await asyncio.to_thread(lock_anchors, run.loaded.root, run.options.db)
+    return (
+        f"locked {len(result.anchors)} anchor transcript(s) of {len(result.scenarios)} held-out "
+        f"scenario(s) into {result.lock_path} ({len(result.files)} files hashed)"
+    )
+
+
+async def _verify(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    result = await verify_anchors(run.loaded.root)
+    if not result.passed:
+        raise CommandFailed(result.message())
+    return result.message()
+
+
+async def _cancel(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    if cancel is None:
+        raise CommandFailed("this engine was started without a way to cancel the run")
+    cancel()
+    return "run cancelled by the operator; finished trials stay, the rest can be resumed"
+
+
+HANDLERS: dict[str, Handler] = {
+    "rejudge": _rejudge,
+    "rerun_trial": _rerun,
+    "lock_anchors": _lock,
+    "verify_anchors": _verify,
+    "cancel_run": _cancel,
+}
+
+
+async def handle_command(run: Run, conn: sqlite3.Connection, command: Command, cancel: Cancel | None) -> bool:
+    """Carry out one claimed command; record received/done/failed and finish its row."""
+
+    def record(status: Literal["received", "done", "failed"], message: str = "") -> None:
+        event = OperatorCommand(command=command.command, args=command.args, status=status, message=message)
+        run.writer.emit(run.run_id, event)
+
+    record("received")
+    handler = HANDLERS.get(command.command)
+    ok = False
+    try:
+        if handler is None:
+            raise CommandFailed(f"unknown command {command.command!r}")
+        message = await handler(run, command.args, cancel)
+        ok = True
+    except CommandFailed as exc:
+        message = str(exc)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {redact(str(exc))}"
+    record("done" if ok else "failed", message)
+    await run.writer.flush()
+    await asyncio.to_thread(finish, conn, command.id, ok, message)
+    return ok
+
+
+async def poll_commands(run: Run, conn: sqlite3.Connection, cancel: Cancel | None = None) -> list[Command]:
+    """Claim every pending command and handle them in order; return what was handled."""
+    commands = await asyncio.to_thread(claim_pending, conn)
+    for command in commands:
+        await handle_command(run, conn, command, cancel)
+    return commands
+
+
+async def consume_commands(
+    run: Run,
+    *,
+    interval_s: float = POLL_INTERVAL_S,
+    cancel: Cancel | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Poll and handle commands until ``stop`` is set (or the task is cancelled)."""
+    halt = stop or asyncio.Event()
+    conn = await asyncio.to_thread(_connect, run.options.db)
+    try:
+        while not halt.is_set():
+            await poll_commands(run, conn, cancel)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(halt.wait(), interval_s)
+    finally:
+        conn.close()
+
+
+async def execute_with_commands(
+    run: Run, trials: list[TrialRecord], *, interval_s: float = POLL_INTERVAL_S
+) -> str:
+    """``run.execute(trials)`` with operator commands served while it runs; returns the run's status."""
+    execution = asyncio.create_task(run.execute(trials))
+    operator_cancelled = False
+
+    def cancel() -> None:
+        nonlocal operator_cancelled
+        operator_cancelled = True
+        execution.cancel()
+
+    stop = asyncio.Event()
+    consumer = asyncio.create_task(consume_commands(run, interval_s=interval_s, cancel=cancel, stop=stop))
+    try:
+        return await execution
+    except asyncio.CancelledError:
+        if operator_cancelled and execution.cancelled():
+            return "cancelled"
+        raise
+    finally:
+        stop.set()
+        await consumer
+
+
+__all__ = [
+    "HANDLERS",
+    "POLL_INTERVAL_S",
+    "CommandFailed",
+    "consume_commands",
+    "execute_with_commands",
+    "handle_command",
+    "poll_commands",
+]
