@@ -16,7 +16,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from proctor.app.servers_check import check_servers
 from proctor.engine.providers.registry import ProviderConfigError
 from proctor.engine.report import build_report
 from proctor.engine.runner import RunError, RunOptions, run_suite
@@ -87,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(build_report(args.db), indent=2, sort_keys=False))
             return EXIT_OK
         if args.command == "servers":
+            from proctor.app.servers_check import check_servers
+
             ok = asyncio.run(check_servers(args.config, Console(highlight=False)))
             return EXIT_OK if ok else EXIT_FAILED
     except (SuiteError, RunError, ProviderConfigError, SchemaError, RepoError, FileNotFoundError) as exc:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 
-from proctor.engine.providers.anthropic_provider import AnthropicProvider
 from proctor.engine.providers.base import Provider
 from proctor.engine.providers.offline import OfflineProvider
-from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.secrets import register_secret
 from proctor.scenarios.schema import ProviderSpec
@@ -47,6 +45,11 @@ def make_provider(model_id: str, prices: PriceTable, specs: dict[str, ProviderSp
             f"{model_id}: no API key: set {key_env} (or choose the offline agent with --models offline:default)"
         )
     register_secret(api_key)
+    # The SDKs take seconds to import; offline runs and read-only commands never pay for them.
     if provider == "anthropic":
+        from proctor.engine.providers.anthropic_provider import AnthropicProvider
+
         return AnthropicProvider(name, api_key=api_key, base_url=base_url, prices=prices)
+    from proctor.engine.providers.openai_provider import OpenAIProvider
+
     return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices)
