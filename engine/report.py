@@ -1,18 +1,119 @@
-"""The run report as plain data, read from the store only (so a finished run needs no engine)."""
+"""The run report as plain data, read from the store only (so a finished run needs no engine).
+
+``build_report`` returns the JSON report: ``run``, ``trials`` and ``notes`` as before, plus
+``arms`` (per arm × model aggregates, comparisons against the baseline, judge variance),
+``ranking``, ``judges`` (models, labels, panel agreement) and ``anchors``. The Markdown and CSV
+renderings are made from this same dictionary, so the three formats never disagree. The offline
+agent and the offline judge are labelled wherever they were used.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.engine.aggregate import ReportInputs, TrialUsage, summarize
+from proctor.engine.arm_comparisons import (
+    baseline_comparisons,
+    cost_frontier,
+    fairness_ranking,
+    variance_by_judge,
+)
+from proctor.engine.judges.panel import is_human, panel_summary
+from proctor.engine.report_sections import anchors_section, arm_rows, judges_section, ranking_section
+from proctor.scenarios.loader import SuiteError, load_suite
+from proctor.store.events import Judged, ModelResponse, OperatorCommand
+from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
+OFFLINE_JUDGE_NOTE = (
+    "offline judge (offline:lexical): claims, key points and rubric matched lexically, no model; "
+    "its passes agree exactly, so its σ = 0 says nothing about judging"
+)
+DEFAULT_FLOOR = 0.05
+DEFAULT_CLAIMS_THRESHOLD = 0.75
 
 
 def trial_status(t: TrialRecord) -> str:
     """queued, running, finished or error (the JSON report's vocabulary)."""
     return t.status if t.status in ("queued", "running", "finished", "error") else "error"
+
+
+def _all_of_kind(reader: StoreReader, kind: str) -> list[StoredEvent]:
+    out: list[StoredEvent] = []
+    upper = reader.max_event_id()
+    while True:
+        chunk = reader.events_of_kind(kind, after_id=out[-1].id if out else 0, up_to_id=upper, limit=5000)
+        out.extend(chunk)
+        if len(chunk) < 5000:
+            return out
+
+
+def _phases() -> dict[str, float]:
+    return {"reasoning": 0, "tool_io": 0, "output": 0, "judge": 0, "judge_usd": 0.0}
+
+
+def _usage(
+    trials: list[TrialRecord], responses: list[StoredEvent], judged: list[StoredEvent]
+) -> dict[int, TrialUsage]:
+    """Tokens by phase per trial: the current attempt's model calls, and every judge call."""
+    attempt = {t.id: t.attempt for t in trials}
+    phases: dict[int, dict[str, float]] = {}
+    unpriced: set[int] = set()
+    for e in responses:
+        ev = e.event
+        if not isinstance(ev, ModelResponse) or e.trial_id is None or e.abandoned:
+            continue
+        if attempt.get(e.trial_id) != e.attempt:
+            continue
+        p = phases.setdefault(e.trial_id, _phases())
+        p["reasoning"] += max(0, ev.usage.input_tokens - ev.tool_io_tokens)
+        p["tool_io"] += ev.tool_io_tokens
+        p["output"] += ev.usage.output_tokens
+    for t in trials:
+        if t.id not in phases and t.input_tokens is not None:
+            phases[t.id] = _phases() | {"reasoning": t.input_tokens, "output": t.output_tokens or 0}
+    for e in judged:
+        ev = e.event
+        if not isinstance(ev, Judged) or e.trial_id is None or ev.usage is None:
+            continue
+        p = phases.setdefault(e.trial_id, _phases())
+        p["judge"] += ev.usage.input_tokens + ev.usage.output_tokens
+        if ev.cost_usd is None:
+            unpriced.add(e.trial_id)
+        else:
+            p["judge_usd"] += ev.cost_usd
+    return {
+        tid: TrialUsage(
+            reasoning=int(p["reasoning"]),
+            tool_io=int(p["tool_io"]),
+            output=int(p["output"]),
+            judge=int(p["judge"]),
+            judge_cost_usd=None if tid in unpriced else p["judge_usd"],
+        )
+        for tid, p in phases.items()
+    }
+
+
+def _scenario_labels(config: dict[str, Any]) -> dict[str, dict[str, bool]]:
+    """Human labels from the suite's scenarios, when the suite folder is still there."""
+    suite_dir = config.get("suite_dir")
+    if not isinstance(suite_dir, str):
+        return {}
+    try:
+        loaded = load_suite(suite_dir)
+    except (SuiteError, OSError):
+        return {}
+    return {s.id: dict(s.human_labels) for s in loaded.scenarios if s.human_labels}
+
+
+def _notes(trials: list[TrialRecord], judgments: list[JudgmentRecord]) -> list[str]:
+    notes = []
+    if any(t.model.startswith("offline:") for t in trials):
+        notes.append(OFFLINE_NOTE)
+    if any(j.judge.startswith("offline:") for j in judgments):
+        notes.append(OFFLINE_JUDGE_NOTE)
+    return notes
 
 
 def build_report(db: Path) -> dict[str, Any]:
@@ -21,9 +122,22 @@ def build_report(db: Path) -> dict[str, Any]:
         trials = reader.trials()
         scores = reader.scores()
         judgments = reader.judgments()
+        anchor_rows = reader.anchors()
+        responses = _all_of_kind(reader, "model_response")
+        judged = _all_of_kind(reader, "judgment")
+        commands = [
+            e for e in _all_of_kind(reader, "operator_command") if isinstance(e.event, OperatorCommand)
+        ]
+    config = run.config if run is not None else {}
+    raw_scoring = config.get("scoring")
+    scoring: dict[str, Any] = raw_scoring if isinstance(raw_scoring, dict) else {}
+    floor = float(scoring.get("variance_floor", DEFAULT_FLOOR))
+    threshold = float(scoring.get("claims_pass_threshold", DEFAULT_CLAIMS_THRESHOLD))
     by_trial: dict[int, dict[str, Any]] = {}
+    score_map: dict[int, dict[str, ScoreRecord]] = {}
     for s in scores:
         by_trial.setdefault(s.trial_id, {})[s.name] = {"value": s.value, "details": s.details}
+        score_map.setdefault(s.trial_id, {})[s.name] = s
     passes: dict[int, list[dict[str, Any]]] = {}
     for j in judgments:
         passes.setdefault(j.trial_id, []).append(
@@ -35,7 +149,14 @@ def build_report(db: Path) -> dict[str, Any]:
                 "error": j.error or None,
             }
         )
-    models = sorted({t.model for t in trials})
+    summaries = summarize(
+        ReportInputs(trials, score_map, judgments, _usage(trials, responses, judged), threshold)
+    )
+    ranking = fairness_ranking(trials, score_map, floor)
+    panel = panel_summary(
+        trials, judgments, claims_threshold=threshold, scenario_labels=_scenario_labels(config)
+    )
+    machine_judges = sorted({j.judge for j in judgments if not is_human(j.source)})
     return {
         "run": None
         if run is None
@@ -47,8 +168,19 @@ def build_report(db: Path) -> dict[str, Any]:
             "started": run.started_at,
             "finished": run.finished_at,
         },
-        "notes": [OFFLINE_NOTE] if any(m.startswith("offline:") for m in models) else [],
+        "notes": _notes(trials, judgments),
         "trials": [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials],
+        "arms": arm_rows(
+            summaries,
+            ranking,
+            baseline_comparisons(trials, score_map),
+            cost_frontier(summaries),
+            variance_by_judge(trials, judgments, floor),
+            machine_judges,
+        ),
+        "ranking": ranking_section(ranking),
+        "judges": judges_section(machine_judges, panel, floor, threshold),
+        "anchors": anchors_section(config, anchor_rows, commands),
     }
 
 

@@ -1,0 +1,293 @@
+"""The report as Markdown that reads on its own (a PR comment): rendered from ``build_report``'s data.
+
+Names that came from suites or models are escaped for tables (pipes, newlines, control
+characters) so a scenario or arm name cannot break the layout or inject markup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MARKUP = re.compile(r"([\\`*_{}\[\]<>|#!])")
+
+
+def cell(text: object) -> str:
+    """Plain text safe inside a Markdown table cell."""
+    return _MARKUP.sub(r"\\\1", _CONTROL.sub(" ", str(text))).strip()
+
+
+def num(v: object, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return cell(v)
+
+
+def pct(v: object) -> str:
+    return "–" if not isinstance(v, int | float) else f"{100 * v:.0f}%"
+
+
+def ci(m: dict[str, Any] | None) -> str:
+    if m is None:
+        return "–"
+    if m["n"] < 2:
+        return f"{m['mean']:.3f} (n=1)"
+    return f"{m['mean']:.3f} [{m['low']:.3f}, {m['high']:.3f}]"
+
+
+def money(v: object) -> str:
+    return "unpriced" if not isinstance(v, int | float) else f"${v:,.4f}"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _who(a: dict[str, Any]) -> str:
+    return f"{cell(a['arm'])} · {cell(a['model'])}"
+
+
+def _arms(arms: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for a in arms:
+        g = a["grounding"]
+        total = g["grounded"] + g["unresolved"] + g["hallucinated"]
+        grounding = (
+            "no citations"
+            if not total
+            else f"{g['grounded']}/{g['unresolved']}/{g['hallucinated']} ({pct(g['rate'])})"
+        )
+        claims = a["claims_pass_rate"]
+        rows.append(
+            [
+                _who(a),
+                f"{a['passed']}/{a['judged']}" + (f" ({a['errors']} errors)" if a["errors"] else ""),
+                ci(a["fairness"]),
+                "n/a (baseline)" if a["baseline"] else ci(a["adoption"]),
+                ci(a["llm_quality"]),
+                grounding,
+                f"{pct(claims.get('0.75'))} / {pct(claims.get('0.5'))}" if claims["trials"] else "–",
+                f"{num(a['tfs'])} / {num(a['tefs'])}",
+            ]
+        )
+    header = [
+        "arm · model",
+        "passed",
+        "fairness [95% CI]",
+        "adoption [95% CI]",
+        "llm quality",
+        "grounding g/u/h",
+        "claims ≥0.75 / ≥0.5",
+        "TFS / TEFS",
+    ]
+    return ["## Arms × models", "", *table(header, rows)]
+
+
+def _ranking(ranking: dict[str, Any]) -> list[str]:
+    out = [
+        "## Ranking",
+        "",
+        f"By {ranking['metric']}; entries closer than the variance floor ({ranking['floor']:g}) share a rank.",
+        "",
+    ]
+    for g in ranking["groups"]:
+        names = ", ".join(f"{cell(e['arm'])} · {cell(e['model'])} ({e['mean']:.3f})" for e in g["entries"])
+        out.append(f"{g['rank']}. {names}" + (" — tied" if len(g["entries"]) > 1 else ""))
+    if ranking["excluded_scenarios"]:
+        out.append(
+            f"\nLeft out (not run by every entry): {', '.join(cell(s) for s in ranking['excluded_scenarios'])}"
+        )
+    if not ranking["groups"]:
+        out.append("No fairness scores yet.")
+    return out
+
+
+def _versus(arms: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for a in arms:
+        v = a["vs_baseline"]
+        if v is None:
+            continue
+        m, d = v["mcnemar"], v["fairness_delta"]
+        delta = "–" if d is None else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+        p = "–" if m["p_value"] is None else f"{m['p_value']:.3f}"
+        rows.append(
+            [
+                _who(a),
+                cell(v["baseline"]),
+                str(v["pairs"]),
+                f"{m['arm_only_passes']} / {m['baseline_only_passes']}",
+                p,
+                delta,
+            ]
+        )
+    if not rows:
+        return ["## Against the baseline", "", "No baseline arm to compare with."]
+    header = [
+        "arm · model",
+        "baseline",
+        "pairs",
+        "arm-only / baseline-only passes",
+        "McNemar exact p",
+        "Δ fairness [95% CI]",
+    ]
+    return [
+        "## Against the baseline",
+        "",
+        "Paired by scenario and epoch (same seed). A Δ whose interval contains 0 is not a difference.",
+        "",
+        *table(header, rows),
+    ]
+
+
+def _pass_k(arms: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [_who(a), str(p["k"]), pct(p["pass_at_k"]), pct(p["pass_hat_k"]), str(p["tasks"])]
+        for a in arms
+        for p in a["pass_k"]
+    ]
+    if not rows:
+        return []
+    return [
+        "## pass@k and pass^k over epochs",
+        "",
+        *table(["arm · model", "k", "pass@k", "pass^k", "scenarios"], rows),
+    ]
+
+
+def _cost(arms: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for a in arms:
+        t = a["tokens"]
+        mark = "~" if t["estimated"] else ""
+        rows.append(
+            [
+                _who(a),
+                f"{mark}{t['reasoning']:,}",
+                f"{mark}{t['tool_io']:,}",
+                f"{mark}{t['output']:,}",
+                f"{t['judge']:,}",
+                money(a["cost_usd"]),
+                money(a["judge_cost_usd"]),
+                cell(a["pareto"] or "–"),
+            ]
+        )
+    header = [
+        "arm · model",
+        "reasoning in",
+        "tool I/O in",
+        "output",
+        "judge",
+        "agent cost",
+        "judge cost",
+        "cost/fairness Pareto",
+    ]
+    out = ["## Tokens and cost", "", *table(header, rows)]
+    if any(a["tokens"]["estimated"] for a in arms):
+        out += ["", "~ estimated token counts (offline agent)."]
+    return out
+
+
+def _sd(layer: dict[str, Any]) -> str:
+    if layer["mean_sd"] is None:
+        return "– (1 pass)"
+    return f"{layer['mean_sd']:.3f} / {layer['max_sd']:.3f}"
+
+
+def _variance(arms: list[dict[str, Any]], judges: dict[str, Any]) -> list[str]:
+    rows = []
+    for a in arms:
+        for v in a["judge_variance"]:
+            verdict = {None: "–", True: "**above floor**", False: "below floor"}[v["above_floor"]]
+            if str(v["judge"]).startswith("offline:"):
+                verdict = "0 by construction (offline judge)"
+            rows.append(
+                [cell(v["judge"]), _who(a), _sd(v["criterion"]), _sd(v["step"]), _sd(v["scenario"]), verdict]
+            )
+    out = [
+        "## Judge variance by layer",
+        "",
+        f"σ across judge passes (mean / max over cells); floor {judges['variance_floor']:g}. "
+        "Rankings use scenario-level means only.",
+        "",
+    ]
+    return out + (
+        table(["judge", "arm · model", "σ criterion", "σ step", "σ scenario", "scenario σ vs floor"], rows)
+        if rows
+        else ["No judge passes recorded."]
+    )
+
+
+def _judges(judges: dict[str, Any]) -> list[str]:
+    out = ["## Judges", ""]
+    out += [f"- {cell(label)}" for label in judges["labels"].values()] or ["- none"]
+    panel = judges["panel"]
+    if len(panel["judges"]) > 1:
+        m = panel["majority"]
+        out += [
+            "",
+            f"Panel majority: {m['passed']} passed, {m['failed']} failed ({m['tied']} even splits, {m['no_verdict']} without verdict).",
+        ]
+        for p in panel["kendall_tau_b"]:
+            tau = "undefined" if p["tau_b"] is None else f"{p['tau_b']:.3f}"
+            out.append(f"- Kendall τ-b {cell(p['first'])} vs {cell(p['second'])}: {tau} over {p['n']} trials")
+    human = judges["human"]
+    if human["labelled_trials"]:
+        out += ["", f"Agreement with human labels ({human['labelled_trials']} labelled trials):"]
+        for h in human["agreement"]:
+            kappa = "–" if h["kappa"] is None else f"{h['kappa']:.2f}"
+            out.append(f"- {cell(h['judge'])}: {h['agreed']}/{h['n']} ({pct(h['rate'])}), Cohen's κ {kappa}")
+    return out
+
+
+def _anchors(anchors: dict[str, Any]) -> list[str]:
+    out = ["## Anchors", "", f"Status: **{cell(anchors['status'])}**"]
+    if anchors["held_out"]:
+        out.append(f"- held out: {', '.join(cell(h) for h in anchors['held_out'])}")
+    if anchors["unlocked"]:
+        out.append(f"- not locked: {', '.join(cell(h) for h in anchors['unlocked'])}")
+    for f in anchors["lock_files"]:
+        out.append(f"- lock file {cell(f['path'])}: {cell(f['status'])}")
+    last = anchors["last_verification"]
+    if last is not None:
+        out.append(f"- last verification ({cell(last['status'])}): {cell(last['message'])}")
+    return out
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    run = report.get("run") or {}
+    title = f"# proctor report: {cell(run.get('suite', '?'))} (run {cell(run.get('id', '?'))})"
+    trials = report.get("trials", [])
+    done = sum(t["status"] in ("finished", "error") for t in trials)
+    out = [title, ""]
+    for n in report.get("notes", []):
+        out += [f"> **Note:** {cell(n)}", ""]
+    out.append(f"{len(trials)} trials, {done} done, run status {cell(run.get('status', '?'))}.")
+    arms = report.get("arms", [])
+    sections = [
+        _arms(arms),
+        _ranking(report["ranking"]),
+        _versus(arms),
+        _pass_k(arms),
+        _cost(arms),
+        _variance(arms, report["judges"]),
+        _judges(report["judges"]),
+        _anchors(report["anchors"]),
+    ]
+    for section in sections:
+        if section:
+            out += ["", *section]
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["cell", "render_markdown"]

@@ -1,0 +1,273 @@
+"""The report's sections as JSON-ready dictionaries (arms, ranking, judges, anchors).
+
+Kept apart from the reading in engine/report.py so that every format renders the same numbers:
+Markdown and CSV are made from these dictionaries, never from the records directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from proctor.engine.aggregate import ArmModelSummary, MeanCI
+from proctor.engine.anchor_files import AnchorError, check_hashes, read_lock
+from proctor.engine.arm_comparisons import BaselineComparison, JudgeVariance
+from proctor.engine.judges.panel import PanelSummary
+from proctor.engine.stats import LayerVariance, ParetoFrontier, Ranking
+from proctor.store.events import OperatorCommand
+from proctor.store.reader import AnchorRecord, StoredEvent
+
+OFFLINE_AGENT_LABEL = "offline agent (estimated tokens, no cost)"
+
+
+def judge_label(judge: str) -> str:
+    if judge.startswith("offline:"):
+        return f"{judge} (offline lexical judge, no model)"
+    return f"{judge} (LLM judge)"
+
+
+def agent_label(model: str) -> str:
+    return OFFLINE_AGENT_LABEL if model.startswith("offline:") else f"{model} (LLM agent)"
+
+
+def _ci(m: MeanCI | None) -> dict[str, float | int] | None:
+    return None if m is None else {"mean": m.mean, "low": m.low, "high": m.high, "n": m.n}
+
+
+def _layer(layer: LayerVariance) -> dict[str, float | None]:
+    return {"mean_sd": layer.mean_sd, "max_sd": layer.max_sd}
+
+
+def _comparison(c: BaselineComparison | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    d = c.fairness_delta
+    return {
+        "baseline": c.baseline,
+        "pairs": c.pairs,
+        "mcnemar": {
+            "arm_only_passes": c.mcnemar.c,
+            "baseline_only_passes": c.mcnemar.b,
+            "pairs_judged": c.mcnemar.n_pairs,
+            "p_value": c.mcnemar.p_value,
+            "reason": c.mcnemar.reason,
+        },
+        "fairness_delta": None
+        if d is None
+        else {"mean": d.mean_delta, "low": d.low, "high": d.high, "n": d.n, "confidence": d.confidence},
+    }
+
+
+def _pareto(frontier: ParetoFrontier, arm: str, model: str) -> str | None:
+    for name, points in (
+        ("frontier", frontier.frontier),
+        ("dominated", frontier.dominated),
+        ("unpriced", frontier.unpriced),
+    ):
+        if any(p.arm == arm and p.model == model for p in points):
+            return name
+    return None
+
+
+def _variance(variances: Sequence[JudgeVariance], arm: str, model: str) -> list[dict[str, Any]]:
+    out = []
+    for jv in variances:
+        for v in jv.by_arm_model:
+            if v.arm != arm or v.model != model:
+                continue
+            scenario_sd = v.scenario.mean_sd
+            out.append(
+                {
+                    "judge": jv.judge,
+                    "criterion": _layer(v.criterion),
+                    "step": _layer(v.step),
+                    "scenario": _layer(v.scenario),
+                    "floor": jv.floor,
+                    "above_floor": None if scenario_sd is None else scenario_sd >= jv.floor,
+                }
+            )
+    return out
+
+
+def arm_rows(
+    summaries: Sequence[ArmModelSummary],
+    ranking: Ranking,
+    comparisons: Sequence[BaselineComparison],
+    frontier: ParetoFrontier,
+    variances: Sequence[JudgeVariance],
+    judges: Sequence[str],
+) -> list[dict[str, Any]]:
+    ranks = {(e.arm, e.model): g.rank for g in ranking.groups for e in g.entries}
+    ties = {(e.arm, e.model): len(g.entries) for g in ranking.groups for e in g.entries}
+    versus = {(c.arm, c.model): c for c in comparisons}
+    rows = []
+    for s in summaries:
+        key = (s.arm, s.model)
+        rows.append(
+            {
+                "arm": s.arm,
+                "model": s.model,
+                "baseline": s.baseline,
+                "agent": agent_label(s.model),
+                "judges": [judge_label(j) for j in judges],
+                "trials": s.trials,
+                "finished": s.finished,
+                "errors": s.errors,
+                "judged": s.judged,
+                "passed": s.passed,
+                "pass_rate": s.pass_rate,
+                "fairness": _ci(s.fairness),
+                "adoption": _ci(s.adoption),
+                "adoption_na": "baseline: no MCP tools, adoption is structurally n/a" if s.baseline else None,
+                "llm_quality": _ci(s.llm_quality),
+                "grounding": {
+                    "grounded": s.grounding.grounded,
+                    "unresolved": s.grounding.unresolved,
+                    "hallucinated": s.grounding.hallucinated,
+                    "rate": s.grounding.rate,
+                },
+                "claims_pass_rate": {f"{th:g}": rate for th, rate in s.claims_pass.items()}
+                | {"trials": s.claims_trials},
+                "tfs": s.tfs,
+                "tefs": s.tefs,
+                "tokens": {
+                    "reasoning": s.tokens.reasoning,
+                    "tool_io": s.tokens.tool_io,
+                    "output": s.tokens.output,
+                    "judge": s.tokens.judge,
+                    "estimated": s.tokens.estimated,
+                },
+                "cost_usd": s.cost_usd,
+                "judge_cost_usd": s.judge_cost_usd,
+                "pass_k": [
+                    {"k": p.k, "pass_at_k": p.pass_at_k, "pass_hat_k": p.pass_hat_k, "tasks": p.n_tasks}
+                    for p in s.pass_k
+                ],
+                "rank": ranks.get(key),
+                "tied_with": ties.get(key, 1) - 1 if key in ties else None,
+                "pareto": _pareto(frontier, s.arm, s.model),
+                "vs_baseline": _comparison(versus.get(key)),
+                "judge_variance": _variance(variances, s.arm, s.model),
+            }
+        )
+    return rows
+
+
+def ranking_section(ranking: Ranking) -> dict[str, Any]:
+    return {
+        "metric": "fairness (scenario means over epochs)",
+        "floor": ranking.floor,
+        "scenarios": list(ranking.scenarios),
+        "excluded_scenarios": list(ranking.excluded_scenarios),
+        "groups": [
+            {"rank": g.rank, "entries": [{"arm": e.arm, "model": e.model, "mean": e.mean} for e in g.entries]}
+            for g in ranking.groups
+        ],
+    }
+
+
+def judges_section(
+    judges: Sequence[str], panel: PanelSummary, floor: float, threshold: float
+) -> dict[str, Any]:
+    votes = list(panel.majority.values())
+    return {
+        "models": list(judges),
+        "labels": {j: judge_label(j) for j in judges},
+        "variance_floor": floor,
+        "claims_pass_threshold": threshold,
+        "panel": {
+            "judges": list(panel.judges),
+            "majority": {
+                "passed": sum(v.verdict is True for v in votes),
+                "failed": sum(v.verdict is False for v in votes),
+                "tied": sum(v.tied for v in votes),
+                "no_verdict": sum(v.verdict is None for v in votes),
+            },
+            "kendall_tau_b": [
+                {
+                    "first": p.first,
+                    "second": p.second,
+                    "tau_b": p.tau_b.value,
+                    "n": p.tau_b.n,
+                    "reason": p.tau_b.reason,
+                }
+                for p in panel.pairs
+            ],
+        },
+        "human": {
+            "labelled_trials": panel.human_labelled,
+            "imported_from": list(panel.human_judges),
+            "agreement": [
+                {
+                    "judge": h.judge,
+                    "n": h.agreement.n,
+                    "agreed": h.agreement.agreed,
+                    "rate": h.agreement.rate,
+                    "kappa": h.agreement.kappa,
+                }
+                for h in panel.human
+            ],
+        },
+    }
+
+
+def _lock_status(lock_file: str) -> str:
+    path = Path(lock_file)
+    try:
+        data = read_lock(path)
+    except AnchorError:
+        return "lock file not found or unreadable"
+    changed = check_hashes(path, {str(k): str(v) for k, v in data["files"].items()})
+    if not changed:
+        return f"all {len(data['files'])} locked files match their SHA-256"
+    return f"{len(changed)} locked file(s) changed: " + "; ".join(m.describe() for m in changed)
+
+
+def _last(commands: Sequence[StoredEvent], name: str) -> dict[str, Any] | None:
+    for e in reversed(commands):
+        ev = e.event
+        if isinstance(ev, OperatorCommand) and ev.command == name and ev.status != "received":
+            return {"status": ev.status, "message": ev.message, "event_id": e.id}
+    return None
+
+
+def anchors_section(
+    config: dict[str, Any], rows: Sequence[AnchorRecord], commands: Sequence[StoredEvent]
+) -> dict[str, Any]:
+    held = [str(h) for h in config.get("held_out", []) or []]
+    locked = {r.scenario for r in rows}
+    files = sorted({r.lock_file for r in rows})
+    lock_files = [{"path": f, "status": _lock_status(f)} for f in files]
+    verification = _last(commands, "verify_anchors")
+    if not held and not rows:
+        status = "no held-out scenarios"
+    elif not rows:
+        status = "held-out scenarios are not locked"
+    elif any("changed" in f["status"] or "not found" in f["status"] for f in lock_files):
+        status = "locked, but the locked files changed: verification would fail"
+    elif verification is None:
+        status = "locked; not verified from this run"
+    else:
+        status = f"locked; last verification {'passed' if verification['status'] == 'done' else 'FAILED'}"
+    return {
+        "status": status,
+        "held_out": held,
+        "unlocked": [h for h in held if h not in locked],
+        "locked": [
+            {
+                "scenario": r.scenario,
+                "lock_file": r.lock_file,
+                "sha256": r.sha256,
+                "source_run": r.source_run,
+                "locked_at": r.locked_at,
+            }
+            for r in rows
+        ],
+        "lock_files": lock_files,
+        "last_lock": _last(commands, "lock_anchors"),
+        "last_verification": verification,
+    }
+
+
+__all__ = ["agent_label", "anchors_section", "arm_rows", "judge_label", "judges_section", "ranking_section"]
