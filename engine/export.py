@@ -66,23 +66,47 @@ def _redact_tree(value: Any) -> Any:
 
 
 def _strings(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         out.append(value)
-    elif isinstance(value, dict):
+    elif kind is dict:
         for k, v in value.items():
             out.append(str(k))
-            _strings(v, out)
-    elif isinstance(value, list):
+            if type(v) is str:
+                out.append(v)
+            elif type(v) in (dict, list):
+                _strings(v, out)
+    elif kind is list:
         for v in value:
-            _strings(v, out)
+            if type(v) is str:
+                out.append(v)
+            elif type(v) in (dict, list):
+                _strings(v, out)
+
+
+def _joined(value: Any) -> str:
+    parts: list[str] = []
+    _strings(value, parts)
+    return "\x00".join(parts)
 
 
 def redacted(value: Any) -> Any:
     """``value`` with every string redacted; one ``redact`` call when nothing needs it."""
-    parts: list[str] = []
-    _strings(value, parts)
-    joined = "\x00".join(parts)
+    joined = _joined(value)
     return value if redact(joined) == joined else _redact_tree(value)
+
+
+def redacted_batch(values: list[Any]) -> list[Any]:
+    """``redacted`` over many values with one ``redact`` call when none needs it (the usual case).
+
+    ``redact`` reads the environment on every call, so checking each row alone would dominate an
+    export. No secret or key shape contains NUL, so joining with NUL cannot create or hide one.
+    """
+    joined = [_joined(v) for v in values]
+    whole = "\x00".join(joined)
+    if redact(whole) == whole:
+        return values
+    return [v if redact(j) == j else _redact_tree(v) for v, j in zip(values, joined, strict=True)]
 
 
 def _name_and_value(stored: StoredEvent) -> tuple[str | None, float | None]:
@@ -119,29 +143,12 @@ def export_rows(reader: StoreReader) -> Iterator[dict[str, Any]]:
     after = 0
     while True:
         batch = reader.events_after(after, _BATCH)
-        for stored in batch:
-            name, value = _name_and_value(stored)
-            data = stored.event.model_dump(mode="json", exclude={"kind"})
-            row = {
-                "schema": SCHEMA,
-                "record": "event",
-                "run_id": run_id,
-                **_trial_columns(trials.get(stored.trial_id) if stored.trial_id is not None else None),
-                "attempt": stored.attempt,
-                "event_id": stored.id,
-                "ts": stored.ts,
-                "kind": stored.kind,
-                "name": name,
-                "value": value,
-                "abandoned": stored.abandoned,
-                "data": data,
-            }
-            yield redacted(row)
+        yield from redacted_batch([_event_row(run_id, trials, stored) for stored in batch])
         if len(batch) < _BATCH:
             break
         after = batch[-1].id
-    for score in reader.scores():
-        row = {
+    score_rows = [
+        {
             "schema": SCHEMA,
             "record": "score",
             "run_id": run_id,
@@ -155,7 +162,27 @@ def export_rows(reader: StoreReader) -> Iterator[dict[str, Any]]:
             "abandoned": False,
             "data": score.details,
         }
-        yield redacted(row)
+        for score in reader.scores()
+    ]
+    yield from redacted_batch(score_rows)
+
+
+def _event_row(run_id: str, trials: dict[int, TrialRecord], stored: StoredEvent) -> dict[str, Any]:
+    name, value = _name_and_value(stored)
+    return {
+        "schema": SCHEMA,
+        "record": "event",
+        "run_id": run_id,
+        **_trial_columns(trials.get(stored.trial_id) if stored.trial_id is not None else None),
+        "attempt": stored.attempt,
+        "event_id": stored.id,
+        "ts": stored.ts,
+        "kind": stored.kind,
+        "name": name,
+        "value": value,
+        "abandoned": stored.abandoned,
+        "data": stored.event.model_dump(mode="json", exclude={"kind"}),
+    }
 
 
 def write_jsonl(rows: Iterator[dict[str, Any]], out: TextIO) -> int:

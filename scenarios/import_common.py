@@ -393,8 +393,8 @@ def validated(
     all_notes = list(notes)
     if extra:
         all_notes.append(
-            f"imported transcripts use arm(s) {', '.join(extra)} that the suite does not define "
-            "(they are records of someone else's runs; re-judge and compare them, don't re-run them)"
+            f"imported transcripts use arm(s) {', '.join(extra)} that the suite does not define; they can be "
+            "exported and compared, but re-judging needs their arm in the suite: give the servers they used"
         )
     return ImportedSuite(
         source_format=source_format,

@@ -20,8 +20,9 @@ REQUIRED_SERVERS          no         checked against ``--servers``
 
 MCP-Atlas names its servers but does not define them, so the suite has a baseline arm, plus an
 ``mcp`` arm when an ``mcpServers`` file is given. Tool names ``server_tool`` are split at the
-first underscore into server and tool. A row's TRAJECTORY becomes a trial of arm ``reference``
-and model ``imported:mcp-atlas-reference`` in ``imported.db``.
+first underscore into server and tool. A row's TRAJECTORY becomes a trial of model
+``imported:mcp-atlas-reference`` in ``imported.db``, in arm ``mcp`` when there is one (so it can
+be re-judged), else in arm ``reference``, which the suite does not define.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import csv
 import importlib
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +253,8 @@ def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedS
             "MCP-Atlas names servers but does not define them (" + ", ".join(sorted(needed_servers)) + "); "
             "pass --servers FILE (an mcpServers config) to add an MCP arm"
         )
+    if "mcp" in suite["arms"]:
+        transcripts = [replace(t, arm="mcp") for t in transcripts]
     return validated("mcp-atlas", sources, suite, scenarios, transcripts=transcripts, notes=notes)
 
 

@@ -129,6 +129,7 @@ def test_upstream_csv_shape_with_python_literal_claims(tmp_path: Path) -> None:
     (t,) = imported.transcripts
     assert t.final_answer == "The sums are 3 and 7."  # no GTFA column: the last assistant prose
     assert any("filesystem" in n and "--servers" in n for n in imported.notes)
+    assert t.arm == REFERENCE_ARM and any("re-judging needs their arm" in n for n in imported.notes)
 
 
 def test_servers_file_adds_an_mcp_arm_and_names_what_it_lacks(tmp_path: Path) -> None:
@@ -139,6 +140,8 @@ def test_servers_file_adds_an_mcp_arm_and_names_what_it_lacks(tmp_path: Path) ->
     imported = read_mcp_atlas(_write_csv(tmp_path / "t.csv", [_row()]), servers_file=servers)
     assert imported.suite["arms"]["mcp"]["servers"] == ["calculator"]
     assert any("filesystem" in n and "does not define" in n for n in imported.notes)
+    assert [t.arm for t in imported.transcripts] == ["mcp"]  # in a suite arm, so it can be re-judged
+    assert not any("re-judging" in n for n in imported.notes)
 
 
 @pytest.mark.parametrize(
