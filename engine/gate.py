@@ -45,7 +45,7 @@ class ArmResult:
 
 
 @dataclass(frozen=True)
-class GateResult:
+class FairnessGateResult:
     baseline: str
     min_delta: float
     arms: tuple[ArmResult, ...]
@@ -66,7 +66,7 @@ def decide(
     min_delta: float,
     arms: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
-) -> GateResult:
+) -> FairnessGateResult:
     """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``)."""
     chosen = [s for s in samples if not models or s.model in models]
     if not chosen:
@@ -91,7 +91,7 @@ def decide(
         own = {(s.scenario, s.model, s.epoch): s.fairness for s in chosen if s.arm == arm}
         pairs = [(base[k], own[k]) for k in sorted(own) if k in base]
         results.append(_arm_result(arm, pairs, min_delta))
-    return GateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
+    return FairnessGateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
 
 
 def _arm_result(arm: str, pairs: list[tuple[float, float]], min_delta: float) -> ArmResult:
@@ -124,7 +124,7 @@ def _num(v: float | None, fmt: str = "{:.3f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def format_table(result: GateResult) -> str:
+def format_table(result: FairnessGateResult) -> str:
     """The verdict as a plain-text table (one line per arm), for a CI log."""
     header = ("arm", "pairs", "baseline", "arm mean", "delta", "95% CI", "verdict")
     rows = [
@@ -149,9 +149,9 @@ def format_table(result: GateResult) -> str:
 
 __all__ = [
     "ArmResult",
+    "FairnessGateResult",
     "FairnessSample",
     "GateInputError",
-    "GateResult",
     "decide",
     "format_table",
     "load_fairness",
