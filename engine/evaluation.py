@@ -263,6 +263,8 @@ def _passed(
     trial: TrialInput, deterministic: dict[str, Scored], verdicts: Sequence[Verdict], quality: float | None
 ) -> tuple[bool | None, str]:
     """Claims decide where a scenario has them, then key points, then the judges' mean score."""
+    if not verdicts:
+        return None, "no judge verdict: every judge pass was an error, which is neither a pass nor a fail"
     threshold = trial.scoring.claims_pass_threshold
     if trial.scenario.claims and verdicts and any(v.claims for v in verdicts):
         per_pass = [

@@ -174,7 +174,7 @@ async def _rejudge_one(
         layers["failure_mode"] = Scored(
             name="failure_mode",
             value=None,
-            details={"mode": None, "category": None, "evidence": "passed after re-judging"},
+            details={"mode": None, "category": None, "evidence": "no longer a failure after re-judging"},
         )
     for s in layers.values():
         emit(s)
