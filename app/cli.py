@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from proctor.app import cli_interop
 from proctor.engine.providers.registry import ProviderConfigError
 from proctor.engine.report import build_report
 from proctor.engine.runner import RunError, RunOptions, run_suite
@@ -67,12 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     servers_sub = servers.add_subparsers(dest="servers_command", required=True)
     check = servers_sub.add_parser("check", help="start each server, list its tools")
     check.add_argument("config", type=Path, help="a suite folder or an mcpServers JSON/YAML file")
+    cli_interop.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     err = Console(stderr=True, highlight=False)
+    code = cli_interop.dispatch(args)
+    if code is not None:
+        return code
     try:
         if args.command in ("demo", "run"):
             return _run(args, err)

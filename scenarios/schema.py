@@ -37,7 +37,12 @@ class RepoSpec(_Strict):
         return self
 
 
+HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "sse")
+
+
 class StdioServer(_Strict):
+    # VS Code and Cursor write the transport explicitly; proctor infers it from url/command.
+    type: Literal["stdio"] | None = None
     command: str
     args: list[str] = []
     env: dict[str, str] = {}
@@ -49,6 +54,7 @@ class StdioServer(_Strict):
 
 
 class HttpServer(_Strict):
+    type: Literal["http", "streamable-http", "streamableHttp"] | None = None  # no SSE: deprecated by MCP
     url: str
     headers: dict[str, str] = {}
     description: str = ""
@@ -70,7 +76,9 @@ ServerConfig = StdioServer | HttpServer
 
 
 def _transport(value: Any) -> str:
-    if isinstance(value, HttpServer) or (isinstance(value, dict) and "url" in value):
+    if isinstance(value, HttpServer):
+        return "http"
+    if isinstance(value, dict) and ("url" in value or value.get("type") in HTTP_TYPES):
         return "http"
     return "stdio"
 
