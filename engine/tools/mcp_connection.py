@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -32,6 +34,7 @@ from proctor.engine.tools.toolbox import ToolCallOutcome
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 
 MAX_RESTARTS = 3
+PR_SET_PDEATHSIG = 1
 START_TIMEOUT_S = 30.0
 _SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 
@@ -244,6 +247,7 @@ async def _launched(cfg: StdioServer, url: str, log: TextIO) -> AsyncIterator[No
         stdout=log,
         stderr=log,
         start_new_session=True,
+        preexec_fn=_die_with_parent,
     )
     try:
         host, port = _host_port(url)
@@ -259,6 +263,17 @@ async def _launched(cfg: StdioServer, url: str, log: TextIO) -> AsyncIterator[No
         yield
     finally:
         await _reap(proc)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, get SIGTERM if proctor dies (even by SIGKILL).
+
+    A launched HTTP server has its own session (so it can be killed as a group), which also
+    means nothing else would stop it if proctor were killed without cleaning up.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
