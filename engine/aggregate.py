@@ -18,7 +18,7 @@ from proctor.engine.judges.panel import is_human, parsed_verdicts
 from proctor.engine.stats import PassKSummary, paired_bootstrap_ci, pass_k_over_tasks
 from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
 
-CLAIM_THRESHOLDS = (0.75, 0.5)
+CLAIM_THRESHOLDS = (0.75, 0.5)  # MCP-Atlas reports both; the suite's own threshold is added
 BOOTSTRAP_RESAMPLES = 2000
 _CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
 
@@ -208,7 +208,7 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
                 ),
                 claims_pass={
                     th: (sum(c >= th for c in coverage) / len(coverage) if coverage else None)
-                    for th in CLAIM_THRESHOLDS
+                    for th in sorted({*CLAIM_THRESHOLDS, inputs.claims_threshold}, reverse=True)
                 },
                 claims_trials=len(coverage),
                 tfs=_mean([v for s in scores if (v := value(s, "tfs")) is not None]),

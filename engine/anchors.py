@@ -164,6 +164,11 @@ def lock_anchors(
     for sc in held:
         folder = base / scenario_folder(sc.id)
         if folder.exists():
+            if not (folder / "gold.json").is_file():
+                raise AnchorError(
+                    f"{folder} exists and is not an anchor folder (no gold.json); "
+                    "choose another place for the lock file with -o"
+                )
             shutil.rmtree(folder)
         write_json(folder / "rubric.json", rubric_document(sc))
         gold_rows: dict[str, dict[str, Any]] = {}
@@ -210,7 +215,10 @@ def _record(db: Path, run_id: str, lock: Path, per_scenario: dict[str, dict[str,
         configure(conn)
         conn.executemany(
             "INSERT OR REPLACE INTO anchors (scenario, lock_file, sha256, source_run, locked_at) VALUES (?, ?, ?, ?, ?)",
-            [(sc, str(lock), combined_hash(files), run_id, ts) for sc, files in sorted(per_scenario.items())],
+            [
+                (sc, str(lock.resolve()), combined_hash(files), run_id, ts)
+                for sc, files in sorted(per_scenario.items())
+            ],
         )
     finally:
         conn.close()
@@ -252,7 +260,10 @@ async def _rejudge_anchors(
     gold: dict[str, float] = {}
     errors: dict[str, str] = {}
     gold_docs: dict[str, Any] = {}
+    locked = lock.get("files", {})
     for key, entry in sorted(anchors.items()):
+        if entry["gold"] not in locked or entry["transcript"] not in locked:
+            raise AnchorError(f"the lock file's anchor {key!r} names a file the lock does not hash")
         if entry["gold"] not in gold_docs:
             gold_docs[entry["gold"]] = json.loads((base / entry["gold"]).read_text(encoding="utf-8"))
         gold[key] = float(gold_docs[entry["gold"]]["trials"][key][GOLD_METRIC])

@@ -123,6 +123,9 @@ class LlmJudge:
                 turn = await session.turn(SYSTEM_PROMPT, messages, [])
             except ProviderError as exc:
                 return self._outcome(subject, None, f"judge call failed: {redact(str(exc))}", usage, attempts)
+            except Exception as exc:  # a bug or an SDK surprise is still a judge error, not a verdict
+                message = f"judge call failed: {type(exc).__name__}: {redact(str(exc))}"
+                return self._outcome(subject, None, message, usage, attempts)
             usage = usage + turn.usage
             try:
                 verdict = parse_verdict(turn.text, subject.scenario)

@@ -134,3 +134,23 @@ async def test_lock_needs_judged_trials_of_every_held_out_scenario(tmp_path: Pat
         lock_anchors(fx.suite_dir, fx.db)
     with pytest.raises(AnchorError, match="no anchors lock file"):
         await verify_anchors(fx.suite_dir)
+
+
+async def test_lock_refuses_to_overwrite_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    fx = await build_run(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "s3").mkdir(parents=True)
+    (elsewhere / "s3" / "notes.txt").write_text("mine")
+    with pytest.raises(AnchorError, match="not an anchor folder"):
+        lock_anchors(fx.suite_dir, fx.db, lock_path=elsewhere / "held-out.lock")
+    assert (elsewhere / "s3" / "notes.txt").read_text() == "mine"
+
+
+async def test_anchor_entries_must_point_at_locked_files(locked: Fixture) -> None:
+    path = locked.suite_dir / "anchors" / "held-out.lock"
+    lock = json.loads(path.read_text())
+    first = next(iter(lock["anchors"]))
+    lock["anchors"][first]["transcript"] = "../../run.db"
+    path.write_text(json.dumps(lock))
+    with pytest.raises(AnchorError, match="names a file the lock does not hash"):
+        await verify_anchors(locked.suite_dir)

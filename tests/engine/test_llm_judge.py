@@ -236,3 +236,27 @@ def test_registry_builds_judges_and_panels(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefXYZ")
     made = make_judge("openai:g", Scoring(), temperature=0.3)
     assert isinstance(made, LlmJudge) and made.temperature == 0.3 and made.judge_id == "openai:g"
+
+
+class _BrokenSession:
+    async def turn(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"surprise with {KEY}")
+
+
+class _BrokenProvider:
+    model_id = "anthropic:broken"
+    provider_name = "anthropic"
+
+    def session(self, seed: int) -> Any:
+        return _BrokenSession()
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_an_unexpected_failure_is_a_judge_error_with_the_key_redacted() -> None:
+    judge = LlmJudge(_BrokenProvider(), temperature=0.0)
+    outcome = await judge.judge(SUBJECT, 1)
+    assert outcome.verdict is None
+    assert outcome.error.startswith("judge call failed: RuntimeError: surprise with")
+    assert KEY not in outcome.error
