@@ -90,6 +90,7 @@ class TrialScreen(ProctorScreen):
         self.query_one("#failure", Static).display = False
         self.view.focus()
         self._tail_status(True, 0)
+        self._flush_citations()
         self.run_worker(self._load(), group="load", exit_on_error=False)
         self.flush()
 
