@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 
-from proctor.app import cli_interop
+from proctor.app import cli_interop, cli_judging
+from proctor.engine.anchors import AnchorError, verify_before_run
 from proctor.engine.providers.registry import ProviderConfigError
-from proctor.engine.report import build_report
-from proctor.engine.runner import RunError, RunOptions, run_suite
-from proctor.engine.trial_scoring import suite_hooks
+from proctor.engine.runner import RunError, RunOptions
+from proctor.engine.session import run_suite, serve_run
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
-from proctor.scenarios.loader import SuiteError, load_suite
+from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
 from proctor.scenarios.repo import RepoError
+from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader
 from proctor.store.schema import SchemaError, init_db
 
@@ -61,13 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(run, db_default=None)
     watch = sub.add_parser("watch", help="open the console on a run database (live or finished)")
     watch.add_argument("db", type=Path)
-    report = sub.add_parser("report", help="print a run's report")
-    report.add_argument("db", type=Path)
-    report.add_argument("--format", choices=["json"], default="json")
     servers = sub.add_parser("servers", help="MCP server utilities")
     servers_sub = servers.add_subparsers(dest="servers_command", required=True)
     check = servers_sub.add_parser("check", help="start each server, list its tools")
     check.add_argument("config", type=Path, help="a suite folder or an mcpServers JSON/YAML file")
+    cli_judging.register(sub)
     cli_interop.register(sub)
     return parser
 
@@ -75,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     err = Console(stderr=True, highlight=False)
-    code = cli_interop.dispatch(args)
+    code = cli_judging.dispatch(args)
+    if code is None:
+        code = cli_interop.dispatch(args)
     if code is not None:
         return code
     try:
@@ -85,17 +85,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             from proctor.app.tui import run_console
 
             _check_db(args.db)
-            return run_console(args.db)
-        if args.command == "report":
-            _check_db(args.db)
-            print(json.dumps(build_report(args.db), indent=2, sort_keys=False))
-            return EXIT_OK
+            return run_console(args.db, engine=lambda: serve_run(args.db))
         if args.command == "servers":
             from proctor.app.servers_check import check_servers
 
             ok = asyncio.run(check_servers(args.config, Console(highlight=False)))
             return EXIT_OK if ok else EXIT_FAILED
-    except (SuiteError, RunError, ProviderConfigError, SchemaError, RepoError, FileNotFoundError) as exc:
+    except (
+        SuiteError,
+        RunError,
+        AnchorError,
+        ProviderConfigError,
+        SchemaError,
+        RepoError,
+        FileNotFoundError,
+    ) as exc:
         err.print(f"proctor: {exc}", markup=False)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
@@ -107,6 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_db(db: Path) -> None:
     with StoreReader(db):
         pass
+
+
+def _preflight(loaded: LoadedSuite, db: Path) -> None:
+    """Refuse before anything starts: locked anchors that fail, or a run another process holds."""
+    verify_before_run(loaded)
+    lock = EngineLock.try_acquire(db) if db.exists() else None
+    if db.exists() and lock is None:
+        raise RunError(f"{db} is being run by another proctor process (pid {EngineLock.holder(db)})")
+    if lock is not None:
+        lock.release()
 
 
 def _run(args: argparse.Namespace, err: Console) -> int:
@@ -123,19 +137,23 @@ def _run(args: argparse.Namespace, err: Console) -> int:
         resume=resume,
         base_seed=args.seed,
     )
-    hooks = suite_hooks(loaded)
+    _preflight(loaded, args.db)
     if not args.headless:
         from proctor.app.tui import run_console
 
         init_db(args.db)  # the console opens the database before the engine's first write
-        return run_console(args.db, engine=lambda: run_suite(loaded, options, hooks=hooks))
+        return run_console(
+            args.db, engine=lambda: run_suite(loaded, options, check_anchors=False, serve_after=True)
+        )
     from proctor.app.headless import HeadlessProgress, summary_table
 
     out = Console(highlight=False)
     progress = HeadlessProgress(err)
     try:
         status = asyncio.run(
-            run_suite(loaded, options, hooks=hooks, on_start=progress.start, on_progress=progress.advance)
+            run_suite(
+                loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
+            )
         )
     except KeyboardInterrupt:
         progress.stop()

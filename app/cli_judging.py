@@ -24,6 +24,8 @@ from proctor.engine.report_markdown import render_markdown
 from proctor.engine.stats.anchors_gate import DEFAULT_THRESHOLD
 from proctor.scenarios.loader import SuiteError
 from proctor.scenarios.repo import RepoError
+from proctor.store.commands import enqueue_command
+from proctor.store.lock import EngineLock
 from proctor.store.schema import SchemaError
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED = 0, 2, 3
@@ -84,9 +86,26 @@ def _need_db(db: Path) -> None:
 
 def _judge(args: argparse.Namespace) -> int:
     _need_db(args.db)
-    results = asyncio.run(
-        rejudge_db(args.db, passes=args.passes, judge_model=args.judge, trial_ids=args.trials)
-    )
+    lock = EngineLock.try_acquire(args.db)
+    if lock is None:
+        # A live engine owns the run: it does the re-judging, so the run keeps one writer.
+        request: dict[str, Any] = {"passes": args.passes}
+        if args.trials:
+            request["trial_ids"] = args.trials
+        if args.judge:
+            request["judge"] = args.judge
+        command_id = enqueue_command(args.db, "rejudge", request)
+        print(
+            f"the run is held by proctor process {EngineLock.holder(args.db)}; queued the re-judge as "
+            f"command #{command_id}: its passes will appear in the run (watch it with 'proctor watch')"
+        )
+        return EXIT_OK
+    try:
+        results = asyncio.run(
+            rejudge_db(args.db, passes=args.passes, judge_model=args.judge, trial_ids=args.trials)
+        )
+    finally:
+        lock.release()
     errors = 0
     for r in results:
         if r.skipped:

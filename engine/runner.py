@@ -40,6 +40,7 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
+from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
@@ -90,6 +91,7 @@ class Run:
     workspace: Workspace
     prices: PriceTable
     pool: ServerPool
+    lock: EngineLock | None = None
     hooks: list[TrialHook] = field(default_factory=list)
     on_progress: Callable[[TrialRecord], None] | None = None
     _providers: dict[str, Provider] = field(default_factory=dict)
@@ -103,6 +105,7 @@ class Run:
             "suite_dir": str(self.loaded.root),
             "models": list(self.options.models or suite.models),
             "arms": list(self.options.arms or suite.arms),
+            "scenarios": list(self.options.scenarios or [s.id for s in self.loaded.scenarios]),
             "epochs": self.options.epochs or suite.epochs,
             "base_seed": self.options.base_seed,
             "held_out": [s.id for s in self.loaded.scenarios if s.held_out],
@@ -234,9 +237,17 @@ class Run:
         return inner
 
     async def aclose(self) -> None:
-        await self.pool.aclose()
-        for p in self._providers.values():
-            await p.aclose()
+        """Stop every server, close providers and the database, then let another engine in."""
+        try:
+            await self.pool.aclose()
+            for p in self._providers.values():
+                await p.aclose()
+        finally:
+            try:
+                await self.writer.close()
+            finally:
+                if self.lock is not None:
+                    self.lock.release()
 
 
 def _offered(toolbox: Toolbox) -> list[ToolSpec]:
@@ -292,8 +303,13 @@ class RunError(Exception):
     """The run cannot start (the database holds another run, a model is misconfigured, ...)."""
 
 
-async def open_run(loaded: LoadedSuite, options: RunOptions) -> tuple[Run, list[TrialRecord]]:
-    """Create or resume the run in ``options.db``; return it and the trials still to run."""
+async def open_run(
+    loaded: LoadedSuite, options: RunOptions, *, expand_matrix: bool = True
+) -> tuple[Run, list[TrialRecord]]:
+    """Create or resume the run in ``options.db``; return it and the trials still to run.
+
+    Without ``expand_matrix`` (serving an existing run's commands) no trial is added.
+    """
     suite = loaded.suite
     workspace = Workspace.prepare(loaded)
     existing = _existing_run(options.db)
@@ -301,7 +317,17 @@ async def open_run(loaded: LoadedSuite, options: RunOptions) -> tuple[Run, list[
         raise RunError(
             f"{options.db} already holds run {existing}; pass --resume to continue it, or choose another --db"
         )
-    writer = await StoreWriter.open(options.db)
+    lock = EngineLock.try_acquire(options.db)
+    if lock is None:
+        raise RunError(
+            f"{options.db} is being run by another proctor process (pid {EngineLock.holder(options.db)}); "
+            "watch it with 'proctor watch', or stop that process first"
+        )
+    try:
+        writer = await StoreWriter.open(options.db)
+    except BaseException:
+        lock.release()
+        raise
     try:
         run_id = existing or uuid.uuid4().hex[:12]
         models = list(options.models or suite.models)
@@ -321,17 +347,22 @@ async def open_run(loaded: LoadedSuite, options: RunOptions) -> tuple[Run, list[
             workspace=workspace,
             prices=PriceTable(suite.prices),
             pool=ServerPool(options.db.parent / f"{options.db.name}.logs"),
+            lock=lock,
         )
         if existing is None:
             await writer.create_run(run_id, suite.name, run.config)
-        await writer.add_trials(run_id, rows)
+        if expand_matrix:
+            await writer.add_trials(run_id, rows)
         await writer.abandon_unfinished(run_id)
         wanted = {(r.scenario, r.arm, r.model, r.epoch) for r in rows}
         with StoreReader(options.db) as reader:
             todo = [t for t in reader.trials() if t.status == "queued" and t.key in wanted]
         return run, todo
     except BaseException:
-        await writer.close()
+        try:
+            await writer.close()
+        finally:
+            lock.release()
         raise
 
 
@@ -341,26 +372,3 @@ def _existing_run(db: Path) -> str | None:
     with StoreReader(db) as reader:
         run = reader.run()
     return run.id if run else None
-
-
-async def run_suite(
-    loaded: LoadedSuite,
-    options: RunOptions,
-    *,
-    hooks: Sequence[TrialHook] = (),
-    on_start: Callable[[Run, list[TrialRecord]], None] | None = None,
-    on_progress: Callable[[TrialRecord], None] | None = None,
-) -> str:
-    """Open (or resume) the run, execute what is left, and close everything, however it ends."""
-    run, todo = await open_run(loaded, options)
-    run.hooks.extend(hooks)
-    run.on_progress = on_progress
-    try:
-        if on_start is not None:
-            on_start(run, todo)
-        return await run.execute(todo)
-    finally:
-        try:
-            await run.aclose()
-        finally:
-            await run.writer.close()

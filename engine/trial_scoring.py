@@ -13,9 +13,7 @@ from proctor.engine.evaluation import (
     transcript_of,
 )
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
-from proctor.engine.judges.registry import make_suite_judges
 from proctor.engine.runner import Run, TrialContext, TrialHook
-from proctor.scenarios.loader import LoadedSuite
 from proctor.store.events import Event, ToolsListed
 from proctor.store.reader import TrialRecord
 from proctor.store.writer import JudgmentMeta
@@ -72,9 +70,3 @@ def scoring_hook(judge: Judge | Sequence[Judge], passes: int) -> TrialHook:
         await score_trial(trial, judge, range(1, passes + 1), ctx.emit)
 
     return hook
-
-
-def suite_hooks(run_loaded: LoadedSuite, judge_model: str | None = None) -> list[TrialHook]:
-    """The hooks every run gets: score each trial with the suite's judge or panel (or ``judge_model``)."""
-    judges = make_suite_judges(run_loaded.suite, judge_model)
-    return [scoring_hook(judges, run_loaded.suite.judge.passes)]

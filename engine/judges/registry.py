@@ -7,8 +7,6 @@ from collections.abc import Mapping, Sequence
 from proctor.engine.judges.base import Judge
 from proctor.engine.judges.llm import LlmJudge
 from proctor.engine.judges.offline import OfflineJudge
-from proctor.engine.providers.anthropic_provider import AnthropicProvider
-from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import ProviderConfigError, make_provider
 from proctor.scenarios.schema import ProviderSpec, Scoring, Suite
@@ -33,9 +31,7 @@ def make_judge(
             f"judge {model_id!r}: use 'offline:lexical', 'anthropic:NAME' or 'openai:NAME'"
         )
     table = prices or PriceTable()
-    made = make_provider(model_id, table, dict(providers or {}))
-    if isinstance(made, AnthropicProvider | OpenAIProvider):
-        made.temperature = temperature
+    made = make_provider(model_id, table, dict(providers or {}), temperature=temperature)
     return LlmJudge(made, temperature=temperature, prices=table)
 
 

@@ -27,7 +27,9 @@ def has_api_key(provider: str, spec: ProviderSpec | None = None) -> bool:
     return bool(env and os.environ.get(env))
 
 
-def make_provider(model_id: str, prices: PriceTable, specs: dict[str, ProviderSpec]) -> Provider:
+def make_provider(
+    model_id: str, prices: PriceTable, specs: dict[str, ProviderSpec], *, temperature: float | None = None
+) -> Provider:
     provider, _, name = model_id.partition(":")
     if provider == "offline":
         try:
@@ -49,7 +51,7 @@ def make_provider(model_id: str, prices: PriceTable, specs: dict[str, ProviderSp
     if provider == "anthropic":
         from proctor.engine.providers.anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(name, api_key=api_key, base_url=base_url, prices=prices)
+        return AnthropicProvider(name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature)
     from proctor.engine.providers.openai_provider import OpenAIProvider
 
-    return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices)
+    return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature)

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from proctor.engine.runner import RunOptions, run_suite
-from proctor.engine.trial_scoring import suite_hooks
+from proctor.engine.runner import RunOptions
+from proctor.engine.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import Event, ModelResponse, ToolCall, ToolCallRequest, ToolResult, Usage
@@ -144,7 +144,7 @@ def engine(
     epochs = max(1, trials // len(loaded.scenarios))
     options = RunOptions(db=db, models=["offline:single"], arms=arms, epochs=epochs, concurrency=concurrency)
     start = time.perf_counter()
-    status = asyncio.run(run_suite(loaded, options, hooks=suite_hooks(loaded) if scored else ()))
+    status = asyncio.run(run_suite(loaded, options, score=scored))
     elapsed = time.perf_counter() - start
     with StoreReader(options.db) as r:
         rows = r.trials()

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from proctor.engine.commands import consume_commands, execute_with_commands, poll_commands
+from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runner import Run, RunOptions, TrialContext
 from proctor.engine.tools.mcp_toolbox import ServerPool
-from proctor.engine.trial_scoring import suite_hooks
+from proctor.engine.trial_scoring import scoring_hook
 from proctor.engine.workspace import Workspace
 from proctor.store.commands import enqueue_command, list_commands
 from proctor.store.events import OperatorCommand, RunFinished
@@ -40,11 +41,10 @@ async def run(fixture: Fixture, tmp_path: Path) -> AsyncIterator[Run]:
         workspace=Workspace.prepare(fixture.loaded),
         prices=PriceTable(),
         pool=ServerPool(tmp_path / "logs"),
-        hooks=suite_hooks(fixture.loaded),
+        hooks=[scoring_hook([OfflineJudge()], fixture.loaded.suite.judge.passes)],
     )
     yield made
     await made.aclose()
-    await writer.close()
 
 
 def _connect(db: Path) -> sqlite3.Connection:

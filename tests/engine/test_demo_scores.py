@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.runner import RunOptions, run_suite
-from proctor.engine.trial_scoring import suite_hooks
+from proctor.engine.runner import RunOptions
+from proctor.engine.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.reader import StoreReader
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 async def test_demo_scores_separate_good_stale_and_baseline(tmp_path: Path) -> None:
     loaded = load_suite(SUITE_DIR)
     options = RunOptions(db=tmp_path / "demo.db", arms=["baseline", "codeintel", "codeintel_stale"])
-    status = await run_suite(loaded, options, hooks=suite_hooks(loaded))
+    status = await run_suite(loaded, options)
     assert status == "finished"
     with StoreReader(options.db) as r:
         arm_of = {t.id: t.arm for t in r.trials()}
