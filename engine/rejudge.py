@@ -29,7 +29,8 @@ from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.trial_scoring import tool_schemas
 from proctor.engine.workspace import Workspace
 from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
-from proctor.store.events import Event, Scored
+from proctor.scenarios.schema import ArmSpec
+from proctor.store.events import Event, Scored, ToolCall, ToolResult
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
@@ -114,6 +115,14 @@ async def rejudge_trials(
     return results
 
 
+def _arm_from_trace(name: str, events: Sequence[Event]) -> ArmSpec:
+    """An arm the suite does not define (an imported transcript's): the servers its calls used."""
+    servers = sorted({e.server for e in events if isinstance(e, ToolCall | ToolResult) and e.server})
+    if not servers:
+        return ArmSpec(baseline=True, description=f"{name}: not in the suite; no tool calls recorded")
+    return ArmSpec(servers=servers, description=f"{name}: not in the suite; servers seen in its calls")
+
+
 async def _rejudge_one(
     target: RejudgeTarget, trial: TrialRecord, judges: Sequence[Judge], passes: int, limit: asyncio.Semaphore
 ) -> RejudgeResult:
@@ -121,7 +130,6 @@ async def _rejudge_one(
         return RejudgeResult(trial.id, {}, 0, None, None, skipped=f"trial is {trial.status}, not finished")
     try:
         scenario = target.loaded.scenario(trial.scenario)
-        arm = target.loaded.suite.arms[trial.arm]
     except KeyError as exc:
         return RejudgeResult(
             trial.id, {}, 0, None, None, skipped=f"{exc.args[0]!r} is no longer in the suite"
@@ -130,6 +138,7 @@ async def _rejudge_one(
         events: list[Event] = [e.event for e in reader.trial_events(trial.id) if not e.abandoned]
         judgments = reader.judgments(trial.id)
         scores = reader.scores(trial.id)
+    arm = target.loaded.suite.arms.get(trial.arm) or _arm_from_trace(trial.arm, events)
 
     def emit(event: Event, meta: JudgmentMeta | None = None) -> None:
         target.writer.emit(target.run_id, event, trial_id=trial.id, attempt=trial.attempt, judgment=meta)

@@ -1,0 +1,37 @@
+"""Imported transcripts are re-judged even when their arm is not defined by the imported suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proctor.engine.imported_runs import save_import
+from proctor.engine.rejudge import rejudge_db
+from proctor.scenarios.import_livemcpbench import read_livemcpbench
+from proctor.store.reader import StoreReader
+
+FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures" / "livemcpbench"
+
+
+async def test_imported_trials_without_their_arm_in_the_suite_are_rejudged(tmp_path: Path) -> None:
+    if not FIXTURES.is_dir():
+        pytest.skip(f"shared fixtures absent: {FIXTURES}")
+    imported = read_livemcpbench(
+        FIXTURES / "tasks_sample.json", trajectories=[FIXTURES / "trajectories_with_labels_sample.json"]
+    )
+    saved = await _save(imported, tmp_path / "suite")
+    assert saved is not None
+    results = await rejudge_db(saved, passes=1)
+    assert results and all(not r.skipped for r in results), [r.skipped for r in results]
+    with StoreReader(saved) as r:
+        offline = [j for j in r.judgments() if j.judge == "offline:lexical"]
+        humans = [j for j in r.judgments() if "human" in j.source]
+    assert len(offline) == len(results) and humans
+
+
+async def _save(imported: object, out: Path) -> Path | None:
+    import asyncio
+
+    saved = await asyncio.to_thread(save_import, imported, out)  # type: ignore[arg-type]
+    return saved.db
