@@ -150,8 +150,14 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str,
             )
             out["tfs"] = Scored(name="tfs", value=float(m.finished), details=m.to_details())
             out["tefs"] = Scored(name="tefs", value=float(m.efficiently_finished), details=m.to_details())
-    eff = efficiency(transcript.tokens or 0, transcript.wall_s or 0.0, cfg.token_ceiling, cfg.time_ceiling_s)
-    out["efficiency"] = Scored(name="efficiency", value=eff.value, details=eff.to_details())
+    if not transcript.wall_s or transcript.tokens is None:
+        # Imported transcripts carry no wall clock: a 0 would read as perfectly efficient.
+        out["efficiency"] = Scored(
+            name="efficiency", value=None, details={"na": "wall time or tokens not recorded"}
+        )
+    else:
+        eff = efficiency(transcript.tokens, transcript.wall_s, cfg.token_ceiling, cfg.time_ceiling_s)
+        out["efficiency"] = Scored(name="efficiency", value=eff.value, details=eff.to_details())
     return out
 
 

@@ -153,3 +153,17 @@ def test_passed_follows_judged_claims_then_records_failure_mode() -> None:
     assert failed["failure_mode"].details["mode"] == "misinterpretation"
     q = layer_scores(trial, transcript, det, [good, bad])["llm_quality"]
     assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.35) < 1e-9
+
+
+def test_efficiency_is_not_scored_without_a_wall_clock() -> None:
+    events = [
+        e.model_copy(update={"wall_s": 0.0}) if isinstance(e, TrialFinished) else e
+        for e in _events(routed=False)
+    ]
+    trial = _trial(events, ArmSpec(servers=["codeintel_v2"]))
+    det = deterministic_scores(trial, transcript_of(events))
+    assert det["efficiency"].value is None and "not recorded" in det["efficiency"].details["na"]
+    measured = deterministic_scores(
+        _trial(_events(routed=False), ArmSpec(servers=["x"])), transcript_of(_events(routed=False))
+    )
+    assert measured["efficiency"].value is not None
