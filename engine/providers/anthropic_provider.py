@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, cast
 import anthropic
 import httpx2
 
-from proctor.engine.events import ToolCallRequest, Usage
 from proctor.engine.providers.anthropic_wire import (
     AnthropicStreamState,
     to_anthropic_messages,
@@ -31,6 +30,7 @@ from proctor.engine.providers.sdk_errors import (
     failure_for_transport,
     wire_error_fields,
 )
+from proctor.store.events import ToolCallRequest, Usage
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from proctor.engine.events import ToolCallRequest
 from proctor.engine.providers.assembly import parse_tool_arguments
 from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, ToolSpec, UserMessage
+from proctor.store.events import ToolCallRequest
 
 if TYPE_CHECKING:
     from anthropic.types import RawMessageStreamEvent

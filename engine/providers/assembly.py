@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proctor.engine.events import ToolCallRequest, Usage
 from proctor.engine.providers.base import (
     AssistantTurn,
     Message,
@@ -18,6 +17,7 @@ from proctor.engine.providers.base import (
     UserMessage,
     estimate_tokens,
 )
+from proctor.store.events import ToolCallRequest, Usage
 
 RAW_ARGUMENTS_KEY = "__raw__"
 

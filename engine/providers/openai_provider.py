@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx2
 import openai
 
-from proctor.engine.events import Usage
 from proctor.engine.providers.assembly import estimated_usage
 from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback, ToolSpec
 from proctor.engine.providers.openai_wire import OpenAIStreamState, to_openai_messages, to_openai_tools
@@ -27,6 +26,7 @@ from proctor.engine.providers.sdk_errors import (
     failure_for_transport,
     wire_error_fields,
 )
+from proctor.store.events import Usage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam

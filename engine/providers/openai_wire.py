@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from proctor.engine.events import ToolCallRequest, Usage
 from proctor.engine.providers.assembly import parse_tool_arguments, raw_arguments
 from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, ToolSpec, UserMessage
+from proctor.store.events import ToolCallRequest, Usage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk

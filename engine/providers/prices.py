@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from proctor.engine.events import Usage
 from proctor.scenarios.schema import Price
+from proctor.store.events import Usage
 
 PRICES_AS_OF = "2026-11-01"
 

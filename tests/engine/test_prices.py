@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from proctor.engine.events import Usage
 from proctor.engine.providers.prices import BUILTIN_PRICES, PRICES_AS_OF, PriceTable
 from proctor.scenarios.schema import Price
+from proctor.store.events import Usage
 
 MILLION = Usage(
     input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=1_000_000, cache_write_tokens=1_000_000

@@ -11,7 +11,6 @@ from typing import Any
 import httpx2
 import pytest
 
-from proctor.engine.events import ToolCallRequest
 from proctor.engine.providers.base import (
     AssistantTurn,
     Message,
@@ -24,6 +23,7 @@ from proctor.engine.providers.base import (
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
+from proctor.store.events import ToolCallRequest
 from tests.fakes import fake_openai as fo
 from tests.fakes.fake_openai import CallPiece
 from tests.fakes.recording_sleep import RecordingSleep
