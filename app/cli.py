@@ -16,10 +16,10 @@ from pathlib import Path
 from rich.console import Console
 
 from proctor.app import cli_interop, cli_judging
-from proctor.engine.anchors import AnchorError, verify_before_run
+from proctor.engine.grading.anchors import AnchorError, verify_before_run
 from proctor.engine.providers.registry import ProviderConfigError
-from proctor.engine.runner import RunError, RunOptions
-from proctor.engine.session import run_suite, serve_run
+from proctor.engine.runs.runner import RunError, RunOptions
+from proctor.engine.runs.session import run_suite, serve_run
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
 from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
 from proctor.scenarios.repo import RepoError

@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.export import export_run, export_to_file
-from proctor.engine.gate import GateInputError, decide, format_table, load_fairness
-from proctor.engine.imported_runs import save_import
+from proctor.engine.reports.export import export_run, export_to_file
+from proctor.engine.reports.gate import GateInputError, decide, format_table, load_fairness
+from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.import_common import ImportedSuite
 from proctor.scenarios.import_livemcpbench import read_livemcpbench
 from proctor.scenarios.import_mcp_atlas import read_mcp_atlas
@@ -176,12 +176,12 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def _anchors_hold(args: argparse.Namespace) -> bool:
-    """Verify the anchors lock (``proctor.engine.anchors``); print the outcome; True when it holds."""
+    """Verify the anchors lock (``proctor.engine.grading.anchors``); print the outcome; True when it holds."""
     try:
-        anchors: Any = importlib.import_module("proctor.engine.anchors")
+        anchors: Any = importlib.import_module("proctor.engine.grading.anchors")
     except ImportError:
         raise SuiteError(
-            "--require-anchors: this proctor has no anchors support (proctor.engine.anchors)"
+            "--require-anchors: this proctor has no anchors support (proctor.engine.grading.anchors)"
         ) from None
     if not args.require_anchors.is_file():
         raise SuiteError(f"{args.require_anchors}: no such anchors lock file")

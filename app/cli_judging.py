@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.anchor_files import AnchorError
-from proctor.engine.anchors import lock_anchors, verify_anchors
+from proctor.engine.grading.anchor_files import AnchorError
+from proctor.engine.grading.anchors import lock_anchors, verify_anchors
+from proctor.engine.grading.rejudge import RejudgeError, rejudge_db
 from proctor.engine.providers.registry import ProviderConfigError
-from proctor.engine.rejudge import RejudgeError, rejudge_db
-from proctor.engine.report import build_report
-from proctor.engine.report_csv import render_csv
-from proctor.engine.report_markdown import render_markdown
+from proctor.engine.reports.report import build_report
+from proctor.engine.reports.report_csv import render_csv
+from proctor.engine.reports.report_markdown import render_markdown
 from proctor.engine.stats.anchors_gate import DEFAULT_THRESHOLD
 from proctor.scenarios.loader import SuiteError
 from proctor.scenarios.repo import RepoError

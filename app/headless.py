@@ -10,8 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from proctor.engine.report import OFFLINE_NOTE
-from proctor.engine.runner import Run
+from proctor.engine.reports.report import OFFLINE_NOTE
+from proctor.engine.runs.runner import Run
 from proctor.store.reader import StoreReader, TrialRecord
 
 

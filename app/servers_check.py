@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from proctor.engine.runs.workspace import Workspace
 from proctor.engine.tools.mcp_toolbox import ServerPool, ServerStartError
-from proctor.engine.workspace import Workspace
 from proctor.scenarios.loader import expand_server, load_servers_file, load_suite
 from proctor.scenarios.schema import HttpServer, ServerConfig
 

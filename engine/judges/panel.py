@@ -1,7 +1,7 @@
 """How far a judge panel can be trusted: its majority, the judges' rank agreement, and humans.
 
 Every judge of a panel judges every pass; ``passed`` is the panel's majority (see
-engine/evaluation.py). This module summarises stored judgments: Kendall τ-b between each pair
+engine/grading/evaluation.py). This module summarises stored judgments: Kendall τ-b between each pair
 of judges over their per-trial scores, and agreement (rate and Cohen's κ) of each judge and of
 the majority with human labels, taken from ``Scenario.human_labels`` (keyed by trial key, see
 ``trial_key``) or from imported judgments whose source mentions "human".

@@ -144,7 +144,7 @@ def test_the_ci_example_uses_commands_that_parse() -> None:
 
 
 class _FakeAnchors:
-    """Stands in for ``proctor.engine.anchors``: the gate's wiring is what is tested here."""
+    """Stands in for ``proctor.engine.grading.anchors``: the gate's wiring is what is tested here."""
 
     class AnchorError(Exception):
         pass
@@ -180,7 +180,7 @@ def test_gate_require_anchors(
     code: int,
 ) -> None:
     fake = _FakeAnchors(anchors_pass)
-    monkeypatch.setitem(sys.modules, "proctor.engine.anchors", fake)
+    monkeypatch.setitem(sys.modules, "proctor.engine.grading.anchors", fake)
     db = _scored_db(tmp_path / "run.db", {"baseline": [0.4], "mcp": [0.6]})
     lock = tmp_path / "held-out.lock"
     lock.write_text("{}")
@@ -218,7 +218,7 @@ def test_gate_require_anchors(
 def test_require_anchors_needs_to_know_the_suite(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "proctor.engine.anchors", _FakeAnchors(True))
+    monkeypatch.setitem(sys.modules, "proctor.engine.grading.anchors", _FakeAnchors(True))
     db = _scored_db(tmp_path / "run.db", {"baseline": [0.4], "mcp": [0.6]})
     lock = tmp_path / "held-out.lock"
     lock.write_text("{}")

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from proctor.engine.runner import RunOptions
-from proctor.engine.session import run_suite
+from proctor.engine.runs.runner import RunOptions
+from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import Event, ModelResponse, ToolCall, ToolCallRequest, ToolResult, Usage

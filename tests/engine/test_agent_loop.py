@@ -3,7 +3,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from proctor.engine.agent_loop import run_agent
 from proctor.engine.providers.base import (
     AssistantTurn,
     Message,
@@ -14,6 +13,7 @@ from proctor.engine.providers.base import (
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
+from proctor.engine.runs.agent_loop import run_agent
 from proctor.engine.tools.toolbox import ToolCallOutcome
 from proctor.scenarios.schema import Limits, Price
 from proctor.store.events import (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.runner import RunOptions
-from proctor.engine.session import run_suite
+from proctor.engine.runs.runner import RunOptions
+from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.reader import StoreReader

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from proctor.engine.evaluation import (
+from proctor.engine.grading.evaluation import (
     TrialInput,
     _gold_for_arm,
     deterministic_scores,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.export import COLUMNS, SCHEMA, export_run, export_to_file
+from proctor.engine.reports.export import COLUMNS, SCHEMA, export_run, export_to_file
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult, TrialFinished, TrialStarted, Usage
 from proctor.store.reader import StoreReader
 from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow

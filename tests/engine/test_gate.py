@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.gate import FairnessSample, GateInputError, decide, format_table, load_fairness
+from proctor.engine.reports.gate import FairnessSample, GateInputError, decide, format_table, load_fairness
 from proctor.store.events import Scored
 from proctor.store.reader import StoreReader
 from proctor.store.writer import StoreWriter, TrialRow

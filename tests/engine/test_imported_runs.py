@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proctor.engine.imported_runs import transcript_events, write_imported_run
+from proctor.engine.runs.imported_runs import transcript_events, write_imported_run
 from proctor.engine.scoring import match_tool_calls, partition
 from proctor.scenarios.import_common import (
     ImportedCall,

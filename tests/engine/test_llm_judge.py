@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from proctor.engine.evaluation import judged_event
+from proctor.engine.grading.evaluation import judged_event
 from proctor.engine.judges.base import JudgeSubject
 from proctor.engine.judges.llm import LlmJudge, VerdictError, extract_json, parse_verdict
 from proctor.engine.judges.prompts import PROMPT_HASH, PROMPT_VERSION, build_prompt

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.imported_runs import save_import
-from proctor.engine.rejudge import rejudge_db
+from proctor.engine.grading.rejudge import rejudge_db
+from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.import_livemcpbench import read_livemcpbench
 from proctor.store.reader import StoreReader
 

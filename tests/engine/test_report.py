@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.anchors import lock_anchors
+from proctor.engine.grading.anchors import lock_anchors
 from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
-from proctor.engine.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, build_report
-from proctor.engine.report_csv import COLUMNS, render_csv
-from proctor.engine.report_markdown import cell, render_markdown
+from proctor.engine.reports.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, build_report
+from proctor.engine.reports.report_csv import COLUMNS, render_csv
+from proctor.engine.reports.report_markdown import cell, render_markdown
 from proctor.store.events import OperatorCommand, Usage
 from proctor.store.writer import JudgmentMeta, StoreWriter
 from tests.engine.judging_fixture import RUN_ID, build_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from proctor.engine.evaluation import (
+from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
     judged_event,
@@ -13,7 +13,7 @@ from proctor.engine.evaluation import (
     transcript_of,
 )
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
-from proctor.engine.runner import Run, TrialContext, TrialHook
+from proctor.engine.runs.runner import Run, TrialContext, TrialHook
 from proctor.store.events import Event, ToolsListed
 from proctor.store.reader import TrialRecord
 from proctor.store.writer import JudgmentMeta

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from proctor.engine.aggregate import ArmModelSummary, is_baseline, value
 from proctor.engine.judges.base import Verdict
 from proctor.engine.judges.panel import is_human, latest_per_pass
+from proctor.engine.reports.aggregate import ArmModelSummary, is_baseline, value
 from proctor.engine.stats import (
     ArmModelVariance,
     BootstrapCI,

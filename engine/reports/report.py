@@ -12,15 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.aggregate import ReportInputs, TrialUsage, summarize
-from proctor.engine.arm_comparisons import (
+from proctor.engine.judges.panel import is_human, panel_summary
+from proctor.engine.reports.aggregate import ReportInputs, TrialUsage, summarize
+from proctor.engine.reports.arm_comparisons import (
     baseline_comparisons,
     cost_frontier,
     fairness_ranking,
     variance_by_judge,
 )
-from proctor.engine.judges.panel import is_human, panel_summary
-from proctor.engine.report_sections import anchors_section, arm_rows, judges_section, ranking_section
+from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import Judged, ModelResponse, OperatorCommand
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord

@@ -1,7 +1,7 @@
 """Re-judging: more judge passes over finished trials, without running any agent again.
 
 The trial's events are read back from the store and scored by the same functions the live run
-uses (engine/evaluation.py), so a re-judged score means what a live one means. New passes are
+uses (engine/grading/evaluation.py), so a re-judged score means what a live one means. New passes are
 numbered after the highest pass that judge already has on that trial; llm_quality, fairness
 and passed are then re-emitted from every pass of the judges in use, old and new, so variance
 figures and pass/fail follow the added evidence.
@@ -16,18 +16,18 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from proctor.engine.evaluation import (
+from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
     judged_event,
     layer_scores,
     transcript_of,
 )
+from proctor.engine.grading.trial_scoring import tool_schemas
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.judges.registry import close_judges, make_suite_judges
-from proctor.engine.trial_scoring import tool_schemas
-from proctor.engine.workspace import Workspace
+from proctor.engine.runs.workspace import Workspace
 from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
 from proctor.scenarios.schema import ArmSpec
 from proctor.store.events import Event, Scored, ToolCall, ToolResult

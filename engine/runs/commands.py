@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from proctor.engine.anchors import lock_anchors, verify_anchors
+from proctor.engine.grading.anchors import lock_anchors, verify_anchors
+from proctor.engine.grading.rejudge import RejudgeResult, RejudgeTarget, rejudge_trials
 from proctor.engine.judges.registry import close_judges, make_suite_judges
-from proctor.engine.rejudge import RejudgeResult, RejudgeTarget, rejudge_trials
-from proctor.engine.runner import Run
+from proctor.engine.runs.runner import Run
 from proctor.engine.secrets import redact
 from proctor.store.commands import Command, claim_pending, finish
 from proctor.store.events import OperatorCommand

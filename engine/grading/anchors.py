@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.anchor_files import (
+from proctor.engine.grading.anchor_files import (
     ANCHORS_DIR,
     LOCK_NAME,
     LOCK_SCHEMA,
@@ -40,7 +40,7 @@ from proctor.engine.anchor_files import (
     transcript_document,
     write_json,
 )
-from proctor.engine.evaluation import transcript_of
+from proctor.engine.grading.evaluation import transcript_of
 from proctor.engine.judges.base import Judge, JudgeSubject
 from proctor.engine.judges.registry import close_judges, judge_models, make_suite_judges
 from proctor.engine.stats import GateResult, spearman_gate

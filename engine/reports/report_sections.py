@@ -1,6 +1,6 @@
 """The report's sections as JSON-ready dictionaries (arms, ranking, judges, anchors).
 
-Kept apart from the reading in engine/report.py so that every format renders the same numbers:
+Kept apart from the reading in engine/reports/report.py so that every format renders the same numbers:
 Markdown and CSV are made from these dictionaries, never from the records directly.
 """
 
@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.aggregate import ArmModelSummary, MeanCI
-from proctor.engine.anchor_files import AnchorError, check_hashes, read_lock
-from proctor.engine.arm_comparisons import BaselineComparison, JudgeVariance
+from proctor.engine.grading.anchor_files import AnchorError, check_hashes, read_lock
 from proctor.engine.judges.panel import PanelSummary
+from proctor.engine.reports.aggregate import ArmModelSummary, MeanCI
+from proctor.engine.reports.arm_comparisons import BaselineComparison, JudgeVariance
 from proctor.engine.stats import LayerVariance, ParetoFrontier, Ranking
 from proctor.store.events import OperatorCommand
 from proctor.store.reader import AnchorRecord, StoredEvent

@@ -1,0 +1,1 @@
+"""Grading trials: scoring a finished trial, judge passes, re-judging and anchors."""

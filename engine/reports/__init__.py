@@ -1,0 +1,1 @@
+"""What a run database says: reports (json, md, csv), aggregates, export and the CI gate."""
