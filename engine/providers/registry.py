@@ -51,7 +51,9 @@ def make_provider(
     if provider == "anthropic":
         from proctor.engine.providers.anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature)
+        return AnthropicProvider(
+            name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature
+        )
     from proctor.engine.providers.openai_provider import OpenAIProvider
 
     return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature)
