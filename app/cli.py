@@ -147,7 +147,9 @@ def _run(args: argparse.Namespace, err: Console) -> int:
         )
     from proctor.app.headless import HeadlessProgress, summary_table
 
-    out = Console(highlight=False)
+    out = Console(
+        highlight=False, width=None if sys.stdout.isatty() else 160
+    )  # pipes and CI logs: no squashed columns
     progress = HeadlessProgress(err)
     try:
         status = asyncio.run(
