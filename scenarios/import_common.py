@@ -2,7 +2,7 @@
 
 An importer turns a public benchmark's files into an ``ImportedSuite``: suite and scenario
 mappings already validated against the suite schema, plus any transcripts the source holds as
-plain data (this package may not import the store; ``proctor.engine.imported_runs`` turns them
+plain data (this package may not import the store; ``proctor.engine.runs.imported_runs`` turns them
 into events). Nothing is written until everything has been read and validated, and then only
 into a staging folder that is moved into place at the end, so a bad input never leaves a
 partial suite behind.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from proctor.engine.imported_runs import save_import
+from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.scoring import partition
 from proctor.scenarios.import_common import ImportFormatError
 from proctor.scenarios.import_livemcpbench import ARM, read_livemcpbench
