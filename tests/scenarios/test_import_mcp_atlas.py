@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from proctor.engine.imported_runs import save_import
+from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.scoring import partition
 from proctor.scenarios.import_common import ImportFormatError
 from proctor.scenarios.import_mcp_atlas import REFERENCE_ARM, REFERENCE_MODEL, read_mcp_atlas

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from proctor.engine.imported_runs import save_import
+from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.scoring import match_tool_calls
 from proctor.engine.scoring.transcript import ToolCallRecord
 from proctor.scenarios.import_common import ImportFormatError
