@@ -6,12 +6,17 @@ judgments), and remembers the highest event id at that moment: everything before
 reflected in those rows, everything after it comes from the tail. Sums that only events hold
 (tool-I/O tokens) are backfilled in small chunks through the kind index, so memory never grows
 with the number of stored events. A trial's events are read only when the trial is opened.
+
+While a run is live, a tail thread polls on its own cadence and hands each batch to a callback
+(the app posts it as a message), so a busy event loop never delays reading the store.
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,9 +62,17 @@ class TailBatch:
     anchors: list[AnchorRecord] | None = None
     backfill: list[StoredEvent] = field(default_factory=list)
     backfill_done: bool = False
+    backfill_finished: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.events or self.trials or self.run or self.anchors is not None or self.backfill)
+        return bool(
+            self.events
+            or self.trials
+            or self.run
+            or self.anchors is not None
+            or self.backfill
+            or self.backfill_finished
+        )
 
 
 @dataclass(frozen=True)
@@ -82,11 +95,41 @@ class StoreFeed:
         self._backfill_after = 0
         self._backfill_upto = 0
         self.backfill_done = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._tail_thread: threading.Thread | None = None
+        self._prefetched: Future[Snapshot | None] | None = None
 
     async def _call(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self._locked, fn, *args)
+
+    def _locked(self, fn: Any, *args: Any) -> Any:
+        with self._lock:
+            return fn(*args)
+
+    def start_tail(
+        self, on_batch: Callable[[TailBatch], None], *, interval: float = 0.01, idle_interval: float = 0.05
+    ) -> None:
+        """Poll on a dedicated thread from now on; ``on_batch`` is called there, so it must be thread-safe."""
+        if self._tail_thread is not None:
+            return
+
+        def loop() -> None:
+            quiet = 0
+            while not self._stop.is_set():
+                batch = self._locked(self._poll)
+                if batch:
+                    on_batch(batch)
+                quiet = 0 if batch else quiet + 1
+                self._stop.wait(interval if quiet < 20 else idle_interval)
+
+        self._tail_thread = threading.Thread(target=loop, name="proctor-console-tail", daemon=True)
+        self._tail_thread.start()
 
     async def close(self) -> None:
+        self._stop.set()
+        if self._tail_thread is not None:
+            await asyncio.to_thread(self._tail_thread.join, 5.0)
         await self._call(self._close)
         self._pool.shutdown(wait=True)
 
@@ -97,8 +140,17 @@ class StoreFeed:
 
     # -- startup ----------------------------------------------------------------------------
 
+    def prefetch(self) -> None:
+        """Start reading the snapshot now (before the UI is composed); ``snapshot`` picks it up."""
+        if self._prefetched is None:
+            self._prefetched = self._pool.submit(self._locked, self._snapshot)
+
     async def snapshot(self) -> Snapshot | None:
         """Trial rows and the starting event id; None while the database does not exist yet."""
+        if self._prefetched is not None:
+            future, self._prefetched = self._prefetched, None
+            early: Snapshot | None = await asyncio.wrap_future(future)
+            return early
         result: Snapshot | None = await self._call(self._snapshot)
         return result
 
@@ -172,7 +224,7 @@ class StoreFeed:
             if chunk:
                 self._backfill_after = chunk[-1].id
             if len(chunk) < BACKFILL_CHUNK:
-                self.backfill_done = True
+                self.backfill_done = batch.backfill_finished = True
         batch.backfill_done = self.backfill_done
         return batch
 

@@ -87,6 +87,9 @@ class ConsoleState:
         self._changed: set[int] = set()
         self._arrivals: deque[tuple[int, int]] = deque(maxlen=120)
         self._variance_cache: tuple[int, list[VarianceRow]] | None = None
+        self.status_version = 0
+        self._counts_cache: tuple[object, Counter[str]] | None = None
+        self._rate_cache: tuple[object, float] | None = None
         self._grounding_cache: tuple[int, list[GroundingRow]] | None = None
         self.scores_version = 0
 
@@ -147,6 +150,7 @@ class ConsoleState:
             status = display_status(t)
             if self.statuses.get(t.id) != status:
                 self._changed.add(t.id)
+                self.status_version += 1
             self.statuses[t.id] = status
         if replace:
             self.statuses = {tid: self.statuses[tid] for tid in self.trials}
@@ -188,7 +192,10 @@ class ConsoleState:
         return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else DEFAULT_FLOOR
 
     def counts(self) -> Counter[str]:
-        return Counter(self.statuses.values())
+        key = (self.structure_version, self.status_version)
+        if self._counts_cache is None or self._counts_cache[0] != key:
+            self._counts_cache = (key, Counter(self.statuses.values()))
+        return self._counts_cache[1]
 
     def progress(self) -> tuple[int, int]:
         c = self.counts()
@@ -202,6 +209,13 @@ class ConsoleState:
         return max(finished)
 
     def rate_per_min(self) -> float:
+        """Trials finished per minute over the trailing minute (recomputed at most once a second)."""
+        key = (self.structure_version, self.status_version, int(self.clock()))
+        if self._rate_cache is None or self._rate_cache[0] != key:
+            self._rate_cache = (key, self._rate_per_min())
+        return self._rate_cache[1]
+
+    def _rate_per_min(self) -> float:
         end = self._window_end()
         starts = [t.started_at for t in self.trials.values() if t.started_at is not None]
         if not starts:

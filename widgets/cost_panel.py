@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
 
 from proctor.widgets.sanitize import one_line
+from proctor.widgets.text_panel import TextPanel
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,11 @@ def cost_text(rows: Sequence[CostRow]) -> Text:
     return text
 
 
-class CostPanel(Static):
+class CostPanel(TextPanel):
     DEFAULT_CSS = "CostPanel { height: auto; }"
 
     def show(self, rows: Sequence[CostRow]) -> None:
-        self.update(cost_text(rows))
+        self.show_text(cost_text(rows))
 
 
 __all__ = ["CostPanel", "CostRow", "cost_text"]

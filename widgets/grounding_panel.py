@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
 
 from proctor.widgets.sanitize import one_line
+from proctor.widgets.text_panel import TextPanel
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,11 @@ def grounding_text(rows: Sequence[GroundingRow]) -> Text:
     return text
 
 
-class GroundingPanel(Static):
+class GroundingPanel(TextPanel):
     DEFAULT_CSS = "GroundingPanel { height: auto; }"
 
     def show(self, rows: Sequence[GroundingRow]) -> None:
-        self.update(grounding_text(rows))
+        self.show_text(grounding_text(rows))
 
 
 __all__ = ["GroundingPanel", "GroundingRow", "grounding_text"]

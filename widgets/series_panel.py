@@ -43,7 +43,9 @@ class SeriesPanel(Vertical):
         for s in series:
             if s.key not in self._keys:
                 continue
-            self.query_one(f"#label-{s.key}", Label).update(Text(f"{s.label} {s.summary}".strip()))
+            self.query_one(f"#label-{s.key}", Label).update(
+                Text(f"{s.label} {s.summary}".strip()), layout=False
+            )
             self.query_one(f"#spark-{s.key}", Sparkline).data = list(s.values) or [0.0]
 
 

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
+
+from proctor.widgets.text_panel import TextPanel
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class VarianceRow:
 
 
 def variance_text(rows: Sequence[VarianceRow], floor: float, passes: int) -> Text:
-    """One line per layer: a bar of mean σ relative to the floor (the floor is the 5th cell)."""
+    """One line per layer: a bar of mean σ relative to the floor (the floor is the 4th cell)."""
     text = Text(f"judge σ by layer · floor {floor:.2f} · up to {passes} passes\n", style="bold", end="")
     for row in rows:
         text.append(f"{row.layer:<10}")
@@ -28,13 +29,13 @@ def variance_text(rows: Sequence[VarianceRow], floor: float, passes: int) -> Tex
             text.append("— (needs ≥2 passes)\n", style="dim")
             continue
         noisy = row.mean_sigma > floor + 1e-9
-        filled = min(10, round(row.mean_sigma / max(floor, 1e-9) * 5))
-        text.append("█" * filled + "·" * (10 - filled), style="red" if noisy else "green")
+        filled = min(8, round(row.mean_sigma / max(floor, 1e-9) * 4))
+        text.append("█" * filled + "·" * (8 - filled), style="red" if noisy else "green")
         text.append(f" σ {row.mean_sigma:.3f} max {row.max_sigma:.3f} n={row.groups} ")
         if noisy:
-            text.append("above floor\n", style="bold red")
+            text.append("noisy\n", style="bold red")
         elif row.max_sigma > floor + 1e-9:
-            text.append("some above\n", style="yellow")
+            text.append("some noisy\n", style="yellow")
         else:
             text.append("ok\n", style="green")
     if not rows:
@@ -42,11 +43,11 @@ def variance_text(rows: Sequence[VarianceRow], floor: float, passes: int) -> Tex
     return text
 
 
-class VariancePanel(Static):
+class VariancePanel(TextPanel):
     DEFAULT_CSS = "VariancePanel { height: auto; }"
 
     def show(self, rows: Sequence[VarianceRow], floor: float, passes: int) -> None:
-        self.update(variance_text(rows, floor, passes))
+        self.show_text(variance_text(rows, floor, passes))
 
 
 __all__ = ["VariancePanel", "VarianceRow", "variance_text"]

@@ -16,6 +16,7 @@ from proctor.app.screens.dialogs import ConfirmScreen
 from proctor.app.state import ConsoleState
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
+from proctor.widgets.text_panel import TextPanel
 
 
 def _when(ts: float) -> str:
@@ -92,7 +93,7 @@ class AnchorsScreen(ProctorScreen):
     def compose(self) -> ComposeResult:
         yield Static(Text("anchors · held-out scenarios", style="bold"), classes="title")
         yield LinesView(id="anchors-body")
-        yield Static(id="anchors-result")
+        yield TextPanel(id="anchors-result")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -116,7 +117,7 @@ class AnchorsScreen(ProctorScreen):
             result.append("\n")
         if not result.plain:
             result = Text("L: lock (asks first) · V: verify (hashes and the Spearman gate)", style="dim")
-        self.query_one("#anchors-result", Static).update(result)
+        self.query_one("#anchors-result", TextPanel).show_text(result)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -11,7 +11,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
 from proctor.app.compare_model import align_calls, result_diff
 from proctor.app.screens.base import ProctorScreen
@@ -20,6 +20,7 @@ from proctor.app.transcript_state import CallView, TranscriptState
 from proctor.store.reader import StoredEvent, TrialRecord
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line, sanitize
+from proctor.widgets.text_panel import TextPanel
 
 SCORES = ("passed", "fairness", "adoption", "grounding", "claims", "keywords", "efficiency", "tfs", "tefs")
 SEP = " │ "
@@ -137,7 +138,7 @@ class CompareScreen(ProctorScreen):
         self._shown: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="compare-title", classes="title")
+        yield TextPanel(id="compare-title", classes="title")
         yield LinesView(id="compare-body")
         yield Footer()
 
@@ -187,7 +188,7 @@ class CompareScreen(ProctorScreen):
             return
         self._shown = key
         title = Text(f"compare · {one_line(self.scenario, 50)} · epoch {self.epoch}", style="bold")
-        self.query_one("#compare-title", Static).update(title)
+        self.query_one("#compare-title", TextPanel).show_text(title)
         view.set_lines(
             compare_lines(self.state, (left, lt), (right, rt), self.app.console, view.content_width)
         )

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
@@ -19,6 +19,7 @@ from proctor.widgets.cost_panel import CostPanel
 from proctor.widgets.grounding_panel import GroundingPanel
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.series_panel import SeriesPanel
+from proctor.widgets.text_panel import TextPanel
 from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, cell_text
 from proctor.widgets.variance_panel import VariancePanel
 
@@ -59,8 +60,8 @@ class DashboardScreen(ProctorScreen):
         self._title_key: object = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="run-title", classes="title")
-        yield Static(id="progress")
+        yield TextPanel(id="run-title", classes="title")
+        yield TextPanel(id="progress")
         with Horizontal():
             yield TrialMatrix(id="matrix")
             with VerticalScroll(id="side"):
@@ -68,7 +69,7 @@ class DashboardScreen(ProctorScreen):
                 yield VariancePanel(id="variance")
                 yield GroundingPanel(id="grounding")
                 yield SeriesPanel(["throughput", "cost", "events"], id="series")
-        yield Static(id="selected")
+        yield TextPanel(id="selected")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -104,7 +105,7 @@ class DashboardScreen(ProctorScreen):
             self._flush_selected()
         now = time.monotonic()
         due = now - self._panels_at >= PANEL_INTERVAL_S or self._panels_details != state.details_loaded
-        if state.version != self._panels_version and due:
+        if state.details_loaded and state.version != self._panels_version and due:
             self._panels_version, self._panels_at = state.version, now
             self._panels_details = state.details_loaded
             self.query_one(CostPanel).show(state.cost_rows())
@@ -136,7 +137,7 @@ class DashboardScreen(ProctorScreen):
             title = Text("proctor · ", style="bold", end="")
             title.append(one_line(run.id, 40), style="bold cyan")
             title.append(f" · suite {one_line(run.suite, 40)} · {one_line(run.status, 20)}")
-        self.query_one("#run-title", Static).update(title)
+        self.query_one("#run-title", TextPanel).show_text(title)
 
     def _flush_progress(self) -> None:
         state = self.state
@@ -151,13 +152,13 @@ class DashboardScreen(ProctorScreen):
         text.append(
             f"  · filters: {self.filters.describe()}", style="yellow" if self.filters.active else "dim"
         )
-        self.query_one("#progress", Static).update(text)
+        self.query_one("#progress", TextPanel).show_text(text)
 
     def _flush_selected(self) -> None:
         trial_id = self.matrix.selected_trial()
         trial = self.state.trials.get(trial_id) if trial_id is not None else None
         if trial is None:
-            self.query_one("#selected", Static).update(Text("no trial selected", style="dim"))
+            self.query_one("#selected", TextPanel).show_text(Text("no trial selected", style="dim"))
             return
         text = Text(f"#{trial.id} ", style="bold", end="")
         text.append(
@@ -168,7 +169,7 @@ class DashboardScreen(ProctorScreen):
             text.append(f" · {trial.wall_s:.1f}s")
         if trial.error:
             text.append(f" · {one_line(trial.error, 80)}", style="red")
-        self.query_one("#selected", Static).update(text)
+        self.query_one("#selected", TextPanel).show_text(text)
 
     def on_trial_matrix_cursor_moved(self, _: TrialMatrix.CursorMoved) -> None:
         self._flush_selected()

@@ -13,13 +13,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
 from proctor.app.judgment_fold import population_sigma
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.state import ConsoleState
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
+from proctor.widgets.text_panel import TextPanel
 
 LIST_INTERVAL_S = 0.5
 JUDGEABLE = frozenset({"scoring", "passed", "failed", "error"})
@@ -99,7 +100,7 @@ class JudgeScreen(ProctorScreen):
         self._detail_key: tuple[int, ...] = ()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="judge-title", classes="title")
+        yield TextPanel(id="judge-title", classes="title")
         with Horizontal():
             yield LinesView(cursor=True, id="judge-trials")
             yield LinesView(id="judge-detail")
@@ -128,7 +129,7 @@ class JudgeScreen(ProctorScreen):
                     style="red" if row.mean_sigma > state.variance_floor else "green",
                 )
         title.append(f"(floor {state.variance_floor:.2f})", style="dim")
-        self.query_one("#judge-title", Static).update(title)
+        self.query_one("#judge-title", TextPanel).show_text(title)
         key = (
             state.judgments.version,
             state.structure_version,

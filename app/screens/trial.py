@@ -24,6 +24,7 @@ from proctor.app.transcript_state import TranscriptState
 from proctor.store.reader import StoredEvent
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line
+from proctor.widgets.text_panel import TextPanel
 from proctor.widgets.transcript_model import BADGE
 from proctor.widgets.transcript_view import TranscriptView
 from proctor.widgets.trial_matrix import cell_text
@@ -67,18 +68,18 @@ class TrialScreen(ProctorScreen):
         self._matches: list[int] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(id="trial-title", classes="title")
-        yield Static(id="failure", classes="failure")
+        yield TextPanel(id="trial-title", classes="title")
+        yield TextPanel(id="failure", classes="failure")
         with Horizontal():
             with Vertical(id="transcript-pane"):
                 yield TranscriptView(id="transcript")
-                yield Static(id="tail-status")
+                yield TextPanel(id="tail-status")
                 yield Input(placeholder="search the transcript (enter: find, escape: close)", id="search")
             with Vertical(id="trial-side"):
-                yield Static(id="scores")
+                yield TextPanel(id="scores")
                 yield Static(Text("citations  ([ ] select, o open)", style="bold"))
                 yield LinesView(cursor=True, id="citations")
-                yield Static(id="judgments")
+                yield TextPanel(id="judgments")
         yield Footer()
 
     @property
@@ -87,7 +88,7 @@ class TrialScreen(ProctorScreen):
 
     def on_mount(self) -> None:
         self.query_one("#search", Input).display = False
-        self.query_one("#failure", Static).display = False
+        self.query_one("#failure", TextPanel).display = False
         self.view.focus()
         self._tail_status(True, 0)
         self._flush_citations()
@@ -130,7 +131,9 @@ class TrialScreen(ProctorScreen):
     def _flush_title(self) -> None:
         trial = self.state.trials.get(self.trial_id)
         if trial is None:
-            self.query_one("#trial-title", Static).update(Text(f"trial #{self.trial_id} (not in this run)"))
+            self.query_one("#trial-title", TextPanel).show_text(
+                Text(f"trial #{self.trial_id} (not in this run)")
+            )
             return
         text = Text(f"trial #{trial.id} ", style="bold", end="")
         text.append(
@@ -141,7 +144,7 @@ class TrialScreen(ProctorScreen):
         )
         if not self.transcript.loaded:
             text.append(" · loading…", style="dim")
-        self.query_one("#trial-title", Static).update(text)
+        self.query_one("#trial-title", TextPanel).show_text(text)
 
     def _flush_scores(self) -> None:
         scores = self.state.scores.get(self.trial_id, {})
@@ -157,11 +160,11 @@ class TrialScreen(ProctorScreen):
             text.append(f"{one_line(name, 14):<14} {shown}\n")
         if not names:
             text.append("not scored yet\n", style="dim")
-        self.query_one("#scores", Static).update(text)
+        self.query_one("#scores", TextPanel).show_text(text)
 
     def _flush_failure(self) -> None:
         failure = failure_of(self.state.scores.get(self.trial_id, {}))
-        banner = self.query_one("#failure", Static)
+        banner = self.query_one("#failure", TextPanel)
         banner.display = failure is not None
         if failure is not None:
             text = Text(
@@ -172,7 +175,7 @@ class TrialScreen(ProctorScreen):
                 text.append(
                     f"  (first failing call #{one_line(failure.first_failing_call_id, 40)}: F)", style="bold"
                 )
-            banner.update(text)
+            banner.show_text(text)
 
     def _flush_citations(self) -> None:
         lines: list[Text] = []
@@ -198,14 +201,14 @@ class TrialScreen(ProctorScreen):
                 text.append("—\n" if score is None else f"{score:.3f}\n")
         if not verdicts:
             text.append("none yet\n", style="dim")
-        self.query_one("#judgments", Static).update(text)
+        self.query_one("#judgments", TextPanel).show_text(text)
 
     def _tail_status(self, following: bool, unseen: int) -> None:
         if following:
             text = Text("● following the tail", style="green")
         else:
             text = Text(f"⏸ paused · {unseen} new events (t / End: follow)", style="bold yellow")
-        self.query_one("#tail-status", Static).update(text)
+        self.query_one("#tail-status", TextPanel).show_text(text)
 
     def on_transcript_view_tail_changed(self, message: TranscriptView.TailChanged) -> None:
         self._tail_status(message.following, message.unseen)

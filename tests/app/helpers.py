@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Callable
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
+
+from proctor.app.screens.trial import TrialScreen
+from proctor.app.tui import ProctorApp
+from proctor.widgets.trial_matrix import TrialMatrix
 
 FIXED_NOW = 1_700_000_100.0
 
@@ -49,3 +57,32 @@ def render_screen(app: App[Any], *, styles: bool = False) -> str:
 
 def screen_text(app: App[Any]) -> str:
     return render_screen(app)
+
+
+# -- console fixtures shared by the screen tests ---------------------------------------------------
+
+
+@asynccontextmanager
+async def console(db: Path, **kw: Any) -> AsyncIterator[tuple[ProctorApp, Pilot[Any]]]:
+    app = ProctorApp(db, clock=lambda: FIXED_NOW, **kw)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.state.details_loaded, what="store loaded")
+        await pilot.pause()
+        yield app, pilot
+
+
+def commands(db: Path) -> list[tuple[str, dict[str, Any]]]:
+    conn = sqlite3.connect(db)
+    try:
+        return [(c, json.loads(a)) for c, a in conn.execute("SELECT command, args FROM commands ORDER BY id")]
+    finally:
+        conn.close()
+
+
+async def open_trial(app: ProctorApp, pilot: Pilot[Any], row: int, col: int) -> TrialScreen:
+    app.screen.query_one(TrialMatrix).move_to(row, col)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, TrialScreen) and app.screen.transcript.loaded)
+    await pilot.pause()
+    assert isinstance(app.screen, TrialScreen)
+    return app.screen

@@ -28,7 +28,11 @@ Steps = Callable[[ProctorApp, Pilot[Any]], Awaitable[None]]
 
 async def dashboard(app: ProctorApp, pilot: Pilot[Any]) -> None:
     await wait_until(
-        pilot, lambda: "✓ passed  0.60" in screen_text(app) and "mcp-good             33%" in screen_text(app)
+        pilot,
+        lambda: all(
+            x in screen_text(app) for x in ("✓ passed  0.60", "mcp-good             33%", "tool_io 150")
+        ),
+        what="dashboard with details and the tool-I/O backfill",
     )
 
 

@@ -1,0 +1,106 @@
+"""Pilot tests of the compare, judge and anchors views."""
+
+from __future__ import annotations
+
+from proctor.app.screens.anchors import AnchorsScreen
+from proctor.app.screens.compare import CompareScreen
+from proctor.app.screens.dashboard import DashboardScreen
+from proctor.app.screens.dialogs import ConfirmScreen
+from proctor.app.screens.judge import JudgeScreen
+from proctor.app.screens.trial import TrialScreen
+from proctor.store.events import Judged, OperatorCommand
+from proctor.store.writer import StoreWriter
+from proctor.widgets.lines_view import LinesView
+from tests.app.fixture_store import MODEL, RUN, Fixture
+from tests.app.helpers import commands, console, screen_text, wait_until
+
+# -- compare ---------------------------------------------------------------------------------
+
+
+async def test_compare_view_defaults_to_baseline_and_switches_sides(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        await pilot.press("l", "c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        assert screen.sides == {"left": ("baseline", MODEL), "right": ("mcp-good", MODEL)}
+        await wait_until(pilot, lambda: "step 1 = results differ" in screen_text(app), what="aligned steps")
+        text = screen_text(app)
+        assert "#1 baseline" in text and "#2 mcp-good" in text and "fairness     0.600" in text
+        await pilot.press("A")
+        assert screen.sides["right"] == ("baseline", MODEL)
+        await wait_until(pilot, lambda: "results identical" in screen_text(app))
+        await pilot.press("a")
+        assert screen.sides["left"] == ("mcp-good", MODEL)
+        await pilot.press("w")
+        assert screen.sides == {"left": ("baseline", MODEL), "right": ("mcp-good", MODEL)}
+        await pilot.press("m", "M")
+        assert screen.sides["left"][1] == MODEL and screen.sides["right"][1] == MODEL
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
+
+
+# -- judge -----------------------------------------------------------------------------------
+
+
+async def test_judge_view_marks_rejudges_and_shows_new_passes_live(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, JudgeScreen))
+        screen = app.screen
+        assert isinstance(screen, JudgeScreen)
+        detail = screen.query_one("#judge-detail", LinesView)
+        await wait_until(
+            pilot,
+            lambda: (
+                "cites the job class [@click=app.quit]x[/]" in " ".join(x.plain.strip() for x in detail.lines)
+            ),
+        )
+        assert "σ 0.150" in screen_text(app)
+        await pilot.press("space", "j", "space", "plus")
+        assert screen.marked == {1, 2} and screen.passes == 3
+        await pilot.press("minus", "plus", "r")
+        await wait_until(pilot, lambda: bool(commands(fx.db)))
+        assert commands(fx.db) == [("rejudge", {"trial_ids": [1, 2], "passes": 3})]
+        assert screen.marked == set()
+        writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
+        verdict = {"score": 0.9, "criteria": [{"name": "correctness", "score": 0.9, "rationale": "third"}]}
+        writer.emit(RUN, Judged(pass_no=3, judge="offline:lexical", verdict=verdict), trial_id=2)
+        await writer.close()
+        await wait_until(pilot, lambda: "p3=0.90" in screen_text(app), what="new pass")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TrialScreen))
+        assert isinstance(app.screen, TrialScreen) and app.screen.trial_id == 2
+
+
+# -- anchors ---------------------------------------------------------------------------------
+
+
+async def test_anchors_lock_after_confirmation_and_verify_result_from_events(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        await pilot.press("3")
+        await wait_until(pilot, lambda: isinstance(app.screen, AnchorsScreen))
+        assert "⚓ s3-anchor" in screen_text(app) and "unlocked" in screen_text(app)
+        await pilot.press("L")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "transcript of trial #5" in screen_text(app) and "transcript of trial #6" in screen_text(app)
+        await pilot.press("n")
+        await pilot.press("L")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y", "V")
+        await wait_until(pilot, lambda: len(commands(fx.db)) == 2)
+        assert commands(fx.db) == [("lock_anchors", {"run_id": RUN}), ("verify_anchors", {})]
+        writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
+        await writer.execute(
+            "INSERT INTO anchors (scenario, lock_file, sha256, locked_at) VALUES ('s3-anchor', 'anchors.lock', 'ab12cd', 1700000000)"
+        )
+        writer.emit(
+            RUN, OperatorCommand(command="lock_anchors", args={}, status="done", message="1 anchor locked")
+        )
+        msg = "Spearman ρ 0.41 < 0.85 \x1b]0;x\x07[@click=app.quit]q[/]"
+        writer.emit(RUN, OperatorCommand(command="verify_anchors", args={}, status="failed", message=msg))
+        await writer.close()
+        await wait_until(pilot, lambda: "verify_anchors: failed" in screen_text(app), what="verify outcome")
+        text = screen_text(app)
+        assert "locked sha256 ab12cd" in text and "lock_anchors: done  1 anchor locked" in text
+        assert "Spearman ρ 0.41 < 0.85 [@click=app.quit]q[/]" in text

@@ -1,0 +1,76 @@
+"""Keyboard everywhere: help, command palette, quit with a running engine."""
+
+from __future__ import annotations
+
+from proctor.app.screens.dashboard import DashboardScreen
+from proctor.app.screens.dialogs import HelpScreen
+from tests.app.fixture_store import Fixture
+from tests.app.helpers import console, screen_text, wait_until
+
+# -- keyboard everywhere ---------------------------------------------------------------------
+
+
+async def test_help_lists_the_keys_of_the_current_screen(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        text = screen_text(app)
+        for description in (
+            "Compare",
+            "Status filter",
+            "Scenario filter",
+            "Re-run trial",
+            "Judge",
+            "Anchors",
+            "Quit",
+        ):
+            assert description in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_command_palette_offers_every_bound_action(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Compare", "Status filter", "Arm filter", "Model filter", "Scenario filter", "Clear filters",
+                "Re-run trial", "Judge", "Anchors", "Help", "Open trial"} <= titles  # fmt: skip
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Status filter")
+        await wait_until(pilot, lambda: "Status filter" in screen_text(app))
+        await pilot.press("enter")
+        screen = app.screen_stack[0]
+        assert isinstance(screen, DashboardScreen)
+        await wait_until(pilot, lambda: screen.filters.status == "queued", what="palette ran the action")
+
+
+async def test_quit_cancels_the_engine_worker_and_returns_zero(fx: Fixture) -> None:
+    import asyncio
+
+    seen: list[str] = []
+    started = asyncio.Event()
+
+    async def engine() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    async with console(fx.db, engine=engine) as (app, pilot):
+        await asyncio.wait_for(started.wait(), 5)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running or seen == ["cancelled"])
+    assert seen == ["cancelled"] and app.return_code == 0
+
+
+async def test_engine_failure_is_reported_without_markup_and_keeps_the_console(fx: Fixture) -> None:
+    async def engine() -> None:
+        raise RuntimeError("[@click=app.quit]boom[/] x [/] y")
+
+    async with console(fx.db, engine=engine) as (app, pilot):
+        await wait_until(pilot, lambda: app.engine_error is not None)
+        await pilot.pause()
+        assert app.is_running and "[@click=app.quit]boom[/] x [/] y" in (app.engine_error or "")
+        await pilot.press("q")
+    assert app.return_code == 1

@@ -1,0 +1,159 @@
+"""Pilot tests of the trial view: transcript, tool I/O, pager, search, citations, tail mode, re-run."""
+
+from __future__ import annotations
+
+from proctor.app.screens.dialogs import CitationScreen, PagerScreen
+from proctor.store.events import FinalAnswer, ToolCall, TrialStarted
+from proctor.store.writer import StoreWriter
+from proctor.widgets.lines_view import LinesView
+from proctor.widgets.transcript_view import TranscriptView
+from tests.app.fixture_store import BIG_LINES, MODEL, RUN, Fixture
+from tests.app.helpers import commands, console, open_trial, screen_text, wait_until
+
+# -- trial view ------------------------------------------------------------------------------
+
+
+async def test_trial_view_shows_transcript_scores_citations_and_judgments(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 1)
+        text = screen_text(app)
+        assert "assistant · turn 1" in text and "▸ call mcp-good/grep #c2" in text
+        transcript = " ".join(line.plain.strip() for line in screen.query_one(TranscriptView).lines)
+        assert "tinyq/job.py:999 ✗H" in transcript and "tinyq/missing.py:3 ?U" in transcript
+        assert "tinyq/job.py:4 ✓G" in text
+        assert "fairness       0.700" in text and "adoption       0.800" in text
+        assert "✗  tinyq/job.py:999  hallucinated" in text
+        assert "pass 2 offline:lexical: 0.800" in text
+        assert "● following the tail" in text
+
+
+async def test_tool_output_expands_collapses_and_pages_through_the_whole_output(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 0)
+        view = screen.query_one(TranscriptView)
+        index = next(i for i, e in enumerate(view.entries) if e.kind == "tool_result")
+        view.select_entry(index)
+        collapsed = len(view.lines)
+        await pilot.press("enter")
+        assert len(view.lines) > collapsed + 150
+        assert any("more lines (p: page)" in line.plain for line in view.lines)
+        await pilot.press("space")
+        assert len(view.lines) == collapsed
+        await pilot.press("e")
+        assert len(view.lines) > collapsed
+        await pilot.press("e")
+        assert len(view.lines) == collapsed
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen))
+        pager = app.screen
+        assert isinstance(pager, PagerScreen) and pager.pages == (BIG_LINES + 3) // 400 + 1
+        assert "filler line 398" not in screen_text(app)
+        await pilot.press("right_square_bracket")
+        assert pager.page == 1 and "filler line 398" in screen_text(app)
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert pager.page == 0
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_search_expands_matching_entries_and_n_cycles_matches(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 0)
+        view = screen.query_one(TranscriptView)
+        await pilot.press("slash")
+        await pilot.press(*"line 150", "enter")
+        result = next(i for i, e in enumerate(view.entries) if e.kind == "tool_result")
+        assert view.cursor_entry == result and view.entries[result].uid in view.expanded
+        assert any("filler line 150" in line.plain for line in view.lines)
+        await pilot.press("slash", *"job", "enter")
+        first = view.cursor_entry
+        await pilot.press("n")
+        assert view.cursor_entry != first
+        await pilot.press("N")
+        assert view.cursor_entry == first
+
+
+async def test_citation_key_opens_the_cited_lines_at_the_pinned_commit(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 1)
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, CitationScreen))
+        await wait_until(pilot, lambda: "▶4 │" in screen_text(app), what="cited lines")
+        text = screen_text(app)
+        assert "grounded" in text and "def step_1" in text and fx.commit[:12] in text
+        await pilot.press("escape", "right_square_bracket", "o")
+        await wait_until(pilot, lambda: "past the end of the file" in screen_text(app), what="past EOF")
+        await pilot.press("escape", "right_square_bracket", "o")
+        await wait_until(pilot, lambda: "not a file at this commit" in screen_text(app), what="unresolved")
+        await pilot.press("escape", "left_square_bracket")
+        assert app.screen is screen and screen.query_one("#citations", LinesView).cursor_line == 1
+
+
+async def test_failed_trial_highlights_failure_mode_and_first_failing_call(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 1, 0)
+        text = screen_text(app)
+        assert "failure mode: tool_misuse" in text and "◀ first failing call" in text
+        await pilot.press("F")
+        view = screen.query_one(TranscriptView)
+        entry = view.entries[view.cursor_entry]
+        assert entry.call_id == "c3" and entry.failing
+
+
+async def test_tail_mode_follows_pauses_when_scrolled_up_and_counts_new_events(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 2, 0)
+        view = screen.query_one(TranscriptView)
+        writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
+        try:
+            for i in range(40):
+                writer.emit(
+                    RUN,
+                    ToolCall(call_id=f"n{i}", server="s", tool="t", arguments={"i": i}),
+                    trial_id=5,
+                    attempt=1,
+                )
+            await writer.flush()
+            await wait_until(
+                pilot, lambda: view.max_scroll_y > 0 and len(view.lines) > 80, what="live entries"
+            )
+            assert view.following and view.scroll_y == view.max_scroll_y > 0
+            await pilot.press("g")
+            assert not view.following
+            for i in range(3):
+                writer.emit(
+                    RUN, ToolCall(call_id=f"m{i}", server="s", tool="t", arguments={}), trial_id=5, attempt=1
+                )
+            await writer.flush()
+            await wait_until(pilot, lambda: view.unseen == 3, what="unseen count")
+            assert view.scroll_y == 0
+            await wait_until(pilot, lambda: "paused · 3 new events" in screen_text(app), what="tail status")
+            await pilot.press("t")
+            assert view.following and view.unseen == 0 and view.scroll_y == view.max_scroll_y
+            await wait_until(
+                pilot, lambda: "● following the tail" in screen_text(app), what="following again"
+            )
+        finally:
+            await writer.close()
+
+
+async def test_rerun_from_trial_view_enqueues_and_shows_the_new_attempt_live(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 1, 0)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: bool(commands(fx.db)))
+        assert commands(fx.db) == [("rerun_trial", {"trial_id": 3})]
+        writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
+        try:
+            started = TrialStarted(
+                scenario="s2-search", arm="baseline", model=MODEL, epoch=0, seed=3, attempt=2
+            )
+            writer.emit(RUN, started, trial_id=3, attempt=2)
+            writer.emit(RUN, FinalAnswer(text="second attempt answer"), trial_id=3, attempt=2)
+        finally:
+            await writer.close()
+        await wait_until(
+            pilot, lambda: screen.transcript.attempt == 2 and len(screen.transcript.entries) == 2
+        )
+        await wait_until(pilot, lambda: "second attempt answer" in screen_text(app))
+        assert "attempt 2" in screen_text(app) and "I could not find it" not in screen_text(app)
