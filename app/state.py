@@ -88,6 +88,7 @@ class ConsoleState:
         self._arrivals: deque[tuple[int, int]] = deque(maxlen=120)
         self._variance_cache: tuple[int, list[VarianceRow]] | None = None
         self.status_version = 0
+        self._by_key: tuple[int, dict[tuple[str, str, str, int], int]] = (-1, {})
         self._counts_cache: tuple[object, Counter[str]] | None = None
         self._rate_cache: tuple[object, float] | None = None
         self._grounding_cache: tuple[int, list[GroundingRow]] | None = None
@@ -310,10 +311,10 @@ class ConsoleState:
         return model
 
     def find_trial(self, scenario: str, arm: str, model: str, epoch: int) -> TrialRecord | None:
-        for t in self.trials.values():
-            if (t.scenario, t.arm, t.model, t.epoch) == (scenario, arm, model, epoch):
-                return t
-        return None
+        if self._by_key[0] != self.structure_version:
+            self._by_key = (self.structure_version, {t.key: t.id for t in self.trials.values()})
+        trial_id = self._by_key[1].get((scenario, arm, model, epoch))
+        return None if trial_id is None else self.trials.get(trial_id)
 
 
 def _keep(value: str, wanted: str | None) -> bool:

@@ -22,7 +22,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from proctor.app.feed import StoreFeed, TailBatch
@@ -150,12 +150,21 @@ class ProctorApp(App[int]):
         if self._unflushed:
             self.flush()
 
+    def visible_screens(self) -> list[Screen[Any]]:
+        """The top screen and those showing through modal screens above them."""
+        shown: list[Screen[Any]] = []
+        for screen in reversed(self.screen_stack):
+            shown.append(screen)
+            if not isinstance(screen, ModalScreen):
+                break
+        return shown
+
     def flush(self) -> None:
-        """Copy folded state to the widgets of every screen in the stack."""
+        """Copy folded state to the widgets of the visible screens (hidden ones catch up on resume)."""
         self._unflushed = False
         self._last_flush = time.monotonic()
         self.flushes += 1
-        for screen in self.screen_stack:
+        for screen in self.visible_screens():
             if isinstance(screen, ProctorScreen) and screen.is_mounted:
                 try:
                     screen.flush()

@@ -7,8 +7,10 @@ raw tail events (a trial screen keeps its own transcript).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Protocol, cast
 
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from proctor.app.feed import StoreFeed
@@ -38,6 +40,12 @@ class ProctorScreen(Screen[None]):
     @property
     def state(self) -> ConsoleState:
         return self.host.state
+
+    def on_screen_resume(self) -> None:
+        """Hidden screens are not flushed; catch up when shown again."""
+        if self.is_mounted:
+            with contextlib.suppress(NoMatches):  # resumed before its widgets are composed
+                self.flush()
 
     def flush(self) -> None:
         """Copy what changed in the state to the widgets (called from the app's flush timer)."""

@@ -165,7 +165,8 @@ class TrialScreen(ProctorScreen):
     def _flush_failure(self) -> None:
         failure = failure_of(self.state.scores.get(self.trial_id, {}))
         banner = self.query_one("#failure", TextPanel)
-        banner.display = failure is not None
+        if banner.display != (failure is not None):
+            banner.display = failure is not None
         if failure is not None:
             text = Text(
                 f" failure mode: {one_line(failure.mode, 60)} ", style="bold white on dark_red", end=""
