@@ -32,6 +32,9 @@ from proctor.store.events import (
 from proctor.store.schema import configure, migrate
 
 COMPRESS_OVER_BYTES = 64 * 1024
+# How long the first queued event waits for company before a commit; bounds what a live
+# console can show (it sees an event only once committed) at the cost of more transactions.
+DEFAULT_FLUSH_INTERVAL_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ class StoreWriter:
 
     @classmethod
     async def open(
-        cls, path: str | Path, *, batch_size: int = 512, flush_interval_s: float = 0.05
+        cls, path: str | Path, *, batch_size: int = 512, flush_interval_s: float = DEFAULT_FLUSH_INTERVAL_S
     ) -> StoreWriter:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

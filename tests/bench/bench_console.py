@@ -46,7 +46,7 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.schema import configure, migrate
-from proctor.store.writer import encode_payload
+from proctor.store.writer import DEFAULT_FLUSH_INTERVAL_S, encode_payload
 
 LATENCY_P95_TARGET_S = 0.150
 LAG_P99_TARGET_S = 0.050
@@ -310,7 +310,12 @@ def reference_tail(
 
 
 def live_console(
-    db: Path, rate: int, seconds: float, n_trials: int, open_trial: bool, flush_s: float = 0.05
+    db: Path,
+    rate: int,
+    seconds: float,
+    n_trials: int,
+    open_trial: bool,
+    flush_s: float = DEFAULT_FLUSH_INTERVAL_S,
 ) -> dict[str, Any]:
     from proctor.app.tui import ProctorApp
 
@@ -379,7 +384,7 @@ def main() -> int:
             f"console benchmark ({args.rate:,} events/s for {args.seconds:.0f}s; first paint at {args.events:,} events)"
         )
 
-        for flush_s, judged in ((0.05, True), (0.01, False)):
+        for flush_s, judged in ((DEFAULT_FLUSH_INTERVAL_S, True), (0.01, False)):
             note = "the engine's default" if judged else "a faster-committing writer, for comparison"
             print(f"\nwriter commits every {flush_s * 1000:.0f} ms or 512 events ({note})")
             ref_lat, ref_writer = reference_tail(
