@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from proctor.store.commands import Command, claim_pending, finish
 from proctor.store.events import (
     Event,
     Judged,
@@ -154,6 +155,19 @@ class StoreWriter:
         """Mark events of trials that started but never finished as abandoned; requeue them."""
         await self.flush()
         return await self._run(_abandon_unfinished, run_id)
+
+    async def claim_commands(self) -> list[Command]:
+        """Claim pending operator commands on this writer's own connection.
+
+        Through the writer, not a second connection: a second writer would wait for the write
+        lock, which a busy run hardly ever releases for long (seen: 'database is locked').
+        """
+        return await self._run(claim_pending)
+
+    async def finish_command(self, command_id: int, ok: bool, message: str) -> None:
+        """Record a command's outcome, after the events it emitted."""
+        await self.flush()
+        await self._run(finish, command_id, ok, message)
 
     async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
         """One statement outside the event stream (commands table bookkeeping), after pending events."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -22,10 +21,9 @@ from proctor.engine.grading.rejudge import RejudgeResult, RejudgeTarget, rejudge
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.runner import Run
 from proctor.engine.secrets import redact
-from proctor.store.commands import Command, claim_pending, finish
+from proctor.store.commands import Command
 from proctor.store.events import OperatorCommand
 from proctor.store.reader import StoreReader, TrialRecord
-from proctor.store.schema import configure
 
 POLL_INTERVAL_S = 0.5
 Cancel = Callable[[], object]
@@ -34,12 +32,6 @@ Handler = Callable[[Run, Mapping[str, Any], Cancel | None], Awaitable[str]]
 
 class CommandFailed(Exception):
     """The command could not be carried out; the message is shown to the operator as is."""
-
-
-def _connect(db: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-    configure(conn)
-    return conn
 
 
 def _int_list(value: object, name: str) -> list[int]:
@@ -138,7 +130,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-async def handle_command(run: Run, conn: sqlite3.Connection, command: Command, cancel: Cancel | None) -> bool:
+async def handle_command(run: Run, command: Command, cancel: Cancel | None) -> bool:
     """Carry out one claimed command; record received/done/failed and finish its row."""
 
     def record(status: Literal["received", "done", "failed"], message: str = "") -> None:
@@ -158,16 +150,15 @@ async def handle_command(run: Run, conn: sqlite3.Connection, command: Command, c
     except Exception as exc:
         message = f"{type(exc).__name__}: {redact(str(exc))}"
     record("done" if ok else "failed", message)
-    await run.writer.flush()
-    await asyncio.to_thread(finish, conn, command.id, ok, message)
+    await run.writer.finish_command(command.id, ok, message)
     return ok
 
 
-async def poll_commands(run: Run, conn: sqlite3.Connection, cancel: Cancel | None = None) -> list[Command]:
+async def poll_commands(run: Run, cancel: Cancel | None = None) -> list[Command]:
     """Claim every pending command and handle them in order; return what was handled."""
-    commands = await asyncio.to_thread(claim_pending, conn)
+    commands = await run.writer.claim_commands()
     for command in commands:
-        await handle_command(run, conn, command, cancel)
+        await handle_command(run, command, cancel)
     return commands
 
 
@@ -180,14 +171,10 @@ async def consume_commands(
 ) -> None:
     """Poll and handle commands until ``stop`` is set (or the task is cancelled)."""
     halt = stop or asyncio.Event()
-    conn = await asyncio.to_thread(_connect, run.options.db)
-    try:
-        while not halt.is_set():
-            await poll_commands(run, conn, cancel)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(halt.wait(), interval_s)
-    finally:
-        conn.close()
+    while not halt.is_set():
+        await poll_commands(run, cancel)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(halt.wait(), interval_s)
 
 
 async def execute_with_commands(

@@ -73,8 +73,8 @@ async def test_each_command_is_handled_recorded_and_finished(run: Run, fixture: 
     conn = _connect(db)
     conn.execute("INSERT INTO commands (command, args, created_at) VALUES ('explode', '{}', 0)")
     try:
-        handled = await poll_commands(run, conn)
-        assert await poll_commands(run, conn) == []
+        handled = await poll_commands(run)
+        assert await poll_commands(run) == []
         rows = list_commands(conn)
     finally:
         conn.close()
