@@ -54,7 +54,7 @@ from proctor.scenarios.import_common import (
     title_of,
     validated,
 )
-from proctor.scenarios.import_mcpservers import enabled, load_server_set
+from proctor.scenarios.import_mcpservers import add_server_arm
 
 COLUMNS = ("TASK", "PROMPT", "ENABLED_TOOLS", "TRAJECTORY", "GTFA", "GTFA_CLAIMS")
 REQUIRED = ("TASK", "PROMPT", "GTFA_CLAIMS")
@@ -236,15 +236,8 @@ def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedS
     }
     sources = [path]
     if servers_file is not None:
-        servers, server_notes = load_server_set(servers_file)
-        notes += server_notes
+        servers = add_server_arm(suite, servers_file, notes)
         sources.append(servers_file)
-        suite["mcpServers"] = servers
-        if enabled(servers):
-            suite["arms"]["mcp"] = {
-                "servers": enabled(servers),
-                "description": f"servers from {servers_file.name}",
-            }
         missing = sorted(needed_servers - set(servers))
         if missing:
             notes.append(f"{servers_file}: does not define server(s) the tasks use: {', '.join(missing)}")

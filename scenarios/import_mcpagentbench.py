@@ -53,7 +53,7 @@ from proctor.scenarios.import_common import (
     title_of,
     validated,
 )
-from proctor.scenarios.import_mcpservers import enabled, load_server_set
+from proctor.scenarios.import_mcpservers import add_server_arm
 from proctor.scenarios.schema import Complexity
 
 _TYPES: dict[str, Complexity] = {
@@ -189,15 +189,8 @@ def read_mcpagentbench(path: Path, *, servers_file: Path | None = None) -> Impor
     }
     sources = [path]
     if servers_file is not None:
-        servers, server_notes = load_server_set(servers_file)
-        notes += server_notes
+        add_server_arm(suite, servers_file, notes)
         sources.append(servers_file)
-        suite["mcpServers"] = servers
-        if enabled(servers):
-            suite["arms"]["mcp"] = {
-                "servers": enabled(servers),
-                "description": f"servers from {servers_file.name}",
-            }
     else:
         notes.append(
             "no --servers FILE given: the suite has only the baseline arm, which cannot make the gold calls"

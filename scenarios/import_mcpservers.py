@@ -314,6 +314,19 @@ def enabled(servers: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [n for n, s in servers.items() if not s.get("disabled")]
 
 
+def add_server_arm(suite: dict[str, Any], servers_file: Path, notes: list[str]) -> dict[str, dict[str, Any]]:
+    """Put ``--servers FILE``'s servers into ``suite`` with an ``mcp`` arm of the enabled ones."""
+    servers, server_notes = load_server_set(servers_file)
+    notes += server_notes
+    suite["mcpServers"] = servers
+    if enabled(servers):
+        suite["arms"]["mcp"] = {
+            "servers": enabled(servers),
+            "description": f"servers from {servers_file.name}",
+        }
+    return servers
+
+
 SKELETON_SCENARIO: dict[str, Any] = {
     "id": "example",
     "title": "Replace with a real task",
@@ -351,6 +364,7 @@ def read_mcpservers(path: Path) -> ImportedSuite:
 
 
 __all__ = [
+    "add_server_arm",
     "enabled",
     "load_server_set",
     "normalize_servers",
