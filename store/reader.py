@@ -222,12 +222,6 @@ class StoreReader:
         )
         return [AnchorRecord(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
-    def pending_commands(self) -> list[tuple[int, str, dict[str, Any]]]:
-        rows = self._conn.execute(
-            "SELECT id, command, args FROM commands WHERE status = 'pending' ORDER BY id"
-        )
-        return [(int(r[0]), str(r[1]), json.loads(r[2])) for r in rows]
-
 
 class EventTail:
     """Follows a run's events in order; ``poll`` returns what was committed since the last call."""
