@@ -253,7 +253,13 @@ class OfflineSession:
         ]
         quoted.sort(key=lambda e: (e.path, e.line))
         lines = ["Here is what the code at the pinned commit shows."]
-        for loc in list({(e.path, e.line): e for e in locations}.values())[:3]:
+
+        def location_rank(e: Evidence) -> tuple[bool, int]:
+            """Definitions it actually read first, then those whose names match the task."""
+            return (self._has_body(e), len(task_words & set(words(f"{e.symbol} {e.text}"))))
+
+        distinct = list({(e.path, e.line): e for e in locations}.values())
+        for loc in sorted(distinct, key=location_rank, reverse=True)[:3]:
             lines.append(f"- `{loc.symbol}` is defined at `{loc.path}:{loc.line}` ({loc.text}).")
         if not quoted and not locations:
             quoted = [e for e in self._evidence if e.is_location][:MAX_QUOTED_LINES]

@@ -53,7 +53,7 @@ def task_paths(task: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _PATH.finditer(task)))
 
 
-def concept_query(task: str, limit: int = 6) -> str:
+def concept_query(task: str, limit: int = 12) -> str:
     """The task's content words, for tools that search by description."""
     seen: list[str] = []
     for w in words(task):
