@@ -31,6 +31,12 @@ _FIXED_IDENTITY = {
 }
 
 
+# Tool caches that appear in a source folder when someone works in it; never part of the snapshot.
+_IGNORED_PARTS = frozenset(
+    {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis"}
+)
+
+
 class RepoError(Exception):
     """The repository or commit cannot be read."""
 
@@ -184,7 +190,7 @@ def materialize(source: Path, dest: Path) -> str:
     """
     if not source.is_dir():
         raise RepoError(f"{source}: repository source folder not found")
-    files = sorted(p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files = sorted(p for p in source.rglob("*") if p.is_file() and not _IGNORED_PARTS & set(p.parts))
     dest.mkdir(parents=True, exist_ok=True)
     if not (dest / ".git").exists():
         _git(dest, "init", "-q")
