@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.judges.base import JudgeOutcome, Verdict
 from proctor.engine.scoring import (
     Transcript,
     adoption,
@@ -62,18 +62,7 @@ def transcript_of(events: Sequence[Event]) -> Transcript:
         for c in t.tool_calls
         if not (c.tool == ROUTE.name and c.server == ROUTE.server)
     )
-    return Transcript(
-        answer_text=t.answer_text,
-        audit_text=t.audit_text,
-        final_answer=t.final_answer,
-        tool_calls=calls,
-        errors=t.errors,
-        stop=t.stop,
-        tokens=t.tokens,
-        tokens_estimated=t.tokens_estimated,
-        wall_s=t.wall_s,
-        answer_segments=t.answer_segments,
-    )
+    return replace(t, tool_calls=calls)
 
 
 def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
@@ -81,9 +70,7 @@ def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
     args = c.arguments.get("arguments")
     if c.tool != ROUTER_TOOL or not isinstance(inner, str) or not isinstance(args, dict):
         return c
-    return ToolCallRecord(
-        c.call_id, server, inner, args, c.step, c.has_result, c.is_error, c.error_type, c.result
-    )
+    return replace(c, server=server, tool=inner, arguments=args)
 
 
 def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str, Scored]:
@@ -179,10 +166,6 @@ def _gold_for_arm(trial: TrialInput) -> list[list[GoldCall]] | None:
         ]
         for step in gold
     ]
-
-
-async def judge_passes(judge: Judge, subject: JudgeSubject, passes: Sequence[int]) -> list[JudgeOutcome]:
-    return [await judge.judge(subject, p) for p in passes]
 
 
 def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:

@@ -217,13 +217,14 @@ class Run:
             finally:
                 await toolbox.aclose()
         ctx.emit(finished)
+        record = _as_record(t, ctx.attempt, finished)
         for hook in self.hooks:
             try:
-                await hook(ctx, _as_record(t, ctx.attempt, finished))
+                await hook(ctx, record)
             except Exception as exc:
                 ctx.emit(ErrorEvent(where="scoring", error_type=type(exc).__name__, message=redact(str(exc))))
         if self.on_progress is not None:
-            self.on_progress(_as_record(t, ctx.attempt, finished))
+            self.on_progress(record)
 
     async def _toolbox(self, ctx: TrialContext) -> Toolbox:
         arm = self.loaded.suite.arms[ctx.arm]
