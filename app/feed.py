@@ -130,8 +130,9 @@ class StoreFeed:
         self._stop.set()
         if self._tail_thread is not None:
             await asyncio.to_thread(self._tail_thread.join, 5.0)
-        await self._call(self._close)
-        self._pool.shutdown(wait=True)
+        # Leaving must not wait behind queued reads: the running one finishes, the rest are dropped.
+        await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
+        self._locked(self._close)
 
     def _close(self) -> None:
         if self._reader is not None:
