@@ -1,38 +1,62 @@
-"""The ``proctor`` command line.
+"""The ``proctor`` command line: the parser, the command table and the one error path.
 
-Exit codes (stable, for CI): 0 the command did what it was asked (a run completed, even with
-failed answers); 2 bad input (suite, config, database, flags); 3 a run completed but some
-trials ended in error, or a check failed; 130 interrupted (the run stays resumable).
+This module imports only the standard library, so ``proctor --help`` and a mistyped flag answer
+at once; each command's module (``proctor.app.commands.*``) is imported when that command runs.
+Exit codes are ``proctor.app.exit_codes.ExitCode``.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import importlib
+import math
+import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
+from proctor.app.exit_codes import ExitCode
 
-from proctor.app import cli_interop, cli_judging
-from proctor.engine.grading.anchors import AnchorError, verify_before_run
-from proctor.engine.providers.registry import ProviderConfigError
-from proctor.engine.runs.runner import RunError, RunOptions
-from proctor.engine.runs.session import run_suite, serve_run
-from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
-from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
-from proctor.scenarios.repo import RepoError
-from proctor.store.lock import EngineLock
-from proctor.store.reader import StoreReader
-from proctor.store.schema import SchemaError, init_db
-
-EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 130
 DEMO_DB = Path("runs/demo.db")
+
+# Errors that mean "the input is wrong", by module, so that this module need not import them:
+# an exception can only be one of these if its module has been imported.
+BAD_INPUT_ERRORS: tuple[tuple[str, str], ...] = (
+    ("proctor.scenarios.loader", "SuiteError"),
+    ("proctor.scenarios.repo", "RepoError"),
+    ("proctor.store.schema", "SchemaError"),
+    ("proctor.engine.runs.runner", "RunError"),
+    ("proctor.engine.grading.anchor_files", "AnchorError"),
+    ("proctor.engine.grading.rejudge", "RejudgeError"),
+    ("proctor.engine.providers.registry", "ProviderConfigError"),
+    ("proctor.engine.reports.gate", "GateInputError"),
+)
+
+_SubParsers = Any  # argparse's _SubParsersAction is private; add_parser is all we use
 
 
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _ids(value: str) -> list[int]:
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: give trial ids as numbers, e.g. 3,7,12") from None
+
+
+def _finite(value: str) -> float:
+    x = float(value)
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a finite number")
+    return x
+
+
+def _command(p: argparse.ArgumentParser, handler: str) -> None:
+    """``handler`` is ``module:function`` under ``proctor.app.commands``, imported when it runs."""
+    p.set_defaults(handler=handler)
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> None:
@@ -51,123 +75,174 @@ def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> No
     p.add_argument("--headless", action="store_true", help="no console: a progress bar and a summary table")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="proctor", description="Live evaluation console for MCP servers.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_runs(sub: _SubParsers) -> None:
     demo = sub.add_parser("demo", help="run the bundled demo suite offline (resumes runs/demo.db if present)")
     _add_run_flags(demo, db_default=DEMO_DB)
+    _command(demo, "runs:run_command")
     run = sub.add_parser("run", help="run a suite")
     run.add_argument("suite", type=Path, help="a suite folder (suite.yaml + scenarios/)")
     _add_run_flags(run, db_default=None)
+    _command(run, "runs:run_command")
     watch = sub.add_parser("watch", help="open the console on a run database (live or finished)")
     watch.add_argument("db", type=Path)
+    _command(watch, "runs:watch_command")
     servers = sub.add_parser("servers", help="MCP server utilities")
     servers_sub = servers.add_subparsers(dest="servers_command", required=True)
     check = servers_sub.add_parser("check", help="start each server, list its tools")
     check.add_argument("config", type=Path, help="a suite folder or an mcpServers JSON/YAML file")
-    cli_judging.register(sub)
-    cli_interop.register(sub)
+    _command(check, "servers:check_command")
+
+
+def _add_judging(sub: _SubParsers) -> None:
+    judge = sub.add_parser(
+        "judge", help="re-judge finished trials: add judge passes without re-running agents"
+    )
+    judge.add_argument("db", type=Path, help="the run database")
+    judge.add_argument("--passes", type=int, default=1, help="passes to add per trial and judge (default 1)")
+    judge.add_argument(
+        "--judge", help="judge model (default: the suite's judge or panel), e.g. anthropic:NAME"
+    )
+    judge.add_argument(
+        "--trials", type=_ids, help="comma-separated trial ids (default: every finished trial)"
+    )
+    _command(judge, "judge:judge_command")
+
+    anchors = sub.add_parser("anchors", help="lock or verify the held-out anchor scenarios")
+    anchors_sub = anchors.add_subparsers(dest="anchors_command", required=True)
+    lock = anchors_sub.add_parser(
+        "lock", help="freeze held-out scenarios from a run, hashed into a lock file"
+    )
+    lock.add_argument("--suite", type=Path, required=True, help="the suite folder")
+    lock.add_argument(
+        "--db", type=Path, required=True, help="the run whose transcripts and scores become gold"
+    )
+    lock.add_argument("-o", "--output", type=Path, help="lock file (default SUITE/anchors/held-out.lock)")
+    lock.add_argument("--threshold", type=float, help="Spearman ρ to require (default: the gate's, 0.85)")
+    _command(lock, "anchors:anchors_lock_command")
+    verify = anchors_sub.add_parser(
+        "verify", help="re-hash the locked files and re-judge them (Spearman gate)"
+    )
+    verify.add_argument("--suite", type=Path, required=True, help="the suite folder")
+    verify.add_argument("--lock", type=Path, help="lock file (default: the suite's anchors_lock)")
+    verify.add_argument("--threshold", type=float, help="Spearman ρ to require (default: the lock's)")
+    _command(verify, "anchors:anchors_verify_command")
+
+    report = sub.add_parser("report", help="print a run's report")
+    report.add_argument("db", type=Path)
+    report.add_argument("--format", choices=["md", "json", "csv"], default="json")
+    report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
+    _command(report, "report:report_command")
+
+
+def _output(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-o", "--out", type=Path, required=True, help="folder to write the suite to (must not exist)"
+    )
+    p.add_argument("--force", action="store_true", help="replace -o DIR if it holds an earlier import")
+
+
+def _add_interop(sub: _SubParsers) -> None:
+    imp = sub.add_parser("import", help="import a public MCP benchmark or an mcpServers config as a suite")
+    formats = imp.add_subparsers(dest="import_format", required=True, metavar="FORMAT")
+    atlas = formats.add_parser("mcp-atlas", help="MCP-Atlas tasks (CSV, JSON, JSONL or Parquet)")
+    atlas.add_argument("path", type=Path, help="the dataset file")
+    atlas.add_argument("--servers", type=Path, help="an mcpServers config for an 'mcp' arm")
+    _output(atlas)
+    live = formats.add_parser("livemcpbench", help="LiveMCPBench tasks, tools.json and labelled trajectories")
+    live.add_argument("path", type=Path, help="the tasks JSON, or a folder of LiveMCPBench JSON files")
+    live.add_argument("--tools", type=Path, help="the tools.json server catalogue")
+    live.add_argument(
+        "--trajectories", type=Path, action="append", default=[], help="a trajectory file (repeatable)"
+    )
+    live.add_argument("--model", help="model name of the trajectories (default: each file's name)")
+    live.add_argument(
+        "--top-k", type=int, default=8, help="tools the retrieval arm offers per query (default 8)"
+    )
+    _output(live)
+    agent = formats.add_parser(
+        "mcpagentbench", help="MCPAgentBench-style tasks with step-structured gold calls"
+    )
+    agent.add_argument("path", type=Path, help="a .json/.jsonl task file or a folder of them")
+    agent.add_argument(
+        "--servers", type=Path, help="an mcpServers config serving the tools, for an 'mcp' arm"
+    )
+    _output(agent)
+    servers = formats.add_parser(
+        "mcpservers", help="a suite skeleton from Claude Desktop, Cursor or VS Code servers"
+    )
+    servers.add_argument(
+        "path", type=Path, help="claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json, ..."
+    )
+    _output(servers)
+    _command(imp, "imports:import_command")
+
+    export = sub.add_parser("export", help="export a run's events and scores (JSONL or CSV)")
+    export.add_argument("db", type=Path)
+    export.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    export.add_argument("-o", "--out", type=Path, help="write to FILE instead of stdout")
+    _command(export, "export:export_command")
+
+    gate = sub.add_parser("gate", help="CI gate: fail (exit 3) unless MCP arms beat the baseline's fairness")
+    gate.add_argument("db", type=Path)
+    gate.add_argument("--baseline", required=True, help="the baseline arm")
+    gate.add_argument(
+        "--min-delta", type=_finite, required=True, help="required mean fairness gain (e.g. 0.05)"
+    )
+    gate.add_argument(
+        "--arm", action="append", default=[], help="an MCP arm to check (repeatable; default: all)"
+    )
+    gate.add_argument("--model", action="append", default=[], help="only trials of this model (repeatable)")
+    gate.add_argument(
+        "--require-anchors",
+        type=Path,
+        metavar="LOCKFILE",
+        help="also verify the suite's anchors against LOCKFILE (hashes and Spearman gate); fail if they do not hold",
+    )
+    gate.add_argument(
+        "--suite", type=Path, help="the suite folder for --require-anchors (default: the run's)"
+    )
+    _command(gate, "gate:gate_command")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="proctor", description="Live evaluation console for MCP servers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_runs(sub)
+    _add_judging(sub)
+    _add_interop(sub)
     return parser
+
+
+def is_bad_input(exc: BaseException) -> bool:
+    """Whether ``exc`` reports bad input (exit 2) rather than a bug."""
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError, IsADirectoryError, sqlite3.DatabaseError)):
+        return True
+    for module_name, class_name in BAD_INPUT_ERRORS:
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, getattr(module, class_name)):
+            return True
+    return False
+
+
+def _handler(spec: str) -> Callable[[argparse.Namespace], int]:
+    module_name, function = spec.split(":")
+    module = importlib.import_module(f"proctor.app.commands.{module_name}")
+    handler: Callable[[argparse.Namespace], int] = getattr(module, function)
+    return handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    err = Console(stderr=True, highlight=False)
-    code = cli_judging.dispatch(args)
-    if code is None:
-        code = cli_interop.dispatch(args)
-    if code is not None:
-        return code
     try:
-        if args.command in ("demo", "run"):
-            return _run(args, err)
-        if args.command == "watch":
-            from proctor.app.tui import run_console
-
-            _check_db(args.db)
-            return run_console(args.db, engine=lambda: serve_run(args.db))
-        if args.command == "servers":
-            from proctor.app.servers_check import check_servers
-
-            ok = asyncio.run(check_servers(args.config, Console(highlight=False)))
-            return EXIT_OK if ok else EXIT_FAILED
-    except (
-        SuiteError,
-        RunError,
-        AnchorError,
-        ProviderConfigError,
-        SchemaError,
-        RepoError,
-        FileNotFoundError,
-    ) as exc:
-        err.print(f"proctor: {exc}", markup=False)
-        return EXIT_BAD_INPUT
+        return int(_handler(args.handler)(args))
     except KeyboardInterrupt:
-        err.print("proctor: interrupted", markup=False)
-        return EXIT_INTERRUPTED
-    return EXIT_BAD_INPUT
-
-
-def _check_db(db: Path) -> None:
-    with StoreReader(db):
-        pass
-
-
-def _preflight(loaded: LoadedSuite, db: Path) -> None:
-    """Refuse before anything starts: locked anchors that fail, or a run another process holds."""
-    verify_before_run(loaded)
-    lock = EngineLock.try_acquire(db) if db.exists() else None
-    if db.exists() and lock is None:
-        raise RunError(f"{db} is being run by another proctor process (pid {EngineLock.holder(db)})")
-    if lock is not None:
-        lock.release()
-
-
-def _run(args: argparse.Namespace, err: Console) -> int:
-    suite_dir = DEMO_SUITE_DIR if args.command == "demo" else args.suite
-    loaded = load_suite(suite_dir)
-    resume = args.resume or (args.command == "demo" and args.db.exists())
-    options = RunOptions(
-        db=args.db,
-        models=args.models,
-        arms=args.arms,
-        scenarios=args.scenarios,
-        epochs=args.epochs,
-        concurrency=args.concurrency,
-        resume=resume,
-        base_seed=args.seed,
-    )
-    _preflight(loaded, args.db)
-    if not args.headless:
-        from proctor.app.tui import run_console
-
-        init_db(args.db)  # the console opens the database before the engine's first write
-        return run_console(
-            args.db, engine=lambda: run_suite(loaded, options, check_anchors=False, serve_after=True)
-        )
-    from proctor.app.headless import HeadlessProgress, summary_table
-
-    out = Console(
-        highlight=False, width=None if sys.stdout.isatty() else 160
-    )  # pipes and CI logs: no squashed columns
-    progress = HeadlessProgress(err)
-    try:
-        status = asyncio.run(
-            run_suite(
-                loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
-            )
-        )
-    except KeyboardInterrupt:
-        progress.stop()
-        err.print(f"proctor: interrupted; resume with --resume --db {args.db}", markup=False)
-        return EXIT_INTERRUPTED
-    progress.stop()
-    out.print(summary_table(args.db))
-    with StoreReader(args.db) as reader:
-        errors = sum(t.status == "error" for t in reader.trials())
-    if status != "finished":
-        return EXIT_FAILED
-    return EXIT_FAILED if errors else EXIT_OK
+        print("proctor: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:
+        if not is_bad_input(exc):
+            raise
+        print(f"proctor {args.command}: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
 
 
 if __name__ == "__main__":

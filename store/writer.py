@@ -102,7 +102,6 @@ class StoreWriter:
         self._flusher: asyncio.Task[None] | None = None
         self._closed = False
         self._failure: BaseException | None = None
-        self.events_written = 0
 
     @classmethod
     async def open(
@@ -206,7 +205,6 @@ class StoreWriter:
         while self._pending:
             batch, self._pending = self._pending, []
             await self._run(_write_batch, batch)
-            self.events_written += len(batch)
 
     async def _flush_loop(self) -> None:
         try:

@@ -81,9 +81,6 @@ class LinesView(ScrollView, can_focus=True):
             self.cursor_line = max(0, len(lines) - 1)
         self.refresh()
 
-    def plain_lines(self) -> list[str]:
-        return [line.plain for line in self._lines]
-
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y

@@ -132,10 +132,6 @@ class TrialMatrix(ScrollView, can_focus=True):
         cell = self.model.cells.get(self.cursor)
         return None if cell is None else cell.trial_id
 
-    def visible_row_range(self) -> range:
-        top = int(self.scroll_y)
-        return range(top, min(len(self.model.rows), top + max(0, self.size.height - self.HEADER_ROWS)))
-
     # -- rendering --------------------------------------------------------------------------
 
     def _row_label(self, row: int) -> str:

@@ -23,13 +23,13 @@ from proctor.engine.grading.evaluation import (
     layer_scores,
     transcript_of,
 )
-from proctor.engine.grading.trial_scoring import tool_schemas
+from proctor.engine.grading.score_trial import tool_schemas
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.judges.registry import close_judges, make_suite_judges
-from proctor.engine.runs.workspace import Workspace
 from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
 from proctor.scenarios.schema import ArmSpec
+from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, Scored, ToolCall, ToolResult
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
 from proctor.store.writer import JudgmentMeta, StoreWriter

@@ -20,7 +20,7 @@ from proctor.engine.providers.anthropic_wire import (
     turn_fingerprint,
 )
 from proctor.engine.providers.assembly import estimate_completion_tokens, estimate_prompt_tokens
-from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback, ToolSpec
+from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff, Failure, Sleep, call_with_retries
 from proctor.engine.providers.sdk_errors import (
@@ -30,6 +30,7 @@ from proctor.engine.providers.sdk_errors import (
     failure_for_transport,
     wire_error_fields,
 )
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from proctor.engine.providers.assembly import parse_tool_arguments
-from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, ToolSpec, UserMessage
+from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, UserMessage
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest
 
 if TYPE_CHECKING:

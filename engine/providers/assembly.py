@@ -9,14 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proctor.engine.providers.base import (
-    AssistantTurn,
-    Message,
-    ToolResults,
-    ToolSpec,
-    UserMessage,
-    estimate_tokens,
-)
+from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, UserMessage, estimate_tokens
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
 
 RAW_ARGUMENTS_KEY = "__raw__"

@@ -9,20 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as the model sees it. ``name`` is unique within one trial."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    server: str = ""
-    server_description: str = ""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from proctor.engine.providers.base import (
     ModelTurn,
     TextDeltaCallback,
     ToolResults,
-    ToolSpec,
     UserMessage,
     estimate_tokens,
 )
@@ -31,6 +30,7 @@ from proctor.engine.providers.offline_evidence import (
     task_identifiers,
 )
 from proctor.engine.tools.ranking import bm25_rank, words
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
 
 POLICIES = {"default": 3, "single": 0, "thorough": 5}
@@ -80,7 +80,6 @@ class OfflineSession:
         self._routed: list[ToolSpec] = []
         self._step: _Step | None = None
         self._n = 0
-        self._tool_calls_made = 0
 
     async def turn(
         self,
@@ -98,7 +97,6 @@ class OfflineSession:
         usage = Usage(input_tokens=_context_tokens(system, messages, tools), estimated=True)
         if calls:
             out = sum(estimate_tokens(json.dumps(c.arguments)) + 5 for c in calls)
-            self._tool_calls_made += len(calls)
             return ModelTurn("", calls, usage.model_copy(update={"output_tokens": out}), "tool_use")
         answer = self._answer(self._step)
         if on_text is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.engine.providers.base import ToolSpec
+from proctor.engine.tools.toolbox import ToolSpec
 
 SYMBOL_KEYS = ("symbol", "name", "identifier", "function", "class_name", "qualified_name", "symbol_name")
 QUERY_KEYS = (

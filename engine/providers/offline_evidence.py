@@ -19,7 +19,6 @@ _PATH_REF = re.compile(
 )
 _NUMBERED = re.compile(r"^\s*(?P<line>\d{1,7})\s*[|:]\s?(?P<text>.*)$")
 _HEADER = re.compile(r"^(?P<path>(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,6}):(?P<start>\d+)-(?P<end>\d+)\b")
-_PATH = re.compile(r"\b((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,6})\b")
 
 
 @dataclass(frozen=True)
@@ -47,10 +46,6 @@ def task_identifiers(task: str) -> list[str]:
         if looks_like_code and token not in found and ("_" in token or not token.isupper()):
             found.append(token)
     return found
-
-
-def task_paths(task: str) -> list[str]:
-    return list(dict.fromkeys(m.group(1) for m in _PATH.finditer(task)))
 
 
 def concept_query(task: str, limit: int = 12) -> str:

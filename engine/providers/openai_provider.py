@@ -15,7 +15,7 @@ import httpx2
 import openai
 
 from proctor.engine.providers.assembly import estimated_usage
-from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback, ToolSpec
+from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback
 from proctor.engine.providers.openai_wire import OpenAIStreamState, to_openai_messages, to_openai_tools
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff, Failure, Sleep, call_with_retries
@@ -26,6 +26,7 @@ from proctor.engine.providers.sdk_errors import (
     failure_for_transport,
     wire_error_fields,
 )
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import Usage
 
 if TYPE_CHECKING:

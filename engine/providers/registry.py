@@ -22,11 +22,6 @@ class ProviderConfigError(Exception):
     """A model cannot be used as configured (unknown provider, missing key)."""
 
 
-def has_api_key(provider: str, spec: ProviderSpec | None = None) -> bool:
-    env = (spec.api_key_env if spec else None) or DEFAULT_KEY_ENV.get(provider, "")
-    return bool(env and os.environ.get(env))
-
-
 def make_provider(
     model_id: str, prices: PriceTable, specs: dict[str, ProviderSpec], *, temperature: float | None = None
 ) -> Provider:

@@ -21,12 +21,11 @@ from proctor.engine.providers.base import (
     ProviderError,
     ToolOutcome,
     ToolResults,
-    ToolSpec,
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.secrets import redact
-from proctor.engine.tools.toolbox import Toolbox
+from proctor.engine.tools.toolbox import Toolbox, ToolSpec
 from proctor.scenarios.schema import Limits
 from proctor.store.events import (
     AssistantMessage,

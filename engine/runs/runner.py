@@ -16,19 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.providers.base import Provider, ToolSpec
+from proctor.engine.providers.base import Provider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
 from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from proctor.engine.runs.matrix import expand
-from proctor.engine.runs.workspace import Workspace
 from proctor.engine.secrets import redact
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.retrieval import RetrievalToolbox
-from proctor.engine.tools.toolbox import EmptyToolbox, Toolbox
+from proctor.engine.tools.toolbox import EmptyToolbox, Toolbox, ToolSpec
 from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import Scenario
+from proctor.scenarios.workspace import Workspace
 from proctor.store.events import (
     ErrorEvent,
     Event,

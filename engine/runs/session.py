@@ -14,10 +14,10 @@ from pathlib import Path
 
 from proctor.engine.grading.anchors import check_before_run
 from proctor.engine.grading.rejudge import load_run_suite
-from proctor.engine.grading.trial_scoring import scoring_hook
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.commands import consume_commands, execute_with_commands
 from proctor.engine.runs.runner import Run, RunError, RunOptions, TrialHook, open_run
+from proctor.engine.runs.trial_scoring import scoring_hook
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.reader import TrialRecord
 

@@ -12,8 +12,7 @@ import re
 import time
 from typing import Any
 
-from proctor.engine.providers.base import ToolSpec
-from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.repo import PinnedRepo, RepoError
 
 SERVER = "builtin"

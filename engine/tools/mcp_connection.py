@@ -29,8 +29,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from proctor.engine.providers.base import ToolSpec
-from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 
 MAX_RESTARTS = 3

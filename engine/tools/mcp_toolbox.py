@@ -6,9 +6,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.providers.base import ToolSpec
 from proctor.engine.tools.mcp_connection import McpConnection, ServerStartError
-from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import ServerConfig
 
 

@@ -11,9 +11,8 @@ import json
 import time
 from typing import Any
 
-from proctor.engine.providers.base import ToolSpec
 from proctor.engine.tools.ranking import bm25_rank
-from proctor.engine.tools.toolbox import Toolbox, ToolCallOutcome
+from proctor.engine.tools.toolbox import Toolbox, ToolCallOutcome, ToolSpec
 
 ROUTE = ToolSpec(
     name="route",

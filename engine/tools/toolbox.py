@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from proctor.engine.providers.base import ToolSpec
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it. ``name`` is unique within one trial."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    server: str = ""
+    server_description: str = ""
 
 
 @dataclass(frozen=True)

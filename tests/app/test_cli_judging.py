@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import csv
 import io
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from proctor.app.cli_judging import dispatch, register
+from proctor.app.cli import main
 from proctor.store.events import Judged
 from proctor.store.reader import StoreReader
 from tests.engine.judging_fixture import Fixture, build_run, facts
@@ -22,10 +21,8 @@ from tests.fakes import fake_anthropic as fa
 KEY = "sk-ant-api03-CLIJUDGE-0123456789abcdef"
 
 
-def run_cli(*argv: str) -> int | None:
-    parser = argparse.ArgumentParser(prog="proctor")
-    register(parser.add_subparsers(dest="command", required=True))
-    return dispatch(parser.parse_args(list(argv)))
+def run_cli(*argv: str) -> int:
+    return main(list(argv))
 
 
 @pytest.fixture
@@ -126,7 +123,3 @@ def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "suite file not found" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         run_cli("judge", "x.db", "--trials", "one,two")
-
-
-def test_other_commands_are_not_handled() -> None:
-    assert dispatch(argparse.Namespace(command="watch")) is None

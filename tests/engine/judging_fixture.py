@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from proctor.engine.grading.evaluation import TrialInput
-from proctor.engine.grading.trial_scoring import score_trial, tool_schemas
+from proctor.engine.grading.score_trial import score_trial, tool_schemas
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.scenarios.loader import LoadedSuite, load_suite

@@ -9,12 +9,11 @@ from proctor.engine.providers.base import (
     ModelTurn,
     ProviderError,
     ToolResults,
-    ToolSpec,
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.agent_loop import run_agent
-from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import Limits, Price
 from proctor.store.events import (
     ErrorEvent,

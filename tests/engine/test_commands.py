@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.grading.trial_scoring import scoring_hook
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.commands import consume_commands, execute_with_commands, poll_commands
 from proctor.engine.runs.runner import Run, RunOptions, TrialContext
-from proctor.engine.runs.workspace import Workspace
+from proctor.engine.runs.trial_scoring import scoring_hook
 from proctor.engine.tools.mcp_toolbox import ServerPool
+from proctor.scenarios.workspace import Workspace
 from proctor.store.commands import enqueue_command, list_commands
 from proctor.store.events import OperatorCommand, RunFinished
 from proctor.store.reader import StoreReader, TrialRecord

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.providers.base import ToolSpec
 from proctor.engine.providers.offline import OfflineProvider
 from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
 from proctor.engine.providers.offline_evidence import parse_result, task_identifiers
@@ -13,6 +12,7 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.agent_loop import run_agent
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.ranking import bm25_rank, words
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.scenarios.repo import PinnedRepo, materialize
 from proctor.scenarios.schema import Limits
 from proctor.store.events import Event, ToolCall

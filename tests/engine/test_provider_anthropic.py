@@ -18,11 +18,11 @@ from proctor.engine.providers.base import (
     ProviderError,
     ToolOutcome,
     ToolResults,
-    ToolSpec,
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest
 from tests.fakes import fake_anthropic as fa
 from tests.fakes.recording_sleep import RecordingSleep

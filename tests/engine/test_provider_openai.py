@@ -17,12 +17,12 @@ from proctor.engine.providers.base import (
     ProviderError,
     ToolOutcome,
     ToolResults,
-    ToolSpec,
     UserMessage,
 )
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
+from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest
 from tests.fakes import fake_openai as fo
 from tests.fakes.fake_openai import CallPiece

@@ -10,8 +10,8 @@ from proctor.engine.grading.rejudge import RejudgeError, RejudgeTarget, rejudge_
 from proctor.engine.judges.base import ClaimJudgment, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports.arm_comparisons import judge_score_rows
-from proctor.engine.runs.workspace import Workspace
 from proctor.engine.stats import judge_variance
+from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Judged, Scored
 from proctor.store.reader import EventTail, StoreReader
 from proctor.store.writer import JudgmentMeta, StoreWriter

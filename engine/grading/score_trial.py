@@ -1,4 +1,8 @@
-"""Scoring a trial as it finishes: deterministic scores, N judge passes, then the two layers."""
+"""Scoring one finished trial: deterministic scores, N judge passes, then the two layers.
+
+Shared by the live run (``engine/runs/trial_scoring.py`` calls it as each trial finishes) and by
+re-judging, so both emit the same events in the same order.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +17,7 @@ from proctor.engine.grading.evaluation import (
     transcript_of,
 )
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
-from proctor.engine.runs.runner import Run, TrialContext, TrialHook
 from proctor.store.events import Event, ToolsListed
-from proctor.store.reader import TrialRecord
 from proctor.store.writer import JudgmentMeta
 
 Emit = Callable[[Event, JudgmentMeta | None], None]
@@ -23,21 +25,6 @@ Emit = Callable[[Event, JudgmentMeta | None], None]
 
 def tool_schemas(events: Sequence[Event]) -> dict[str, dict[str, object]]:
     return {t.name: t.input_schema for e in events if isinstance(e, ToolsListed) for t in e.tools}
-
-
-def trial_input(run: Run, scenario_id: str, arm: str, model: str, events: Sequence[Event]) -> TrialInput:
-    loaded = run.loaded
-    scenario = loaded.scenario(scenario_id)
-    return TrialInput(
-        scenario=scenario,
-        arm_name=arm,
-        arm=loaded.suite.arms[arm],
-        model=model,
-        events=events,
-        repo=run.workspace.repo_for(scenario),
-        scoring=loaded.suite.scoring,
-        tool_schemas=tool_schemas(events),
-    )
 
 
 async def score_trial(
@@ -62,11 +49,3 @@ async def score_trial(
     verdicts = [v for vs in by_judge.values() for v in vs]
     for s in layer_scores(trial, transcript, det, verdicts, by_judge).values():
         emit(s, None)
-
-
-def scoring_hook(judge: Judge | Sequence[Judge], passes: int) -> TrialHook:
-    async def hook(ctx: TrialContext, record: TrialRecord) -> None:
-        trial = trial_input(ctx.run, ctx.scenario.id, ctx.arm, ctx.model, list(ctx.events))
-        await score_trial(trial, judge, range(1, passes + 1), ctx.emit)
-
-    return hook

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -10,10 +13,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from proctor.engine.runs.workspace import Workspace
+from proctor.app.exit_codes import ExitCode
 from proctor.engine.tools.mcp_toolbox import ServerPool, ServerStartError
 from proctor.scenarios.loader import expand_server, load_servers_file, load_suite
 from proctor.scenarios.schema import HttpServer, ServerConfig
+from proctor.scenarios.workspace import Workspace
 
 
 def _servers(config: Path) -> dict[str, ServerConfig]:
@@ -21,8 +25,6 @@ def _servers(config: Path) -> dict[str, ServerConfig]:
         loaded = load_suite(config)
         workspace = Workspace.prepare(loaded)
         return workspace.servers_for(list(loaded.servers), loaded.scenarios[0])
-    import os
-
     return {n: expand_server(n, c, dict(os.environ)) for n, c in load_servers_file(config).items()}
 
 
@@ -56,3 +58,8 @@ async def check_servers(config: Path, out: Console) -> bool:
             await pool.aclose()
     out.print(table)
     return ok
+
+
+def check_command(args: argparse.Namespace) -> int:
+    ok = asyncio.run(check_servers(args.config, Console(highlight=False)))
+    return ExitCode.OK if ok else ExitCode.FAILED

@@ -1,0 +1,49 @@
+"""``proctor import FORMAT PATH -o DIR``: a public benchmark (or an mcpServers file) becomes a suite."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from proctor.app.exit_codes import ExitCode
+from proctor.engine.runs.imported_runs import save_import
+from proctor.scenarios.import_common import ImportedSuite
+from proctor.scenarios.import_livemcpbench import read_livemcpbench
+from proctor.scenarios.import_mcp_atlas import read_mcp_atlas
+from proctor.scenarios.import_mcpagentbench import read_mcpagentbench
+from proctor.scenarios.import_mcpservers import read_mcpservers
+from proctor.scenarios.loader import SuiteError
+
+
+def _read(args: argparse.Namespace) -> ImportedSuite:
+    fmt = args.import_format
+    if fmt == "mcp-atlas":
+        return read_mcp_atlas(args.path, servers_file=args.servers)
+    if fmt == "livemcpbench":
+        if args.top_k < 1:
+            raise SuiteError("--top-k must be at least 1")
+        return read_livemcpbench(
+            args.path, tools=args.tools, trajectories=args.trajectories, model=args.model, top_k=args.top_k
+        )
+    if fmt == "mcpagentbench":
+        return read_mcpagentbench(args.path, servers_file=args.servers)
+    return read_mcpservers(args.path)
+
+
+def import_command(args: argparse.Namespace) -> int:
+    for p in [
+        args.path,
+        getattr(args, "servers", None),
+        getattr(args, "tools", None),
+        *getattr(args, "trajectories", []),
+    ]:
+        if p is not None and not p.exists():
+            raise SuiteError(f"{p}: no such file or folder")
+    imported = _read(args)
+    saved = save_import(imported, args.out, force=args.force)
+    for note in imported.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {saved.out_dir}: {saved.scenarios} scenarios, arms {', '.join(saved.arms)}")
+    if saved.db is not None:
+        print(f"wrote {saved.db}: {saved.trials} imported trials, {saved.judgments} judgments")
+    return ExitCode.OK

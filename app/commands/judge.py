@@ -1,0 +1,51 @@
+"""``proctor judge DB``: more judge passes over finished trials, without re-running agents."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from proctor.app.commands._checks import need_db
+from proctor.app.exit_codes import ExitCode
+from proctor.engine.grading.rejudge import rejudge_db
+from proctor.store.commands import enqueue_command
+from proctor.store.lock import EngineLock
+
+
+def judge_command(args: argparse.Namespace) -> int:
+    need_db(args.db)
+    lock = EngineLock.try_acquire(args.db)
+    if lock is None:
+        # A live engine owns the run: it does the re-judging, so the run keeps one writer.
+        request: dict[str, Any] = {"passes": args.passes}
+        if args.trials:
+            request["trial_ids"] = args.trials
+        if args.judge:
+            request["judge"] = args.judge
+        command_id = enqueue_command(args.db, "rejudge", request)
+        print(
+            f"the run is held by proctor process {EngineLock.holder(args.db)}; queued the re-judge as "
+            f"command #{command_id}: its passes will appear in the run (watch it with 'proctor watch')"
+        )
+        return ExitCode.OK
+    try:
+        results = asyncio.run(
+            rejudge_db(args.db, passes=args.passes, judge_model=args.judge, trial_ids=args.trials)
+        )
+    finally:
+        lock.release()
+    errors = 0
+    for r in results:
+        if r.skipped:
+            print(f"#{r.trial_id}: skipped ({r.skipped})")
+            continue
+        added = ", ".join(f"{judge} passes {list(p)}" for judge, p in r.new_passes.items())
+        quality = "–" if r.llm_quality is None else f"{r.llm_quality:.3f}"
+        passed = {True: "passed", False: "failed", None: "no verdict"}[r.passed]
+        note = f", {r.errors} judge error(s)" if r.errors else ""
+        print(f"#{r.trial_id}: {added}; llm_quality {quality}; {passed}{note}")
+        errors += r.errors
+    done = sum(not r.skipped for r in results)
+    print(f"re-judged {done} trial(s); {errors} judge error(s)")
+    return ExitCode.FAILED if errors else ExitCode.OK

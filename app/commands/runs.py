@@ -1,0 +1,88 @@
+"""``proctor demo``, ``proctor run`` and ``proctor watch``: running a suite and watching a run."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from proctor.app.exit_codes import ExitCode
+from proctor.engine.grading.anchors import verify_before_run
+from proctor.engine.runs.runner import RunError, RunOptions
+from proctor.engine.runs.session import run_suite, serve_run
+from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
+from proctor.scenarios.loader import LoadedSuite, load_suite
+from proctor.store.lock import EngineLock
+from proctor.store.reader import StoreReader
+from proctor.store.schema import init_db
+
+
+def watch_command(args: argparse.Namespace) -> int:
+    from proctor.app.tui import run_console
+
+    with StoreReader(args.db):
+        pass
+    return run_console(args.db, engine=lambda: serve_run(args.db))
+
+
+def _preflight(loaded: LoadedSuite, db: Path) -> None:
+    """Refuse before anything starts: locked anchors that fail, or a run another process holds."""
+    verify_before_run(loaded)
+    lock = EngineLock.try_acquire(db) if db.exists() else None
+    if db.exists() and lock is None:
+        raise RunError(f"{db} is being run by another proctor process (pid {EngineLock.holder(db)})")
+    if lock is not None:
+        lock.release()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    suite_dir = DEMO_SUITE_DIR if args.command == "demo" else args.suite
+    loaded = load_suite(suite_dir)
+    resume = args.resume or (args.command == "demo" and args.db.exists())
+    options = RunOptions(
+        db=args.db,
+        models=args.models,
+        arms=args.arms,
+        scenarios=args.scenarios,
+        epochs=args.epochs,
+        concurrency=args.concurrency,
+        resume=resume,
+        base_seed=args.seed,
+    )
+    _preflight(loaded, args.db)
+    if not args.headless:
+        from proctor.app.tui import run_console
+
+        init_db(args.db)  # the console opens the database before the engine's first write
+        return run_console(
+            args.db, engine=lambda: run_suite(loaded, options, check_anchors=False, serve_after=True)
+        )
+    return _run_headless(args, loaded, options)
+
+
+def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOptions) -> int:
+    from proctor.app.headless import HeadlessProgress, summary_table
+
+    err = Console(stderr=True, highlight=False)
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # CI logs: no squashed columns
+    progress = HeadlessProgress(err)
+    try:
+        status = asyncio.run(
+            run_suite(
+                loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
+            )
+        )
+    except KeyboardInterrupt:
+        progress.stop()
+        err.print(f"proctor: interrupted; resume with --resume --db {args.db}", markup=False)
+        return ExitCode.INTERRUPTED
+    progress.stop()
+    out.print(summary_table(args.db))
+    with StoreReader(args.db) as reader:
+        errors = sum(t.status == "error" for t in reader.trials())
+    if status != "finished" or errors:
+        return ExitCode.FAILED
+    return ExitCode.OK

@@ -1,0 +1,153 @@
+"""The layers the README promises, checked over every import in the source (top-level or not).
+
+Packages depend one way (app -> widgets -> store, app -> engine -> scenarios / store); inside the
+engine, each sub-package imports only from the layers below it; the engine, the store and the
+scenarios never import Textual; and the commands that only read a run database load none of
+the heavy libraries, so they answer at once.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctor.store.events import Scored
+from proctor.store.writer import StoreWriter, TrialRow
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("app", "widgets", "engine", "scenarios", "store")
+MAY_IMPORT = {
+    "app": {"app", "widgets", "engine", "scenarios", "store"},
+    "widgets": {"widgets", "store"},
+    "engine": {"engine", "scenarios", "store"},
+    "scenarios": {"scenarios"},
+    "store": {"store"},
+}
+# Top to bottom; a sub-package may import its own layer's package and the layers below it.
+# The engine's own modules (engine/*.py) sit below every layer.
+ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("runs",),
+    ("reports",),
+    ("grading",),
+    ("judges",),
+    ("providers",),
+    ("tools", "scoring", "stats"),
+)
+NO_TEXTUAL = ("engine", "store", "scenarios")
+
+
+def _modules() -> Iterator[tuple[str, Path, set[str]]]:
+    """(dotted module, file, every proctor or third-party module it imports)."""
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "demo/repo" in path.as_posix():
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            imported: set[str] = set()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    imported.add(node.module)
+                elif isinstance(node, ast.Import):
+                    imported.update(alias.name for alias in node.names)
+            yield ".".join(parts), path, imported
+
+
+def _layer(sub: str) -> int:
+    for index, layer in enumerate(ENGINE_LAYERS):
+        if sub in layer:
+            return index
+    return len(ENGINE_LAYERS)  # engine/*.py modules
+
+
+def test_packages_depend_one_way() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for module, path, imported in _modules()
+        for name in imported
+        if name.startswith("proctor.") and name.split(".")[1] not in MAY_IMPORT[module.split(".")[0]]
+    ]
+    assert wrong == []
+
+
+def test_engine_sub_packages_import_only_lower_layers() -> None:
+    wrong: list[str] = []
+    for module, path, imported in _modules():
+        parts = module.split(".")
+        if parts[0] != "engine" or len(parts) < 3:
+            continue
+        mine = _layer(parts[1])
+        for name in imported:
+            target = name.split(".")
+            if target[:2] != ["proctor", "engine"] or len(target) < 4:
+                continue
+            theirs = _layer(target[2])
+            if target[2] != parts[1] and theirs <= mine:
+                wrong.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert wrong == []
+
+
+def test_engine_store_and_scenarios_never_import_textual() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for module, path, imported in _modules()
+        for name in imported
+        if module.split(".")[0] in NO_TEXTUAL and name.split(".")[0] == "textual"
+    ]
+    assert wrong == []
+
+
+HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai")
+PROBE = """
+import json, sys
+from proctor.app.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in {heavy} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def _loaded_by(*argv: str) -> list[str]:
+    probe = PROBE.format(heavy=HEAVY)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60, check=False
+    )
+    loaded: list[str] = json.loads(out.stderr.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.fixture
+def small_run(tmp_path: Path) -> Path:
+    db = tmp_path / "run.db"
+
+    async def build() -> None:
+        writer = await StoreWriter.open(db)
+        try:
+            await writer.create_run("r", "suite", {})
+            await writer.add_trials("r", [TrialRow("s", "baseline", "offline:default", 0, 1)])
+            writer.emit("r", Scored(name="fairness", value=0.5, details={}), trial_id=1)
+        finally:
+            await writer.close()
+
+    asyncio.run(build())
+    return db
+
+
+@pytest.mark.slow
+def test_help_and_export_load_no_heavy_library(small_run: Path) -> None:
+    assert _loaded_by("--help") == []
+    assert _loaded_by("export", str(small_run), "-o", str(small_run.with_suffix(".jsonl"))) == []
+
+
+@pytest.mark.slow
+def test_report_loads_no_console_mcp_or_provider_sdk(small_run: Path) -> None:
+    # Its statistics come from scipy, which brings numpy: everything else stays out.
+    assert set(_loaded_by("report", str(small_run))) <= {"numpy"}
