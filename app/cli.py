@@ -149,12 +149,21 @@ def _add_interop(sub: _SubParsers) -> None:
     atlas.add_argument("--servers", type=Path, help="an mcpServers config for an 'mcp' arm")
     _output(atlas)
     live = formats.add_parser("livemcpbench", help="LiveMCPBench tasks, tools.json and labelled trajectories")
-    live.add_argument("path", type=Path, help="the tasks JSON, or a folder of LiveMCPBench JSON files")
+    live.add_argument(
+        "path", type=Path, help="the LiveMCPBench repository checkout, or one of its JSON files"
+    )
     live.add_argument("--tools", type=Path, help="the tools.json server catalogue")
     live.add_argument(
         "--trajectories", type=Path, action="append", default=[], help="a trajectory file (repeatable)"
     )
-    live.add_argument("--model", help="model name of the trajectories (default: each file's name)")
+    live.add_argument(
+        "--verdicts",
+        type=Path,
+        action="append",
+        default=[],
+        help="a judge's verdict file, evaluator/output/JUDGE/RUN.json (repeatable)",
+    )
+    live.add_argument("--model", help="model name of the trajectories (default: each run file's name)")
     live.add_argument(
         "--top-k", type=int, default=8, help="tools the retrieval arm offers per query (default 8)"
     )

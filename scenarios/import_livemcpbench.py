@@ -1,28 +1,30 @@
-"""Import LiveMCPBench (ICIP-CAS, Apache-2.0) tasks, tool catalogue and labelled trajectories.
+"""Import LiveMCPBench (ICIP-CAS, Apache-2.0): tasks, tool catalogue, labelled trajectories, judges.
 
-Three kinds of JSON file, each a list of objects, recognised by their fields (so a folder can
-be given and each top-level ``*.json`` in it is sorted out; ``--tools``/``--trajectories`` name
-files explicitly):
+PATH is the repository checkout as published, or one of its files. In a checkout:
 
-* tasks (``annotated_data/all_annotations.json``): ``task_id``, ``Question``, ``category``,
-  ``answers``, ``file_name``, ``Annotator Metadata.Steps`` (numbered lines: the key points).
-* catalogue (``tools/LiveMCPTool/tools.json``): ``name``, ``description``,
-  ``config.mcpServers`` (Claude Desktop style). Every server becomes an ``mcpServers`` entry
-  (its catalogue description helps tool retrieval) and one arm, ``livemcptool``, holds them all
-  behind top-k tool retrieval, as LiveMCPBench's agent sees them.
-* trajectories (``baseline/annotation/<model>_<embedding>.json`` with evaluator verdicts
-  merged in): the task fields plus ``messages`` (OpenAI chat format), ``response``,
-  ``human_task_success`` (``success``/``failure``), ``judge_verdicts`` (``{judge: {reward,
-  judge, judge_reason}}``), optionally ``model``. Each becomes a trial of arm ``livemcptool``
-  and model ``imported:<model or file stem>`` in ``imported.db``; the router's ``execute-tool``
-  calls are recorded as calls of the tool they executed (``server_name``/``tool_name``/
-  ``params``), ``route`` calls as server ``copilot``. Human labels and judge verdicts become
-  judgments with source ``livemcpbench:human`` and ``livemcpbench:judge``.
+* tasks ``annotated_data/all_annotations.json``: ``task_id``, ``Question``, ``category``,
+  ``answers``, ``file_name``, ``Annotator Metadata.Steps`` (numbered lines: the key points);
+* catalogue ``tools/LiveMCPTool/tools.json``: ``name``, ``description``, ``config.mcpServers``.
+  Every server becomes an ``mcpServers`` entry and one arm, ``livemcptool``, holds them all
+  behind top-k tool retrieval, as LiveMCPBench's agent sees them;
+* trajectories ``baseline/annotation/<run>.json``: the task fields plus ``messages`` (OpenAI chat
+  format), ``response`` and the human label ``task_success`` ("success"/"failure");
+* judge verdicts ``evaluator/output/<judge>/<run>.json``: ``task_id``, ``judge``
+  ("success"/"failure"), ``reward`` (1/0), ``judge_reason``, plus the trajectory again.
+
+Each (run, task) trajectory becomes one trial of arm ``livemcptool``, model ``imported:<run>``;
+the human label becomes judgment ``human`` (source ``livemcpbench:human``) and every judge's
+verdict on it a judgment named after the judge's folder (source ``livemcpbench:judge``). A
+verdict whose run has no annotated trajectory brings its own ``messages``. As upstream's
+``evaluator/human_agreement.py`` does, a label or verdict counts as success when its text
+contains "success". Other files (CSVs, ``baseline/output``) are ignored; unknown keys never
+drop a record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,7 +50,12 @@ from proctor.scenarios.import_mcpservers import enabled, normalize_servers
 ARM = "livemcptool"
 ROUTER_SERVER = "copilot"
 ATTRIBUTION = "LiveMCPBench, ICIP-CAS, Apache-2.0"
-FileKind = Literal["tasks", "catalogue", "trajectories"]
+TASKS_FILE = Path("annotated_data/all_annotations.json")
+TOOLS_FILE = Path("tools/LiveMCPTool/tools.json")
+TRAJECTORY_DIR = Path("baseline/annotation")
+VERDICT_DIR = Path("evaluator/output")
+FileKind = Literal["tasks", "catalogue", "trajectories", "verdicts"]
+Loaded = list[tuple[Path, list[dict[str, Any]]]]
 
 
 def kind_of(records: list[dict[str, Any]]) -> FileKind | None:
@@ -56,6 +63,8 @@ def kind_of(records: list[dict[str, Any]]) -> FileKind | None:
     if not records:
         return None
     first = records[0]
+    if "reward" in first or "judge_reason" in first:
+        return "verdicts"
     if "messages" in first:
         return "trajectories"
     if "config" in first and "tools" in first:
@@ -65,45 +74,90 @@ def kind_of(records: list[dict[str, Any]]) -> FileKind | None:
     return None
 
 
-Loaded = list[tuple[Path, list[dict[str, Any]]]]
+@dataclass
+class _Files:
+    tasks: Loaded = field(default_factory=list)
+    catalogue: Loaded = field(default_factory=list)
+    trajectories: Loaded = field(default_factory=list)
+    verdicts: Loaded = field(default_factory=list)
+
+    def add(self, kind: FileKind, path: Path, records: list[dict[str, Any]]) -> None:
+        getattr(self, kind).append((path, records))
 
 
-def _files(path: Path, tools: Path | None, trajectories: Sequence[Path]) -> dict[FileKind, Loaded]:
-    """Each file's records, sorted by kind (a file named twice is read once)."""
-    found: dict[FileKind, Loaded] = {"tasks": [], "catalogue": [], "trajectories": []}
+def is_checkout(path: Path) -> bool:
+    """A LiveMCPBench repository checkout (or a subset with its paths), not a loose folder."""
+    return path.is_dir() and any((path / p).exists() for p in (TASKS_FILE, TRAJECTORY_DIR, VERDICT_DIR))
+
+
+def _expect(path: Path, kind: FileKind) -> list[dict[str, Any]]:
+    records = records_of(read_json(path), path)
+    found = kind_of(records)
+    if records and found != kind:
+        raise ImportFormatError(
+            f"{path}: expected LiveMCPBench {kind} here, found {found or 'unknown records'}; "
+            "check the file is the one the upstream repository has at this path"
+        )
+    return records
+
+
+def _checkout(path: Path) -> _Files:
+    files = _Files()
+    if (path / TASKS_FILE).is_file():
+        files.add("tasks", path / TASKS_FILE, _expect(path / TASKS_FILE, "tasks"))
+    if (path / TOOLS_FILE).is_file():
+        files.add("catalogue", path / TOOLS_FILE, _expect(path / TOOLS_FILE, "catalogue"))
+    for f in sorted((path / TRAJECTORY_DIR).glob("*.json")):
+        files.add("trajectories", f, _expect(f, "trajectories"))
+    for f in sorted((path / VERDICT_DIR).glob("*/*.json")):
+        files.add("verdicts", f, _expect(f, "verdicts"))
+    return files
+
+
+def _loose(path: Path) -> _Files:
+    files = _Files()
     candidates = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if path.is_dir() and not candidates:
-        raise ImportFormatError(f"{path}: no *.json files in this folder")
-    explicit: list[tuple[Path, FileKind]] = [(t, "trajectories") for t in trajectories]
-    if tools is not None:
-        explicit.append((tools, "catalogue"))
-    named = {p.absolute() for p, _ in explicit}
+        raise ImportFormatError(f"{path}: no *.json files and no LiveMCPBench layout in this folder")
     for f in candidates:
-        if f.absolute() in named:
-            continue
         records = records_of(read_json(f), f)
         kind = kind_of(records)
         if kind is None:
             if not path.is_dir():
                 raise ImportFormatError(
                     f"{f}: not a LiveMCPBench file; expected tasks (task_id, Question, Annotator Metadata), "
-                    "a tool catalogue (config.mcpServers, tools) or trajectories (messages)"
+                    "a tool catalogue (config.mcpServers, tools), trajectories (messages, task_success) "
+                    "or judge verdicts (task_id, judge, reward, judge_reason)"
                 )
             continue
-        found[kind].append((f, records))
-    for f, kind in explicit:
-        found[kind].append((f, records_of(read_json(f), f)))
-    return found
+        files.add(kind, f, records)
+    return files
 
 
-def _task(entry: dict[str, Any], where: str) -> dict[str, Any]:
-    question = text_field(entry, "Question", where)
+def _files(path: Path, tools: Path | None, trajectories: Sequence[Path], verdicts: Sequence[Path]) -> _Files:
+    files = _checkout(path) if is_checkout(path) else _loose(path)
+    seen = {f.absolute() for group in (files.catalogue, files.trajectories, files.verdicts) for f, _ in group}
+    for f, kind in [
+        *((t, "trajectories") for t in trajectories),
+        *((v, "verdicts") for v in verdicts),
+        *(((tools, "catalogue"),) if tools is not None else ()),
+    ]:
+        if f.absolute() not in seen:
+            seen.add(f.absolute())
+            files.add(kind, f, _expect(f, kind))
+    return files
+
+
+def _task(entry: dict[str, Any], where: str, *, question_key: str = "Question") -> dict[str, Any]:
+    question = text_field(entry, question_key, where)
     meta = entry.get("Annotator Metadata")
-    if not isinstance(meta, dict):
+    points: list[str] = []
+    if isinstance(meta, dict):
+        points = key_points_from_steps(text_field(meta, "Steps", f"{where}, field 'Annotator Metadata'"))
+    elif question_key == "Question":
         raise ImportFormatError(
             f"{where}, field 'Annotator Metadata': missing or not an object; it must hold 'Steps' (the key points)"
         )
-    points = key_points_from_steps(text_field(meta, "Steps", f"{where}, field 'Annotator Metadata'"))
     scenario: dict[str, Any] = {
         "id": scenario_id(text_field(entry, "task_id", where)),
         "title": title_of(question),
@@ -166,69 +220,86 @@ def _copilot_call(name: str, arguments: dict[str, Any]) -> tuple[str, str, dict[
     return "", name, arguments
 
 
-def _human(entry: dict[str, Any], where: str) -> ImportedJudgment | None:
-    label = entry.get("human_task_success")
-    if label is None or label == "":
+def _success(value: Any, where: str, field_name: str) -> bool | None:
+    """Upstream's rule: a label is success when its text contains "success" (None: unlabelled)."""
+    if value is None or value == "":
         return None
-    if isinstance(label, bool):
-        passed = label
-    elif isinstance(label, str) and label.strip().lower() in ("success", "failure"):
-        passed = label.strip().lower() == "success"
-    else:
-        raise ImportFormatError(
-            f'{where}, field \'human_task_success\': {label!r} is not a label; use "success" or "failure"'
-        )
-    verdict = {
-        "score": 1.0 if passed else 0.0,
-        "passed": passed,
-        "rationale": f"human label: {'success' if passed else 'failure'}",
-        "label": label,
-    }
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value >= 0.5
+    if isinstance(value, str) and ("success" in value.lower() or "fail" in value.lower()):
+        return "success" in value.lower()
+    raise ImportFormatError(
+        f'{where}, field {field_name!r}: {value!r} is not a label; use "success" or "failure"'
+    )
+
+
+def _human(entry: dict[str, Any], where: str) -> ImportedJudgment | None:
+    passed = _success(entry.get("task_success"), where, "task_success")
+    if passed is None:
+        return None
+    label = "success" if passed else "failure"
+    verdict = {"score": float(passed), "key_points_success": passed, "rationale": f"human label: {label}"}
     return ImportedJudgment(judge="human", source="livemcpbench:human", verdict=verdict)
 
 
-def _judges(entry: dict[str, Any], where: str) -> list[ImportedJudgment]:
-    verdicts = entry.get("judge_verdicts")
-    if verdicts is None:
-        return []
-    if not isinstance(verdicts, dict):
-        raise ImportFormatError(
-            f"{where}, field 'judge_verdicts': expected an object {{judge: {{reward, judge, judge_reason}}}}"
+def _judge(entry: dict[str, Any], judge: str, where: str) -> ImportedJudgment:
+    status = entry.get("judge")
+    passed = _success(status, where, "judge") if isinstance(status, str) and status.strip() else None
+    if passed is None:
+        passed = _success(entry.get("reward"), where, "reward")
+    if passed is None:
+        return ImportedJudgment(
+            judge, "livemcpbench:judge", None, error="the source verdict has neither 'judge' nor 'reward'"
         )
-    out = []
-    for judge, v in verdicts.items():
-        if not isinstance(v, dict):
-            raise ImportFormatError(
-                f"{where}, field 'judge_verdicts.{judge}': expected {{reward, judge, judge_reason}}"
-            )
-        reward, status = v.get("reward"), v.get("judge")
-        score: float | None = None
-        if isinstance(reward, int | float) and not isinstance(reward, bool):
-            score = min(max(float(reward), 0.0), 1.0)
-        elif isinstance(status, str) and status.strip().lower() in ("success", "failure"):
-            score = 1.0 if status.strip().lower() == "success" else 0.0
-        reason = v.get("judge_reason")
-        if score is None:
-            out.append(
-                ImportedJudgment(
-                    str(judge), "livemcpbench:judge", None, error="the source verdict has no reward or status"
-                )
-            )
-            continue
-        verdict = {
-            "score": score,
-            "passed": score >= 0.5,
-            "rationale": reason if isinstance(reason, str) else "",
-            "status": status if isinstance(status, str) else "",
-            "reward": reward,
-        }
-        out.append(ImportedJudgment(str(judge), "livemcpbench:judge", verdict))
-    return out
+    reason = entry.get("judge_reason")
+    rationale = f"{'success' if passed else 'failure'}: {reason if isinstance(reason, str) else ''}".strip()
+    verdict = {"score": float(passed), "key_points_success": passed, "rationale": rationale}
+    return ImportedJudgment(judge, "livemcpbench:judge", verdict)
 
 
-def _model(entry: dict[str, Any], file: Path, model: str | None) -> str:
-    name = model or (entry["model"] if isinstance(entry.get("model"), str) and entry["model"] else file.stem)
+def _model(run: str, model: str | None) -> str:
+    name = model or run
     return name if ":" in name else f"imported:{name}"
+
+
+@dataclass
+class _Trial:
+    where: str
+    run: str
+    entry: dict[str, Any]
+    judgments: list[ImportedJudgment] = field(default_factory=list)
+
+
+def _trials(files: _Files, notes: list[str]) -> list[_Trial]:
+    """One trial per (run, task): annotated trajectories first, then any only judges have seen."""
+    trials: dict[tuple[str, str], _Trial] = {}
+    for f, records in files.trajectories:
+        for i, entry in enumerate(records):
+            where = f"{f}: entry {i} (task_id {entry.get('task_id', '?')})"
+            key = (f.stem, text_field(entry, "task_id", where))
+            if key in trials:
+                notes.append(f"{where}: task {key[1]} appears twice in run {key[0]}; the first is kept")
+                continue
+            human = _human(entry, where)
+            trials[key] = _Trial(where, f.stem, entry, [human] if human else [])
+    for f, records in files.verdicts:
+        judge = f.parent.name
+        for i, entry in enumerate(records):
+            where = f"{f}: entry {i} (task_id {entry.get('task_id', '?')})"
+            key = (f.stem, text_field(entry, "task_id", where))
+            trial = trials.get(key)
+            if trial is None:
+                if "messages" not in entry:
+                    notes.append(f"{where}: no trajectory of run {key[0]} for this task; verdict skipped")
+                    continue
+                trial = trials[key] = _Trial(where, f.stem, entry)
+            if any(j.judge == judge for j in trial.judgments):
+                notes.append(f"{where}: judge {judge} judged task {key[1]} twice; the first verdict is kept")
+                continue
+            trial.judgments.append(_judge(entry, judge, where))
+    return list(trials.values())
 
 
 def read_livemcpbench(
@@ -236,60 +307,54 @@ def read_livemcpbench(
     *,
     tools: Path | None = None,
     trajectories: Sequence[Path] = (),
+    verdicts: Sequence[Path] = (),
     model: str | None = None,
     top_k: int = 8,
 ) -> ImportedSuite:
-    files = _files(path, tools, trajectories)
+    files = _files(path, tools, trajectories, verdicts)
     scenarios: list[tuple[str, dict[str, Any]]] = []
     known: set[str] = set()
     notes: list[str] = []
-    for f, records in files["tasks"] + files["trajectories"]:
+    for f, records in files.tasks:
         for i, entry in enumerate(records):
+            where = f"{f}: entry {i} (task_id {entry.get('task_id', '?')})"
             if isinstance(entry.get("file_name"), str) and entry["file_name"].strip():
-                notes.append(f"{f}: entry {i} needs the file {entry['file_name']!r}, which is not imported")
-    for f, records in files["tasks"]:
-        for i, entry in enumerate(records):
-            where = f"{f}: entry {i} (task_id {entry.get('task_id', '?')})"
+                notes.append(f"{where} needs the file {entry['file_name']!r}, which is not imported")
             sc = _task(entry, where)
-            scenarios.append((where, sc))
-            known.add(sc["id"])
+            if sc["id"] not in known:
+                scenarios.append((where, sc))
+                known.add(sc["id"])
     transcripts: list[ImportedTranscript] = []
-    for f, records in files["trajectories"]:
-        for i, entry in enumerate(records):
-            where = f"{f}: entry {i} (task_id {entry.get('task_id', '?')})"
-            sid = scenario_id(text_field(entry, "task_id", where))
-            if sid not in known:
-                if "Question" not in entry:
-                    raise ImportFormatError(
-                        f"{where}: task {sid} is in no tasks file and the entry has no 'Question'; "
-                        "give the tasks file too"
-                    )
-                scenarios.append((where, _task(entry, where)))
-                known.add(sid)
-            turns = openai_messages_to_turns(
-                entry.get("messages"), f"{where}, field 'messages'", _copilot_call
-            )
-            response = entry.get("response")
-            final = (
-                response.strip()
-                if isinstance(response, str) and response.strip()
-                else last_assistant_text(turns)
-            )
-            human = _human(entry, where)
-            judgments = ([human] if human else []) + _judges(entry, where)
-            transcripts.append(
-                ImportedTranscript(
-                    sid, ARM, _model(entry, f, model), 0, turns, final, tuple(judgments), where
+    for trial in _trials(files, notes):
+        entry, where = trial.entry, trial.where
+        sid = scenario_id(text_field(entry, "task_id", where))
+        if sid not in known:
+            question_key = "Question" if "Question" in entry else "question"
+            if question_key not in entry:
+                raise ImportFormatError(
+                    f"{where}: task {sid} is in no tasks file and the entry has no 'Question'; "
+                    f"give the tasks file too ({TASKS_FILE})"
                 )
+            scenarios.append((where, _task(entry, where, question_key=question_key)))
+            known.add(sid)
+        turns = openai_messages_to_turns(entry.get("messages"), f"{where}, field 'messages'", _copilot_call)
+        response = entry.get("response")
+        final = (
+            response.strip() if isinstance(response, str) and response.strip() else last_assistant_text(turns)
+        )
+        transcripts.append(
+            ImportedTranscript(
+                sid, ARM, _model(trial.run, model), 0, turns, final, tuple(trial.judgments), where
             )
+        )
     suite: dict[str, Any] = {
-        "name": scenario_id(f"livemcpbench-{path.stem}"),
+        "name": scenario_id(f"livemcpbench-{path.resolve().stem}"),
         "description": f"Imported from LiveMCPBench ({path.name}). Task data: {ATTRIBUTION}.",
         "arms": {"baseline": {"baseline": True, "description": "no MCP servers"}},
         "models": ["offline:default"],
     }
-    if files["catalogue"]:
-        servers, server_notes = _catalogue(files["catalogue"])
+    if files.catalogue:
+        servers, server_notes = _catalogue(files.catalogue)
         notes += server_notes
         suite["mcpServers"] = servers
         if enabled(servers):
@@ -300,9 +365,12 @@ def read_livemcpbench(
             }
     else:
         notes.append(
-            "no tool catalogue given (tools.json): the suite has only the baseline arm; pass --tools FILE"
+            f"no tool catalogue ({TOOLS_FILE}): the suite has only the baseline arm; pass --tools FILE"
         )
-    sources = [path, *(f for f, _ in files["catalogue"]), *(f for f, _ in files["trajectories"])]
+    sources = [
+        path,
+        *(f for group in (files.catalogue, files.trajectories, files.verdicts) for f, _ in group),
+    ]
     return validated(
         "livemcpbench",
         list(dict.fromkeys(sources)),
@@ -313,4 +381,4 @@ def read_livemcpbench(
     )
 
 
-__all__ = ["ARM", "ROUTER_SERVER", "kind_of", "read_livemcpbench"]
+__all__ = ["ARM", "ROUTER_SERVER", "is_checkout", "kind_of", "read_livemcpbench"]

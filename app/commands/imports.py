@@ -23,7 +23,12 @@ def _read(args: argparse.Namespace) -> ImportedSuite:
         if args.top_k < 1:
             raise SuiteError("--top-k must be at least 1")
         return read_livemcpbench(
-            args.path, tools=args.tools, trajectories=args.trajectories, model=args.model, top_k=args.top_k
+            args.path,
+            tools=args.tools,
+            trajectories=args.trajectories,
+            verdicts=args.verdicts,
+            model=args.model,
+            top_k=args.top_k,
         )
     if fmt == "mcpagentbench":
         return read_mcpagentbench(args.path, servers_file=args.servers)
@@ -36,6 +41,7 @@ def import_command(args: argparse.Namespace) -> int:
         getattr(args, "servers", None),
         getattr(args, "tools", None),
         *getattr(args, "trajectories", []),
+        *getattr(args, "verdicts", []),
     ]:
         if p is not None and not p.exists():
             raise SuiteError(f"{p}: no such file or folder")

@@ -84,9 +84,25 @@ def parsed_verdicts(judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int]
 
 @dataclass(frozen=True)
 class JudgePair:
+    """Two judges compared: rank agreement of their scores, and Cohen's κ of their pass/fail."""
+
     first: str
     second: str
     tau_b: Correlation
+    agreement: Agreement
+
+
+@dataclass(frozen=True)
+class SuccessRate:
+    """How often a judge (or the humans) said success, over the trials it gave a verdict on."""
+
+    judge: str
+    passed: int
+    n: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.n if self.n else None
 
 
 @dataclass(frozen=True)
@@ -105,6 +121,9 @@ class PanelSummary:
     pairs: tuple[JudgePair, ...]
     human: tuple[HumanAgreement, ...]
     human_labelled: int
+    success: tuple[SuccessRate, ...] = ()
+    human_success: SuccessRate | None = None
+    any_judge: Agreement | None = None
 
 
 def panel_summary(
@@ -136,8 +155,21 @@ def panel_summary(
     for a, b in combinations(judges, 2):
         shared = [t for t in ids if (a, t) in scores and (b, t) in scores]
         pairs.append(
-            JudgePair(a, b, kendall_tau_b([scores[(a, t)] for t in shared], [scores[(b, t)] for t in shared]))
+            JudgePair(
+                a,
+                b,
+                kendall_tau_b([scores[(a, t)] for t in shared], [scores[(b, t)] for t in shared]),
+                agreement_with_labels([passes[(a, t)] for t in ids], [passes[(b, t)] for t in ids]),
+            )
         )
+    success = tuple(
+        SuccessRate(
+            judge,
+            sum(passes[(judge, t)] is True for t in ids),
+            sum(passes[(judge, t)] is not None for t in ids),
+        )
+        for judge in judges
+    )
 
     human: dict[int, bool] = {}
     for t in trials:
@@ -166,13 +198,25 @@ def panel_summary(
         pairs=tuple(pairs),
         human=tuple(agreements) if labelled else (),
         human_labelled=len(labelled),
+        success=success,
+        human_success=SuccessRate("human", sum(reference), len(reference)) if labelled else None,
+        any_judge=_any_judge(judges, passes, human) if labelled and judges else None,
     )
+
+
+def _any_judge(
+    judges: Sequence[str], passes: Mapping[tuple[str, int], bool | None], human: Mapping[int, bool]
+) -> Agreement:
+    """LiveMCPBench's "any judge": a labelled trial counts when at least one judge agrees with it."""
+    agreed = sum(any(passes[(j, t)] == label for j in judges) for t, label in human.items())
+    return Agreement(len(human), agreed, agreed / len(human), None, 0)
 
 
 __all__ = [
     "HumanAgreement",
     "JudgePair",
     "PanelSummary",
+    "SuccessRate",
     "human_label",
     "is_human",
     "latest_per_pass",

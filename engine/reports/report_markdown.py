@@ -32,7 +32,7 @@ def num(v: object, digits: int = 3) -> str:
 
 
 def pct(v: object) -> str:
-    return "–" if not isinstance(v, int | float) else f"{100 * v:.0f}%"
+    return "–" if not isinstance(v, int | float) else f"{100 * v:.2f} %"
 
 
 def ci(m: dict[str, Any] | None) -> str:
@@ -228,25 +228,73 @@ def _variance(arms: list[dict[str, Any]], judges: dict[str, Any]) -> list[str]:
     )
 
 
+def _rate(d: dict[str, Any] | None) -> str:
+    if d is None or d["percent"] is None:
+        return "–"
+    count = d["agreed"] if "agreed" in d else d["passed"]
+    return f"{d['percent']:.2f} % ({count}/{d['n']})"
+
+
+def _kappa(k: float | None) -> str:
+    return "–" if k is None else f"{k:.2f}"
+
+
 def _judges(judges: dict[str, Any]) -> list[str]:
     out = ["## Judges", ""]
     out += [f"- {cell(label)}" for label in judges["labels"].values()] or ["- none"]
-    panel = judges["panel"]
-    if len(panel["judges"]) > 1:
-        m = panel["majority"]
+    panel, human = judges["panel"], judges["human"]
+    agreement = {h["judge"]: h for h in human["agreement"]}
+    if panel["judges"]:
         out += [
             "",
-            f"Panel majority: {m['passed']} passed, {m['failed']} failed ({m['tied']} even splits, {m['no_verdict']} without verdict).",
+            "Success rate: trials the judge passed, of those it judged. Agreement: same pass/fail as the "
+            "human label; κ: Cohen's κ against the human labels (agreement beyond chance).",
+            "",
         ]
-        for p in panel["kendall_tau_b"]:
-            tau = "undefined" if p["tau_b"] is None else f"{p['tau_b']:.3f}"
-            out.append(f"- Kendall τ-b {cell(p['first'])} vs {cell(p['second'])}: {tau} over {p['n']} trials")
-    human = judges["human"]
+        rows = [
+            [
+                cell(s["judge"]),
+                _rate(s),
+                _rate(agreement.get(s["judge"])),
+                _kappa(agreement.get(s["judge"], {}).get("kappa")),
+            ]
+            for s in panel["success"]
+        ]
+        if human["success"] is not None:
+            rows.append(["human labels", _rate(human["success"]), "100.00 %", "–"])
+        out += table(["judge", "success rate", "agreement with humans", "κ vs humans"], rows)
+    if len(panel["judges"]) > 1:
+        m = panel["majority"]
+        majority = agreement.get("panel majority")
+        out += [
+            "",
+            f"Panel majority ({cell(m['rule'])}): {m['passed']} passed, {m['failed']} failed "
+            f"({m['tied']} even splits, {m['no_verdict']} without verdict)"
+            + (
+                f"; agreement with humans {_rate(majority)}, κ {_kappa(majority['kappa'])}."
+                if majority
+                else "."
+            ),
+        ]
+        if human["any_judge"] is not None:
+            out.append(f"Any judge agrees with the human label: {_rate(human['any_judge'])}.")
+        out += ["", "Judge pairs: Kendall τ-b over their scores, Cohen's κ over their pass/fail.", ""]
+        pair_rows = [
+            [
+                cell(p["first"]),
+                cell(p["second"]),
+                "undefined" if p["tau_b"] is None else f"{p['tau_b']:.3f}",
+                _kappa(p["kappa"]),
+                str(p["n"]),
+            ]
+            for p in panel["pairs"]
+        ]
+        out += table(["judge", "judge", "τ-b", "κ", "trials"], pair_rows)
     if human["labelled_trials"]:
-        out += ["", f"Agreement with human labels ({human['labelled_trials']} labelled trials):"]
-        for h in human["agreement"]:
-            kappa = "–" if h["kappa"] is None else f"{h['kappa']:.2f}"
-            out.append(f"- {cell(h['judge'])}: {h['agreed']}/{h['n']} ({pct(h['rate'])}), Cohen's κ {kappa}")
+        out += [
+            "",
+            f"{human['labelled_trials']} trials carry a human label ({', '.join(map(cell, human['imported_from'])) or 'suite labels'}).",
+        ]
     return out
 
 

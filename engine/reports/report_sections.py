@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.grading.anchor_files import AnchorError, check_hashes, read_lock
-from proctor.engine.judges.panel import PanelSummary
+from proctor.engine.judges.panel import PanelSummary, SuccessRate
 from proctor.engine.reports.aggregate import ArmModelSummary, MeanCI
 from proctor.engine.reports.arm_comparisons import BaselineComparison, JudgeVariance
-from proctor.engine.stats import LayerVariance, ParetoFrontier, Ranking
+from proctor.engine.stats import Agreement, LayerVariance, ParetoFrontier, Ranking
 from proctor.store.events import OperatorCommand
 from proctor.store.reader import AnchorRecord, StoredEvent
 
@@ -167,6 +167,19 @@ def ranking_section(ranking: Ranking) -> dict[str, Any]:
     }
 
 
+def percent(rate: float | None) -> float | None:
+    """A rate as a percentage with two decimals, as LiveMCPBench publishes its figures."""
+    return None if rate is None else round(100 * rate, 2)
+
+
+def _agreement(a: Agreement) -> dict[str, Any]:
+    return {"n": a.n, "agreed": a.agreed, "rate": a.rate, "percent": percent(a.rate), "kappa": a.kappa}
+
+
+def _success(s: SuccessRate) -> dict[str, Any]:
+    return {"judge": s.judge, "passed": s.passed, "n": s.n, "rate": s.rate, "percent": percent(s.rate)}
+
+
 def judges_section(
     judges: Sequence[str], panel: PanelSummary, floor: float, threshold: float
 ) -> dict[str, Any]:
@@ -179,18 +192,22 @@ def judges_section(
         "panel": {
             "judges": list(panel.judges),
             "majority": {
+                "rule": "at least half of the judges pass it; an even split passes, as in LiveMCPBench",
                 "passed": sum(v.verdict is True for v in votes),
                 "failed": sum(v.verdict is False for v in votes),
                 "tied": sum(v.tied for v in votes),
                 "no_verdict": sum(v.verdict is None for v in votes),
             },
-            "kendall_tau_b": [
+            "success": [_success(s) for s in panel.success],
+            "pairs": [
                 {
                     "first": p.first,
                     "second": p.second,
                     "tau_b": p.tau_b.value,
                     "n": p.tau_b.n,
                     "reason": p.tau_b.reason,
+                    "kappa": p.agreement.kappa,
+                    "agreement": _agreement(p.agreement),
                 }
                 for p in panel.pairs
             ],
@@ -198,16 +215,9 @@ def judges_section(
         "human": {
             "labelled_trials": panel.human_labelled,
             "imported_from": list(panel.human_judges),
-            "agreement": [
-                {
-                    "judge": h.judge,
-                    "n": h.agreement.n,
-                    "agreed": h.agreement.agreed,
-                    "rate": h.agreement.rate,
-                    "kappa": h.agreement.kappa,
-                }
-                for h in panel.human
-            ],
+            "success": _success(panel.human_success) if panel.human_success else None,
+            "agreement": [{"judge": h.judge, **_agreement(h.agreement)} for h in panel.human],
+            "any_judge": _agreement(panel.any_judge) if panel.any_judge else None,
         },
     }
 

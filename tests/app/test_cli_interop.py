@@ -57,13 +57,13 @@ def test_import_livemcpbench_then_export_the_imported_run(
     out = tmp_path / "live"
     assert run("import", "livemcpbench", folder, "-o", out, "--model", "claude-sonnet-4") == EXIT_OK
     printed = capsys.readouterr()
-    assert f"wrote {out}: 8 scenarios, arms baseline, livemcptool" in printed.out
-    assert "2 imported trials, 8 judgments" in printed.out
-    assert len(load_suite(out).scenarios) == 8
+    assert f"wrote {out}: 17 scenarios, arms baseline, livemcptool" in printed.out
+    assert "12 imported trials, 132 judgments" in printed.out
+    assert len(load_suite(out).scenarios) == 17
     assert run("export", out / "imported.db", "--format", "jsonl") == EXIT_OK
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert {r["model"] for r in rows if r["trial_id"] is not None} == {"imported:claude-sonnet-4"}
-    assert sum(r["kind"] == "judgment" for r in rows) == 8
+    assert sum(r["kind"] == "judgment" for r in rows) == 132
     assert run("export", out / "imported.db", "--format", "csv", "-o", tmp_path / "x.csv") == EXIT_OK
     assert (tmp_path / "x.csv").read_text().startswith("schema,record,run_id,")
 

@@ -18,7 +18,10 @@ async def test_imported_trials_without_their_arm_in_the_suite_are_rejudged(tmp_p
     if not FIXTURES.is_dir():
         pytest.skip(f"shared fixtures absent: {FIXTURES}")
     imported = read_livemcpbench(
-        FIXTURES / "tasks_sample.json", trajectories=[FIXTURES / "trajectories_with_labels_sample.json"]
+        FIXTURES / "annotated_data" / "all_annotations.json",
+        trajectories=[
+            FIXTURES / "baseline" / "annotation" / "claude-sonnet-4-20250514_Qwen3-Embedding-0.6B.json"
+        ],
     )
     saved = await _save(imported, tmp_path / "suite")
     assert saved is not None

@@ -116,7 +116,7 @@ def test_json_judges_and_anchors(report: dict[str, object]) -> None:
     judges = report["judges"]
     assert isinstance(judges, dict)
     assert judges["models"] == ["anthropic:claude-test", "offline:lexical"]
-    (pair,) = judges["panel"]["kendall_tau_b"]
+    (pair,) = judges["panel"]["pairs"]
     assert pair["tau_b"] == pytest.approx(1.0)
     assert judges["human"]["labelled_trials"] == 3
     anchors = report["anchors"]
