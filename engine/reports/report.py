@@ -107,12 +107,26 @@ def _scenario_labels(config: dict[str, Any]) -> dict[str, dict[str, bool]]:
     return {s.id: dict(s.human_labels) for s in loaded.scenarios if s.human_labels}
 
 
-def _notes(trials: list[TrialRecord], judgments: list[JudgmentRecord]) -> list[str]:
+def _notes(
+    config: dict[str, Any], trials: list[TrialRecord], judgments: list[JudgmentRecord], scored: set[int]
+) -> list[str]:
     notes = []
+    imported = config.get("imported")
+    if isinstance(imported, dict):
+        notes.append(
+            f"imported from {imported.get('format', '?')}: the source recorded no tokens, time or cost "
+            "(tokens are estimated from text length, cost and time are unknown)"
+        )
     if any(t.model.startswith("offline:") for t in trials):
         notes.append(OFFLINE_NOTE)
     if any(j.judge.startswith("offline:") for j in judgments):
         notes.append(OFFLINE_JUDGE_NOTE)
+    unscored = sum(t.status == "finished" and t.id not in scored for t in trials)
+    if unscored:
+        notes.append(
+            f"{unscored} finished trial(s) have no proctor score, so they count in no pass rate or mean; "
+            "run proctor judge on this database to score them"
+        )
     return notes
 
 
@@ -168,7 +182,7 @@ def build_report(db: Path) -> dict[str, Any]:
             "started": run.started_at,
             "finished": run.finished_at,
         },
-        "notes": _notes(trials, judgments),
+        "notes": _notes(config, trials, judgments, set(score_map)),
         "trials": [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials],
         "arms": arm_rows(
             summaries,
