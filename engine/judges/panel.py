@@ -118,6 +118,8 @@ class PanelSummary:
     judges: tuple[str, ...]
     human_judges: tuple[str, ...]
     majority: dict[int, PanelVote]
+    panel: tuple[str, ...]
+    panel_source: str
     pairs: tuple[JudgePair, ...]
     human: tuple[HumanAgreement, ...]
     human_labelled: int
@@ -150,7 +152,8 @@ def panel_summary(
         for t in ids
         if verdicts.get((judge, t))
     }
-    majority = {t: majority_vote([passes[(judge, t)] for judge in judges]) for t in ids}
+    panel_source, panel = _panel(judgments)
+    majority = {t: majority_vote([passes[(judge, t)] for judge in panel]) for t in ids}
     pairs = []
     for a, b in combinations(judges, 2):
         shared = [t for t in ids if (a, t) in scores and (b, t) in scores]
@@ -185,7 +188,7 @@ def panel_summary(
         HumanAgreement(judge, agreement_with_labels([passes[(judge, t)] for t in labelled], reference))
         for judge in judges
     ]
-    if len(judges) > 1:
+    if len(panel) > 1:
         agreements.append(
             HumanAgreement(
                 "panel majority", agreement_with_labels([majority[t].verdict for t in labelled], reference)
@@ -195,13 +198,33 @@ def panel_summary(
         judges=tuple(judges),
         human_judges=tuple(human_judges),
         majority=majority,
+        panel=panel,
+        panel_source=panel_source,
         pairs=tuple(pairs),
         human=tuple(agreements) if labelled else (),
         human_labelled=len(labelled),
         success=success,
         human_success=SuccessRate("human", sum(reference), len(reference)) if labelled else None,
-        any_judge=_any_judge(judges, passes, human) if labelled and judges else None,
+        any_judge=_any_judge(panel, passes, human) if labelled and panel else None,
     )
+
+
+def _panel(judgments: Sequence[JudgmentRecord]) -> tuple[str, tuple[str, ...]]:
+    """The judges whose majority is the panel's: those of the source with most judges.
+
+    Sources are grouped by their first segment: ``proctor:...`` for proctor's judges,
+    ``FORMAT:...`` for a benchmark's imported ones.
+    An imported benchmark's judges and proctor's own judge of the same trials are two panels;
+    mixing them would change the benchmark's published majority.
+    """
+    by_source: dict[str, set[str]] = defaultdict(set)
+    for j in judgments:
+        if not is_human(j.source):
+            by_source[j.source.split(":", 1)[0]].add(j.judge)
+    if not by_source:
+        return "", ()
+    source = max(sorted(by_source), key=lambda s: len(by_source[s]))
+    return source, tuple(sorted(by_source[source]))
 
 
 def _any_judge(

@@ -266,9 +266,12 @@ def _judges(judges: dict[str, Any]) -> list[str]:
     if len(panel["judges"]) > 1:
         m = panel["majority"]
         majority = agreement.get("panel majority")
+        who = (
+            f"{len(m['judges'])} judges of {m['source']}" if m["judges"] != panel["judges"] else "all judges"
+        )
         out += [
             "",
-            f"Panel majority ({cell(m['rule'])}): {m['passed']} passed, {m['failed']} failed "
+            f"Panel majority of {cell(who)} ({cell(m['rule'])}): {m['passed']} passed, {m['failed']} failed "
             f"({m['tied']} even splits, {m['no_verdict']} without verdict)"
             + (
                 f"; agreement with humans {_rate(majority)}, κ {_kappa(majority['kappa'])}."
@@ -277,7 +280,7 @@ def _judges(judges: dict[str, Any]) -> list[str]:
             ),
         ]
         if human["any_judge"] is not None:
-            out.append(f"Any judge agrees with the human label: {_rate(human['any_judge'])}.")
+            out.append(f"Any judge of that panel agrees with the human label: {_rate(human['any_judge'])}.")
         out += ["", "Judge pairs: Kendall τ-b over their scores, Cohen's κ over their pass/fail.", ""]
         pair_rows = [
             [

@@ -192,7 +192,9 @@ def judges_section(
         "panel": {
             "judges": list(panel.judges),
             "majority": {
-                "rule": "at least half of the judges pass it; an even split passes, as in LiveMCPBench",
+                "judges": list(panel.panel),
+                "source": panel.panel_source,
+                "rule": "at least half of these judges pass it; an even split passes, as in LiveMCPBench",
                 "passed": sum(v.verdict is True for v in votes),
                 "failed": sum(v.verdict is False for v in votes),
                 "tied": sum(v.tied for v in votes),

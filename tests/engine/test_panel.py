@@ -26,7 +26,7 @@ class FixedJudge:
     async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
         claims = [ClaimJudgment(claim=c, verdict=self.verdict) for c in subject.scenario.claims]  # type: ignore[arg-type]
         score = 1.0 if self.verdict == "fulfilled" else 0.0
-        return JudgeOutcome(Verdict(score=score, claims=claims), "", JudgmentMeta(source="test"))
+        return JudgeOutcome(Verdict(score=score, claims=claims), "", JudgmentMeta(source="proctor:test"))
 
 
 class ContrarianJudge:
@@ -36,7 +36,9 @@ class ContrarianJudge:
 
     async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
         offline = OfflineJudge().verdict(subject)
-        return JudgeOutcome(Verdict(score=round(1 - offline.score, 6)), "", JudgmentMeta(source="test"))
+        return JudgeOutcome(
+            Verdict(score=round(1 - offline.score, 6)), "", JudgmentMeta(source="proctor:test")
+        )
 
 
 async def test_every_panel_judge_judges_every_pass_and_the_majority_decides(tmp_path: Path) -> None:

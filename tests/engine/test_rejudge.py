@@ -72,7 +72,7 @@ class PerfectJudge:
 
     async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
         claims = [ClaimJudgment(claim=c, verdict="fulfilled") for c in subject.scenario.claims]
-        return JudgeOutcome(Verdict(score=1.0, claims=claims), "", JudgmentMeta(source="test"))
+        return JudgeOutcome(Verdict(score=1.0, claims=claims), "", JudgmentMeta(source="proctor:test"))
 
 
 async def test_rejudge_can_flip_a_failure_and_clears_its_failure_mode(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from proctor.engine.grading.rejudge import rejudge_db
+from proctor.engine.reports.report import build_report
 from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.import_livemcpbench import read_livemcpbench
 from proctor.store.reader import StoreReader
@@ -31,6 +32,22 @@ async def test_imported_trials_without_their_arm_in_the_suite_are_rejudged(tmp_p
         offline = [j for j in r.judgments() if j.judge == "offline:lexical"]
         humans = [j for j in r.judgments() if "human" in j.source]
     assert len(offline) == len(results) and humans
+
+
+async def test_proctors_judge_does_not_join_the_imported_panels_majority(tmp_path: Path) -> None:
+    """Re-judging an imported LiveMCPBench run must keep upstream's majority of its 10 judges."""
+    if not FIXTURES.is_dir():
+        pytest.skip(f"shared fixtures absent: {FIXTURES}")
+    db = await _save(read_livemcpbench(FIXTURES), tmp_path / "suite")
+    assert db is not None
+    await rejudge_db(db, passes=1)
+    judges = build_report(db)["judges"]
+    majority = judges["panel"]["majority"]
+    assert majority["source"] == "livemcpbench" and len(majority["judges"]) == 10
+    assert "offline:lexical" in judges["panel"]["judges"] and "offline:lexical" not in majority["judges"]
+    agreement = {a["judge"]: a["percent"] for a in judges["human"]["agreement"]}
+    assert agreement["panel majority"] == 83.33  # NOTE.md of the shared subset
+    assert "offline:lexical" in agreement
 
 
 async def _save(imported: object, out: Path) -> Path | None:

@@ -50,7 +50,7 @@ class PricedJudge:
     async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
         verdict = OfflineJudge().verdict(subject)
         usage = Usage(input_tokens=100, output_tokens=20)
-        return JudgeOutcome(verdict, "", JudgmentMeta(source="test"), usage=usage, cost_usd=0.001)
+        return JudgeOutcome(verdict, "", JudgmentMeta(source="proctor:test"), usage=usage, cost_usd=0.001)
 
 
 @pytest.fixture(scope="module")

@@ -231,7 +231,7 @@ def test_report_reproduces_upstream_agreement_figures_on_the_shared_subset(
     assert main(["report", str(saved.db), "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert "| openai\\_gpt-4.1-mini | " in md and "83.33 % (10/12)" in md
-    assert "Any judge agrees with the human label: 100.00 % (12/12)." in md
+    assert "Any judge of that panel agrees with the human label: 100.00 % (12/12)." in md
 
 
 def test_an_even_split_of_judges_counts_as_success_as_upstream(
