@@ -129,7 +129,12 @@ def _add_judging(sub: _SubParsers) -> None:
 
     report = sub.add_parser("report", help="print a run's report")
     report.add_argument("db", type=Path)
-    report.add_argument("--format", choices=["md", "json", "csv"], default="json")
+    report.add_argument(
+        "--format",
+        choices=["md", "json", "csv", "junit"],
+        default="json",
+        help="json (default), md (for a pull request), csv, or junit (XML for CI test reporters)",
+    )
     report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
     _command(report, "report:report_command")
 
@@ -209,6 +214,12 @@ def _add_interop(sub: _SubParsers) -> None:
     )
     gate.add_argument(
         "--suite", type=Path, help="the suite folder for --require-anchors (default: the run's)"
+    )
+    gate.add_argument(
+        "--junit",
+        type=Path,
+        metavar="FILE",
+        help="also write the run (a case per scenario x arm) and the gate's verdict as JUnit XML",
     )
     _command(gate, "gate:gate_command")
 

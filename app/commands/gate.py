@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 from pathlib import Path
 from typing import Any
 
 from proctor.app.exit_codes import ExitCode
-from proctor.engine.reports.gate import decide, format_table, load_fairness
+from proctor.engine.reports.gate import FairnessGateResult, decide, format_table, load_fairness
+from proctor.engine.reports.junit import gate_markdown, report_junit
 from proctor.scenarios.loader import SuiteError
 from proctor.store.reader import StoreReader
 
@@ -23,8 +25,21 @@ def gate_command(args: argparse.Namespace) -> int:
         models=args.model or None,
     )
     print(format_table(result))
+    _write_ci_files(args, result)
     anchors_ok = True if args.require_anchors is None else _anchors_hold(args)
     return ExitCode.OK if result.passed and anchors_ok else ExitCode.FAILED
+
+
+def _write_ci_files(args: argparse.Namespace, result: FairnessGateResult) -> None:
+    """JUnit XML when asked; a Markdown summary when GitHub Actions offers a step summary file."""
+    if args.junit is not None:
+        from proctor.engine.reports.report import build_report
+
+        args.junit.write_text(report_junit(build_report(args.db), result), encoding="utf-8")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(gate_markdown(result) + "\n")
 
 
 def _anchors_hold(args: argparse.Namespace) -> bool:

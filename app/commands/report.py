@@ -1,4 +1,4 @@
-"""``proctor report DB``: the run report as JSON, Markdown or CSV."""
+"""``proctor report DB``: the run report as JSON, Markdown, CSV or JUnit XML."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.reports.junit import report_junit
 from proctor.engine.reports.report import build_report
 from proctor.engine.reports.report_csv import render_csv
 from proctor.engine.reports.report_markdown import render_markdown
@@ -20,6 +21,8 @@ def report_command(args: argparse.Namespace) -> int:
         text = render_markdown(data)
     elif args.format == "csv":
         text = render_csv(data)
+    elif args.format == "junit":
+        text = report_junit(data)
     else:
         text = json.dumps(data, indent=2, sort_keys=False) + "\n"
     if args.output is not None:

@@ -1,0 +1,172 @@
+"""JUnit XML for CI systems: the run as test cases, and the gate's verdict per arm.
+
+CI tools (GitHub Actions reporters, GitLab, Jenkins, Buildkite) show JUnit natively, so a failed
+scenario appears as a failed test with its reason instead of a line in a log. One test case per
+scenario x arm x model: it fails when any of its epochs failed, errors when a trial ended in
+error, and is skipped when nothing judged it. Text from models and tools is stripped of the
+characters XML 1.0 cannot hold, so a hostile answer cannot make the file unreadable.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.engine.reports.gate import FairnessGateResult
+from proctor.engine.reports.report_markdown import cell
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+MAX_OUTPUT_CHARS = 4000
+
+
+def xml_text(text: object) -> str:
+    """``text`` with every character XML 1.0 forbids removed."""
+    return _NOT_XML.sub("", str(text))
+
+
+@dataclass
+class _Case:
+    scenario: str
+    arm: str
+    model: str
+    trials: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _failure_reason(trial: dict[str, Any]) -> str:
+    scores = trial.get("scores") or {}
+    parts = [f"epoch {trial['epoch']}"]
+    rule = ((scores.get("passed") or {}).get("details") or {}).get("rule")
+    if rule:
+        parts.append(f"pass rule not met: {rule}")
+    mode = (scores.get("failure_mode") or {}).get("details") or {}
+    if mode.get("mode"):
+        parts.append(
+            f"failure mode {mode['mode']}: {mode.get('explanation') or mode.get('evidence') or ''}".strip()
+        )
+    return "; ".join(parts)
+
+
+def _case_element(case: _Case, suite_name: str) -> tuple[ET.Element, str]:
+    """The <testcase> and its outcome: passed, failure, error or skipped."""
+    el = ET.Element(
+        "testcase",
+        name=xml_text(case.scenario if case.model == "" else f"{case.scenario} [{case.model}]"),
+        classname=xml_text(f"{suite_name}.{case.arm}"),
+        time=f"{sum(float(t.get('wall_s') or 0.0) for t in case.trials):.3f}",
+    )
+    errored = [t for t in case.trials if t["status"] == "error"]
+    failed = [t for t in case.trials if t.get("passed") is False]
+    judged = [t for t in case.trials if t.get("passed") is not None]
+    n = len(case.trials)
+    if errored:
+        message = f"{len(errored)}/{n} trial(s) ended in error"
+        detail = "\n".join(f"epoch {t['epoch']}: {t.get('error') or 'error'}" for t in errored)
+        ET.SubElement(el, "error", message=xml_text(message), type="trial_error").text = xml_text(detail)
+        outcome = "error"
+    elif failed:
+        message = f"{n - len(failed)}/{n} epoch(s) passed"
+        detail = "\n".join(_failure_reason(t) for t in failed)
+        ET.SubElement(el, "failure", message=xml_text(message), type="failed").text = xml_text(detail)
+        outcome = "failure"
+    elif not judged:
+        unfinished = [t for t in case.trials if t["status"] != "finished"]
+        why = "not finished" if unfinished else "no score: nothing judged these trials"
+        ET.SubElement(el, "skipped", message=xml_text(why))
+        outcome = "skipped"
+    else:
+        outcome = "passed"
+    answers = [t.get("final_answer") for t in case.trials if t.get("final_answer")]
+    if answers:
+        ET.SubElement(el, "system-out").text = xml_text(str(answers[-1])[:MAX_OUTPUT_CHARS])
+    return el, outcome
+
+
+def _suite(name: str, cases: Sequence[tuple[ET.Element, str]]) -> ET.Element:
+    counts = defaultdict(
+        int, {o: sum(1 for _, x in cases if x == o) for o in ("failure", "error", "skipped")}
+    )
+    suite = ET.Element(
+        "testsuite",
+        name=xml_text(name),
+        tests=str(len(cases)),
+        failures=str(counts["failure"]),
+        errors=str(counts["error"]),
+        skipped=str(counts["skipped"]),
+        time=f"{sum(float(c.get('time', '0')) for c, _ in cases):.3f}",
+    )
+    suite.extend(c for c, _ in cases)
+    return suite
+
+
+def _document(name: str, suites: Sequence[ET.Element]) -> str:
+    root = ET.Element("testsuites", name=xml_text(name))
+    for attr in ("tests", "failures", "errors", "skipped"):
+        root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))
+    root.extend(suites)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def report_junit(report: dict[str, Any], gate: FairnessGateResult | None = None) -> str:
+    """The run report (``build_report``) as JUnit: a test suite per arm, a case per scenario x model.
+
+    With ``gate``, a last test suite holds the gate's verdict, one case per MCP arm.
+    """
+    run = report.get("run") or {}
+    suite_name = str(run.get("suite") or "proctor")
+    models = {t["model"] for t in report.get("trials", [])}
+    cases: dict[tuple[str, str, str], _Case] = {}
+    for t in report.get("trials", []):
+        model = t["model"] if len(models) > 1 else ""
+        key = (t["arm"], t["scenario"], model)
+        cases.setdefault(key, _Case(t["scenario"], t["arm"], model)).trials.append(t)
+    by_arm: dict[str, list[tuple[ET.Element, str]]] = defaultdict(list)
+    for (arm, _, _), case in sorted(cases.items()):
+        by_arm[arm].append(_case_element(case, suite_name))
+    suites = [_suite(f"{suite_name} / {arm}", elements) for arm, elements in sorted(by_arm.items())]
+    if gate is not None:
+        suites.append(_gate_suite(gate))
+    return _document(f"proctor run {run.get('id', '?')}", suites)
+
+
+def _gate_suite(result: FairnessGateResult) -> ET.Element:
+    cases = []
+    for a in result.arms:
+        el = ET.Element(
+            "testcase", name=xml_text(f"{a.arm} beats {result.baseline}"), classname="proctor.gate"
+        )
+        outcome = "passed"
+        if not a.passed:
+            ET.SubElement(el, "failure", message=xml_text(a.reason), type="gate").text = xml_text(
+                f"{a.arm}: {a.pairs} paired trials, {a.reason}"
+            )
+            outcome = "failure"
+        cases.append((el, outcome))
+    return _suite(f"gate (min delta {result.min_delta:+.3f})", cases)
+
+
+def gate_markdown(result: FairnessGateResult) -> str:
+    """A short Markdown table of the gate's verdict, for a CI step summary."""
+    rows = [
+        f"| {cell(a.arm)} | {a.pairs} | {'-' if a.delta is None else f'{a.delta:+.3f}'} | "
+        f"{'pass' if a.passed else '**FAIL**'} ({a.reason}) |"
+        for a in result.arms
+    ]
+    verdict = "passed" if result.passed else "failed"
+    return "\n".join(
+        [
+            f"### proctor gate: {verdict} (baseline {cell(result.baseline)}, min delta {result.min_delta:+.3f})",
+            "",
+            "| arm | pairs | delta | verdict |",
+            "|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
+
+
+__all__ = ["gate_markdown", "report_junit", "xml_text"]
