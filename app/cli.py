@@ -190,9 +190,14 @@ def _add_interop(sub: _SubParsers) -> None:
     _output(servers)
     _command(imp, "imports:import_command")
 
-    export = sub.add_parser("export", help="export a run's events and scores (JSONL or CSV)")
+    export = sub.add_parser("export", help="export a run's events and scores (JSONL, CSV or OTLP traces)")
     export.add_argument("db", type=Path)
-    export.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    export.add_argument(
+        "--format",
+        choices=["jsonl", "csv", "otel"],
+        default="jsonl",
+        help="jsonl or csv (proctor-export/1), or otel: OTLP/JSON traces, one trial per line",
+    )
     export.add_argument("-o", "--out", type=Path, help="write to FILE instead of stdout")
     _command(export, "export:export_command")
 

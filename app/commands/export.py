@@ -19,5 +19,5 @@ def export_command(args: argparse.Namespace) -> int:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces stdout until exit
         return ExitCode.OK
     n = export_to_file(args.db, args.format, args.out)
-    print(f"wrote {args.out}: {n} rows", file=sys.stderr)
+    print(f"wrote {args.out}: {n} {'traces' if args.format == 'otel' else 'rows'}", file=sys.stderr)
     return ExitCode.OK

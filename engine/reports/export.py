@@ -50,7 +50,7 @@ COLUMNS: tuple[str, ...] = (
     "abandoned",
     "data",
 )
-Format = Literal["jsonl", "csv"]
+Format = Literal["jsonl", "csv", "otel"]
 _BATCH = 5000
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -216,7 +216,11 @@ def write_csv(rows: Iterator[dict[str, Any]], out: TextIO) -> int:
 
 
 def export_run(db: Path, fmt: Format, out: TextIO) -> int:
-    """Write the export of ``db`` to ``out``; return the number of rows."""
+    """Write the export of ``db`` to ``out``; return the number of rows (traces for ``otel``)."""
+    if fmt == "otel":
+        from proctor.engine.reports.otel_export import export_otel
+
+        return export_otel(db, out)
     with StoreReader(db) as reader:
         rows = export_rows(reader)
         return write_jsonl(rows, out) if fmt == "jsonl" else write_csv(rows, out)

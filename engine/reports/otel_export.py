@@ -1,0 +1,316 @@
+"""A run as OpenTelemetry traces (OTLP JSON), following the GenAI and MCP semantic conventions.
+
+Users already look at agent traces in Jaeger, Arize Phoenix or Langfuse; each trial becomes one
+trace there. Its root span ``invoke_agent ARM`` carries the scenario, arm, model and epoch and
+one ``gen_ai.evaluation.result`` event per proctor score; below it a ``chat MODEL`` span per
+model call (tokens, finish reason) and an ``execute_tool TOOL`` span per MCP tool call
+(``mcp.method.name`` ``tools/call``, the arguments and the result, the error type).
+
+The output is OTLP/JSON as the OpenTelemetry collector's file exporter writes it: one
+``ExportTraceServiceRequest`` per line, one line per trial, so memory stays flat and each line
+can be POSTed to an OTLP/HTTP endpoint (``/v1/traces``). The messages are built with the
+opentelemetry-proto classes and serialized by protobuf; only the ids are re-encoded, since
+OTLP/JSON wants trace and span ids in hex where protobuf's JSON uses base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from proctor.engine.secrets import redact
+from proctor.store.events import (
+    ErrorEvent,
+    FinalAnswer,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    TrialFinished,
+    TrialStarted,
+)
+from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+SCOPE = "proctor"
+MAX_ATTRIBUTE_CHARS = 8000
+_ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+Attributes = dict[str, str | int | float | bool | list[str] | None]
+
+
+def _nanos(ts: float) -> int:
+    return int(ts * 1e9)
+
+
+def _id(size: int, *parts: object) -> bytes:
+    """Deterministic ids, so exporting twice gives the same traces."""
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:size]
+
+
+def _text(value: object) -> str:
+    text = redact(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    return text if len(text) <= MAX_ATTRIBUTE_CHARS else text[:MAX_ATTRIBUTE_CHARS] + "…[truncated]"
+
+
+def _attributes(values: Attributes) -> list[KeyValue]:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+
+    out = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, list):
+            any_value = AnyValue(
+                array_value=ArrayValue(values=[AnyValue(string_value=_text(v)) for v in value])
+            )
+        elif isinstance(value, bool):
+            any_value = AnyValue(bool_value=value)
+        elif isinstance(value, int):
+            any_value = AnyValue(int_value=value)
+        elif isinstance(value, float):
+            any_value = AnyValue(double_value=value)
+        else:
+            any_value = AnyValue(string_value=_text(value))
+        out.append(KeyValue(key=key, value=any_value))
+    return out
+
+
+class _TraceBuilder:
+    """The spans of one trial, from its stored events in order."""
+
+    def __init__(self, run_id: str, trial: TrialRecord) -> None:
+        self.run_id, self.trial = run_id, trial
+        self.trace_id = _id(16, run_id, trial.id, trial.attempt)
+        self.root_id = _id(8, run_id, trial.id, trial.attempt, "root")
+        self.spans: list[Span] = []
+        self.open_calls: dict[str, tuple[StoredEvent, ToolCall]] = {}
+        self.request_ts: float | None = None
+        self.start: float | None = None
+        self.end: float | None = None
+        self.error: str = ""
+
+    def _span(
+        self, name: str, start: float, end: float, attrs: Attributes, key: object, *, client: bool = False
+    ) -> Span:
+        from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+        span = Span(
+            trace_id=self.trace_id,
+            span_id=_id(8, self.run_id, self.trial.id, self.trial.attempt, key),
+            parent_span_id=self.root_id,
+            name=name,
+            kind=Span.SPAN_KIND_CLIENT if client else Span.SPAN_KIND_INTERNAL,
+            start_time_unix_nano=_nanos(start),
+            end_time_unix_nano=_nanos(max(start, end)),
+            attributes=_attributes(attrs),
+        )
+        self.spans.append(span)
+        return span
+
+    def add(self, stored: StoredEvent) -> None:
+        from opentelemetry.proto.trace.v1.trace_pb2 import Status
+
+        ev, ts = stored.event, stored.ts
+        self.start = ts if self.start is None else min(self.start, ts)
+        self.end = ts if self.end is None else max(self.end, ts)
+        if isinstance(ev, ModelRequest):
+            self.request_ts = ts
+        elif isinstance(ev, ModelResponse):
+            start = self.request_ts if self.request_ts is not None else ts - ev.latency_s
+            provider, _, name = ev.model.rpartition(":")
+            self._span(
+                f"chat {ev.model}",
+                start,
+                ts,
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.provider.name": provider or None,
+                    "gen_ai.request.model": name,
+                    "gen_ai.response.model": name,
+                    "gen_ai.usage.input_tokens": ev.usage.input_tokens,
+                    "gen_ai.usage.output_tokens": ev.usage.output_tokens,
+                    "gen_ai.response.finish_reasons": [ev.stop_reason],
+                    "proctor.turn": ev.turn,
+                    "proctor.tokens_estimated": ev.usage.estimated,
+                    "proctor.cost_usd": ev.cost_usd,
+                },
+                ("chat", stored.id),
+                client=True,
+            )
+            self.request_ts = None
+        elif isinstance(ev, ToolCall):
+            self.open_calls[ev.call_id] = (stored, ev)
+        elif isinstance(ev, ToolResult):
+            began = self.open_calls.pop(ev.call_id, None)
+            start = began[0].ts if began else ts - ev.latency_s
+            arguments = began[1].arguments if began else {}
+            span = self._span(
+                f"execute_tool {ev.tool}",
+                start,
+                ts,
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": ev.tool,
+                    "gen_ai.tool.call.id": ev.call_id,
+                    "gen_ai.tool.type": "extension",
+                    "gen_ai.tool.call.arguments": _text(arguments),
+                    "gen_ai.tool.call.result": _text(
+                        ev.structured if ev.structured and not ev.content else ev.content
+                    ),
+                    "mcp.method.name": "tools/call",
+                    "proctor.mcp.server": ev.server,
+                    "error.type": (ev.error_type or "tool_error") if ev.is_error else None,
+                },
+                ("tool", ev.call_id, stored.id),
+            )
+            if ev.is_error:
+                span.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=_text(ev.content[:500])))
+        elif isinstance(ev, ErrorEvent) and ev.fatal:
+            self.error = f"{ev.error_type}: {ev.message}"
+        elif isinstance(ev, TrialFinished) and ev.status == "error":
+            self.error = self.error or ev.error or "error"
+
+    def root(self, scores: list[ScoreRecord], final_answer: str | None) -> Span:
+        from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+        t = self.trial
+        start = self.start if self.start is not None else (t.started_at or 0.0)
+        end = self.end if self.end is not None else (t.finished_at or start)
+        span = Span(
+            trace_id=self.trace_id,
+            span_id=self.root_id,
+            name=f"invoke_agent {t.arm}",
+            kind=Span.SPAN_KIND_INTERNAL,
+            start_time_unix_nano=_nanos(start),
+            end_time_unix_nano=_nanos(end),
+            attributes=_attributes(
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": t.arm,
+                    "gen_ai.provider.name": t.model.rpartition(":")[0] or None,
+                    "gen_ai.request.model": t.model.rpartition(":")[2],
+                    "proctor.model": t.model,
+                    "gen_ai.usage.input_tokens": t.input_tokens,
+                    "gen_ai.usage.output_tokens": t.output_tokens,
+                    "proctor.run.id": self.run_id,
+                    "proctor.trial.id": t.id,
+                    "proctor.scenario": t.scenario,
+                    "proctor.arm": t.arm,
+                    "proctor.epoch": t.epoch,
+                    "proctor.attempt": t.attempt,
+                    "proctor.status": t.status,
+                    "proctor.passed": t.passed,
+                    "proctor.cost_usd": t.cost_usd,
+                    "proctor.final_answer": final_answer,
+                }
+            ),
+        )
+        for s in scores:
+            span.events.add(
+                time_unix_nano=_nanos(end),
+                name="gen_ai.evaluation.result",
+                attributes=_attributes(
+                    {
+                        "gen_ai.evaluation.name": s.name,
+                        "gen_ai.evaluation.score.value": s.value,
+                        "gen_ai.evaluation.score.label": s.details.get("label")
+                        if isinstance(s.details.get("label"), str)
+                        else None,
+                    }
+                ),
+            )
+        if self.error or t.status == "error":
+            span.status.CopyFrom(
+                Status(code=Status.STATUS_CODE_ERROR, message=_text(self.error or t.error or ""))
+            )
+        elif t.status == "finished":
+            span.status.CopyFrom(Status(code=Status.STATUS_CODE_OK))
+        return span
+
+
+def trial_trace(
+    run_id: str, trial: TrialRecord, events: list[StoredEvent], scores: list[ScoreRecord]
+) -> ExportTraceServiceRequest:
+    """One trial as an OTLP export request: one resource, one scope, its spans."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
+    from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+
+    builder = _TraceBuilder(run_id, trial)
+    final = None
+    for stored in events:
+        builder.add(stored)
+        if isinstance(stored.event, FinalAnswer):
+            final = stored.event.text
+        elif isinstance(stored.event, TrialStarted):
+            builder.start = stored.ts
+    spans = [builder.root(scores, final if final is not None else trial.final_answer), *builder.spans]
+    resource = Resource(attributes=_attributes({"service.name": "proctor", "proctor.run.id": run_id}))
+    scope = ScopeSpans(scope=InstrumentationScope(name=SCOPE), spans=spans)
+    return ExportTraceServiceRequest(resource_spans=[ResourceSpans(resource=resource, scope_spans=[scope])])
+
+
+def to_otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
+    """OTLP/JSON: protobuf's JSON mapping with enums as integers and ids in hex."""
+    from google.protobuf.json_format import MessageToDict
+
+    data = MessageToDict(request, use_integers_for_enums=True)
+    _recode_ids(data, lambda v: base64.b64decode(v).hex())
+    return data
+
+
+def from_otlp_json(data: dict[str, Any]) -> ExportTraceServiceRequest:
+    """Parse OTLP/JSON (hex ids) back into the protobuf message; raises ``ParseError`` when invalid."""
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    copy = json.loads(json.dumps(data))
+    _recode_ids(copy, lambda v: base64.b64encode(bytes.fromhex(v)).decode())
+    return ParseDict(copy, ExportTraceServiceRequest())
+
+
+def _recode_ids(node: Any, recode: Any) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _ID_FIELDS and isinstance(value, str) and value:
+                node[key] = recode(value)
+            else:
+                _recode_ids(value, recode)
+    elif isinstance(node, list):
+        for item in node:
+            _recode_ids(item, recode)
+
+
+def trace_lines(reader: StoreReader) -> Iterator[str]:
+    """One OTLP/JSON line per trial that has started, in trial order."""
+    run = reader.run()
+    run_id = run.id if run is not None else "run"
+    for trial in reader.trials():
+        events = [e for e in reader.trial_events(trial.id) if not e.abandoned]
+        if not events:
+            continue
+        yield json.dumps(
+            to_otlp_json(trial_trace(run_id, trial, events, reader.scores(trial.id))), separators=(",", ":")
+        )
+
+
+def export_otel(db: Path, out: TextIO) -> int:
+    """Write the run's traces to ``out``; returns the number of traces (trials) written."""
+    n = 0
+    with StoreReader(db) as reader:
+        for line in trace_lines(reader):
+            out.write(line + "\n")
+            n += 1
+    return n
+
+
+__all__ = ["export_otel", "from_otlp_json", "to_otlp_json", "trace_lines", "trial_trace"]
