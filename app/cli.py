@@ -174,12 +174,27 @@ def _add_interop(sub: _SubParsers) -> None:
     )
     _output(live)
     agent = formats.add_parser(
-        "mcpagentbench", help="MCPAgentBench-style tasks with step-structured gold calls"
+        "mcpagentbench", help="MCPAgentBench tasks (its checkout or a task file) and published results"
     )
-    agent.add_argument("path", type=Path, help="a .json/.jsonl task file or a folder of them")
+    agent.add_argument(
+        "path", type=Path, help="the MCPAgentBench repository checkout, or a task file like data/tasks.json"
+    )
+    agent.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        default=[],
+        help="a published results file (results/*/MODEL_general_test_runN_results.json), repeatable",
+    )
+    agent.add_argument(
+        "--python",
+        metavar="INTERPRETER",
+        help="serve the checkout's servers/*.py with this Python (it needs upstream's mcp 1.x requirements)",
+    )
     agent.add_argument(
         "--servers", type=Path, help="an mcpServers config serving the tools, for an 'mcp' arm"
     )
+    agent.add_argument("--model", help="model name of the results (default: from each file's name)")
     _output(agent)
     servers = formats.add_parser(
         "mcpservers", help="a suite skeleton from Claude Desktop, Cursor or VS Code servers"

@@ -1,52 +1,40 @@
-"""Import MCPAgentBench-style tasks: a query and its unique, step-structured gold solution.
+"""Import MCPAgentBench (github.com/zixianglhhh/MCPAgentBench): tasks, published results, servers.
 
-The MCPAgentBench paper (seed 004) defines a test case as a task description, the MCP tool
-definitions (with mock code), and the unique solution: a sequence of tool invocations that is
-single, dual-serial, dual-parallel or multi-step. No public file layout is fixed there, so this
-is the layout proctor accepts:
+PATH is the repository checkout as published, or one task file. In a checkout:
 
-* ``PATH`` is a ``.json`` file (a list of tasks, or ``{"tasks": [...]}``), a ``.jsonl`` file
-  (one task per line), or a folder of such files.
-* A task:
+* tasks ``data/tasks.json`` (the full general test; ``data/*.json`` are subsets): a list of
+  ``{"id", "content", "tools", "inputs"}`` where ``tools`` are the steps of tool names (a step
+  with several tools is parallel) and ``inputs`` the matching steps of argument objects;
+* ``configs/evaluation_config.json`` ``skip_input_tools``: tools whose arguments upstream never
+  compares (they become the suite's ``names_only_tools``);
+* ``servers/TOOL.py``: one FastMCP stdio server per tool (mcp 1.x), written into the suite's
+  ``mcpServers`` with an ``mcpagentbench`` arm when ``--python`` names an interpreter that has
+  upstream's requirements installed.
 
-  ========================================  ========  ===============================================
-  field                                     required  meaning
-  ========================================  ========  ===============================================
-  ``id`` (or ``task_id``)                   yes       scenario id
-  ``query`` (or ``task``, ``question``)     yes       the user task
-  ``solution`` (or ``gold``, ``answer``)    yes       list of steps, in order; a step is one call or a
-                                                      list of calls made in parallel
-  ``type`` (or ``complexity``)              no        single | dual_serial | dual_parallel | multi;
-                                                      derived from the solution's shape when absent
-  ``domain`` (or ``category``)              no        e.g. general, professional
-  ``tools``                                 no        candidate tool definitions (counted, not used)
-  ========================================  ========  ===============================================
-
-* A call: ``{"name": str, "arguments": object | JSON string, "server": str?}`` (``tool`` for
-  ``name`` and ``parameters``/``args`` for ``arguments`` are accepted too).
-
-Example::
-
-    {"id": "weather-then-umbrella", "query": "Is it raining in Oslo, and should I take an umbrella?",
-     "type": "dual_serial",
-     "solution": [[{"name": "get_weather", "arguments": {"city": "Oslo"}}],
-                  [{"name": "umbrella_advice", "arguments": {"condition": "rain"}}]]}
-
-MCPAgentBench's tools are mock code in its own sandbox, so the suite has a baseline arm, plus an
-``mcp`` arm when an ``mcpServers`` file serving those tools is given.
+The suite scores tool calls in the ``mcpagentbench`` match mode, upstream's evaluator rule for
+rule. ``--results FILE`` (repeatable) imports a published results file
+(``results/*/MODEL_general_test_runN_results.json``: ``detailed_results[]`` with ``task_id``,
+``expected_tools``/``expected_inputs``, ``tools_used``/``inputs_used``) as trials of model
+``imported:MODEL``, epoch N-1, each call step one model turn; proctor scores them at import, so
+``proctor report`` prints TFS and TEFS next to the file's own ``model_score`` (TEFS) and
+``ignore_parallel_score`` (TFS). A file under ``results/FOLDER/`` names model ``MODEL@FOLDER``. The benchmark has no licence: nothing of it is copied into
+proctor, only read from the user's checkout.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from proctor.scenarios.import_common import (
+    ImportedCall,
     ImportedSuite,
+    ImportedTranscript,
+    ImportedTurn,
     ImportFormatError,
     complexity_of,
-    json_object,
     read_json,
     records_of,
     scenario_id,
@@ -54,148 +42,226 @@ from proctor.scenarios.import_common import (
     validated,
 )
 from proctor.scenarios.import_mcpservers import add_server_arm
-from proctor.scenarios.schema import Complexity
 
-_TYPES: dict[str, Complexity] = {
-    "single": "single",
-    "single-tool": "single",
-    "dual-serial": "dual-serial",
-    "dual-tool-serial": "dual-serial",
-    "serial": "dual-serial",
-    "dual-parallel": "dual-parallel",
-    "dual-tool-parallel": "dual-parallel",
-    "parallel": "dual-parallel",
-    "multi": "multi",
-    "multi-tool": "multi",
-    "multiple": "multi",
-}
-_EXAMPLE = '[[{"name": "get_weather", "arguments": {"city": "Oslo"}}]]'
+TASKS_FILE = Path("data/tasks.json")
+CONFIG_FILE = Path("configs/evaluation_config.json")
+SERVERS_DIR = Path("servers")
+ARM = "mcpagentbench"
+MODE = "mcpagentbench"
+_RESULTS_NAME = re.compile(r"^(?P<model>.+?)(?:_general_test)?(?:_run(?P<run>\d+))?_results$")
 
 
-def _first(entry: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]:
-    for k in keys:
-        if k in entry and entry[k] is not None:
-            return k, entry[k]
-    return keys[0], None
+def is_checkout(path: Path) -> bool:
+    return path.is_dir() and (path / TASKS_FILE).is_file()
 
 
-def _call(raw: Any, where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
+def _steps(tools: Any, inputs: Any, where: str, names: tuple[str, str]) -> list[list[dict[str, Any]]]:
+    """Gold (or used) calls as steps of ``{"tool", "arguments"}``, from upstream's paired lists."""
+    tools_key, inputs_key = names
+    if not isinstance(tools, list) or not all(isinstance(s, list) for s in tools):
         raise ImportFormatError(
-            f"{where}: expected a call object {{name, arguments}}, got {type(raw).__name__}"
+            f"{where}, field {tools_key!r}: expected a list of steps, each a list of tool names, "
+            'e.g. [["get_weather"], ["umbrella_advice"]]'
         )
-    _, name = _first(raw, ("name", "tool", "tool_name"))
-    if not isinstance(name, str) or not name.strip():
-        raise ImportFormatError(f"{where}: the call has no 'name'; give the tool's name, e.g. {_EXAMPLE}")
-    _, args = _first(raw, ("arguments", "parameters", "args", "params", "input"))
-    call: dict[str, Any] = {"tool": name.strip()}
-    server = raw.get("server") or raw.get("server_name")
-    if isinstance(server, str) and server.strip():
-        call["server"] = server.strip()
-    arguments = json_object(args, where)
-    if arguments:
-        call["arguments"] = arguments
-    return call
-
-
-def parse_solution(value: Any, where: str) -> list[list[dict[str, Any]]]:
-    """The gold solution as steps of parallel calls (the scenario's ``gold_tool_calls``)."""
-    if not isinstance(value, list) or not value:
+    if not isinstance(inputs, list) or len(inputs) != len(tools):
         raise ImportFormatError(
-            f"{where}: expected a non-empty list of steps (a step is a call or a list of parallel calls), "
-            f"e.g. {_EXAMPLE}"
+            f"{where}, field {inputs_key!r}: expected one list of argument objects per step of "
+            f"{tools_key!r} ({len(tools)} steps)"
         )
     steps = []
-    for i, step in enumerate(value):
-        here = f"{where}[{i}]"
-        if isinstance(step, dict) and isinstance(step.get("calls"), list):
-            step = step["calls"]
-        if isinstance(step, list):
-            if not step:
-                raise ImportFormatError(f"{here}: an empty step; remove it or list its calls")
-            steps.append([_call(c, f"{here}[{j}]") for j, c in enumerate(step)])
-        else:
-            steps.append([_call(step, here)])
+    for i, (names_step, args_step) in enumerate(zip(tools, inputs, strict=True)):
+        if not isinstance(args_step, list) or len(args_step) != len(names_step):
+            raise ImportFormatError(
+                f"{where}, field '{inputs_key}[{i}]': expected {len(names_step)} argument object(s), "
+                f"one per tool of '{tools_key}[{i}]'"
+            )
+        step = []
+        for j, (name, args) in enumerate(zip(names_step, args_step, strict=True)):
+            if not isinstance(name, str) or not name.strip():
+                raise ImportFormatError(f"{where}, field '{tools_key}[{i}][{j}]': expected a tool name")
+            if not isinstance(args, dict):
+                raise ImportFormatError(
+                    f"{where}, field '{inputs_key}[{i}][{j}]': expected an argument object, got {type(args).__name__}"
+                )
+            step.append({"tool": name, "arguments": args} if args else {"tool": name})
+        steps.append(step)
     return steps
 
 
-def _complexity(
-    entry: dict[str, Any], steps: list[list[dict[str, Any]]], where: str, notes: list[str]
-) -> Complexity:
-    key, label = _first(entry, ("type", "complexity", "invocation_type"))
-    derived = complexity_of(steps)
-    if label is None or label == "":
-        return derived
-    norm = re.sub(r"[\s_-]+", "-", str(label).strip().lower())
-    if norm not in _TYPES:
-        raise ImportFormatError(
-            f"{where}, field '{key}': {label!r} is not a complexity; use single, dual_serial, dual_parallel or multi"
-        )
-    if _TYPES[norm] != derived:
-        notes.append(
-            f"{where}: labelled {_TYPES[norm]} but its solution has the shape of {derived}; kept the label"
-        )
-    return _TYPES[norm]
-
-
-def _task(entry: dict[str, Any], where: str, notes: list[str]) -> dict[str, Any]:
-    key, raw_id = _first(entry, ("id", "task_id"))
-    if not isinstance(raw_id, str | int) or isinstance(raw_id, bool) or not str(raw_id).strip():
-        raise ImportFormatError(f"{where}: field 'id' is missing; every task needs an id (or task_id)")
-    where = f"{where} (id {raw_id})"
-    key, query = _first(entry, ("query", "task", "question", "prompt"))
-    if not isinstance(query, str) or not query.strip():
-        raise ImportFormatError(f"{where}: field 'query' is missing or empty; give the user task as text")
-    key, solution = _first(entry, ("solution", "gold", "answer", "gold_solution", "golden_solution"))
-    if solution is None:
-        raise ImportFormatError(f"{where}: field 'solution' is missing; give the gold calls, e.g. {_EXAMPLE}")
-    steps = parse_solution(solution, f"{where}, field '{key}'")
+def _scenario(task_id: str, content: str, gold: list[list[dict[str, Any]]]) -> dict[str, Any]:
     scenario: dict[str, Any] = {
-        "id": scenario_id(str(raw_id)),
-        "title": title_of(query),
-        "prompt": query.strip(),
-        "gold_tool_calls": steps,
-        "complexity": _complexity(entry, steps, where, notes),
+        "id": scenario_id(task_id),
+        "title": title_of(content),
+        "prompt": content.strip(),
+        "gold_tool_calls": gold,
+        "complexity": complexity_of(gold),
     }
-    _, domain = _first(entry, ("domain", "category"))
-    if isinstance(domain, str) and domain.strip():
-        scenario["category"] = domain.strip()
+    prefix = task_id.split("_", 1)[0]
+    if prefix in ("daytask", "protask"):
+        scenario["category"] = {"daytask": "daily", "protask": "professional"}[prefix]
     return scenario
 
 
-def read_mcpagentbench(path: Path, *, servers_file: Path | None = None) -> ImportedSuite:
-    files = sorted([*path.glob("*.json"), *path.glob("*.jsonl")]) if path.is_dir() else [path]
-    if not files:
-        raise ImportFormatError(f"{path}: no *.json or *.jsonl files in this folder")
+def _task(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    raw_id, content = entry.get("id"), entry.get("content")
+    if not isinstance(raw_id, str | int) or isinstance(raw_id, bool) or not str(raw_id).strip():
+        raise ImportFormatError(f"{where}: field 'id' is missing; every task needs an id")
+    where = f"{where} (id {raw_id})"
+    if not isinstance(content, str) or not content.strip():
+        raise ImportFormatError(f"{where}: field 'content' is missing or empty; it is the user's task")
+    gold = _steps(entry.get("tools"), entry.get("inputs"), where, ("tools", "inputs"))
+    if not gold:
+        raise ImportFormatError(f"{where}, field 'tools': no steps; a task needs at least one gold call")
+    return _scenario(str(raw_id), content, gold)
+
+
+def _skip_list(path: Path) -> list[str]:
+    data = read_json(path)
+    skip = data.get("skip_input_tools") if isinstance(data, dict) else None
+    if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
+        raise ImportFormatError(f"{path}, field 'skip_input_tools': expected a list of tool names")
+    return sorted(set(skip))
+
+
+def _model_and_run(path: Path) -> tuple[str, int]:
+    """``results/tool20/openai_gpt-5_general_test_run3_results.json`` -> ("openai_gpt-5@tool20", 3)."""
+    m = _RESULTS_NAME.match(path.stem)
+    name, run = (path.stem, 1) if m is None else (m["model"], int(m["run"] or 1))
+    if path.parent.parent.name == "results":
+        name = f"{name}@{path.parent.name}"  # the folder is the experiment (tools offered per task)
+    return name, run
+
+
+def _results(
+    files: Sequence[Path], known: dict[str, dict[str, Any]], model: str | None, notes: list[str]
+) -> tuple[list[tuple[str, dict[str, Any]]], list[ImportedTranscript]]:
+    """Published results as transcripts (and the scenarios of tasks no task file has)."""
+    extra: list[tuple[str, dict[str, Any]]] = []
+    transcripts = []
+    ordered = sorted(files, key=lambda f: (_model_and_run(f), str(f)))
+    epochs: dict[str, int] = {}
+    for f in ordered:
+        name, _run = _model_and_run(f)
+        name = model or name
+        epoch = epochs[name] = epochs.get(name, -1) + 1  # the model's n-th run is its epoch n-1
+        records = records_of(read_json(f), f, list_keys=("detailed_results",))
+        seen: set[str] = set()
+        for i, r in enumerate(records):
+            where = f"{f}: detailed_results[{i}] (task_id {r.get('task_id', '?')})"
+            task_id = r.get("task_id")
+            if not isinstance(task_id, str) or not task_id.strip():
+                raise ImportFormatError(f"{where}: field 'task_id' is missing")
+            gold = _steps(
+                r.get("expected_tools"),
+                r.get("expected_inputs"),
+                where,
+                ("expected_tools", "expected_inputs"),
+            )
+            sid = scenario_id(task_id)
+            if sid in seen:
+                raise ImportFormatError(f"{where}: task {task_id!r} appears twice in this results file")
+            seen.add(sid)
+            if sid not in known:
+                content = r.get("task_content")
+                sc = _scenario(
+                    task_id, content if isinstance(content, str) and content.strip() else task_id, gold
+                )
+                known[sid] = sc
+                extra.append((where, sc))
+                notes.append(
+                    f"{where}: task not in the task file; its prompt is the results file's (cut at 100 characters)"
+                )
+            elif known[sid]["gold_tool_calls"] != gold:
+                notes.append(
+                    f"{where}: the results file's expected calls differ from the task file's; proctor scores against the task file"
+                )
+            used = _steps(r.get("tools_used"), r.get("inputs_used"), where, ("tools_used", "inputs_used"))
+            turns = tuple(
+                ImportedTurn(
+                    "",
+                    tuple(
+                        ImportedCall(f"call_{s}_{j}", "", c["tool"], dict(c.get("arguments", {})))
+                        for j, c in enumerate(step)
+                    ),
+                )
+                for s, step in enumerate(used)
+            )
+            transcripts.append(ImportedTranscript(sid, ARM, f"imported:{name}", epoch, turns, "", (), where))
+    return extra, transcripts
+
+
+def _server_config(root: Path, python: str) -> dict[str, Any]:
+    servers = sorted((root / SERVERS_DIR).glob("*.py"))
+    if not servers:
+        raise ImportFormatError(
+            f"{root / SERVERS_DIR}: no server files (*.py); --python needs the checkout's servers/"
+        )
+    return {"mcpServers": {f.stem: {"command": python, "args": [str(f.resolve())]} for f in servers}}
+
+
+def read_mcpagentbench(
+    path: Path,
+    *,
+    results: Sequence[Path] = (),
+    servers_file: Path | None = None,
+    python: str | None = None,
+    model: str | None = None,
+) -> ImportedSuite:
+    checkout = is_checkout(path)
+    task_file = path / TASKS_FILE if checkout else path
+    if path.is_dir() and not checkout:
+        raise ImportFormatError(
+            f"{path}: not an MCPAgentBench checkout ({TASKS_FILE} is missing); give the checkout or a task file"
+        )
     notes: list[str] = []
     scenarios: list[tuple[str, dict[str, Any]]] = []
-    tool_defs = 0
-    for f in files:
-        for i, entry in enumerate(records_of(read_json(f), f, list_keys=("tasks",))):
-            where = f"{f}: task {i}"
-            scenarios.append((where, _task(entry, where, notes)))
-            tools = entry.get("tools")
-            tool_defs += len(tools) if isinstance(tools, list) else 0
-    if tool_defs:
+    known: dict[str, dict[str, Any]] = {}
+    for i, entry in enumerate(records_of(read_json(task_file), task_file)):
+        where = f"{task_file}: task {i}"
+        sc = _task(entry, where)
+        if sc["id"] in known:
+            raise ImportFormatError(f"{where}: id {sc['id']!r} appears twice; task ids must be unique")
+        known[sc["id"]] = sc
+        scenarios.append((where, sc))
+    skip: list[str] = []
+    if checkout and (path / CONFIG_FILE).is_file():
+        skip = _skip_list(path / CONFIG_FILE)
+    else:
         notes.append(
-            f"{tool_defs} candidate tool definitions were not imported: serve them from an MCP server and "
-            "pass --servers FILE"
+            f"no {CONFIG_FILE}: no tool is compared by name only; pass the checkout to use its skip list"
         )
+    extra, transcripts = _results(results, known, model, notes)
     suite: dict[str, Any] = {
-        "name": scenario_id(f"mcpagentbench-{path.stem}"),
-        "description": f"Imported from MCPAgentBench-style tasks ({path.name}); scored by TFS/TEFS tool-call match.",
+        "name": scenario_id(f"mcpagentbench-{path.resolve().stem}"),
+        "description": f"Imported from MCPAgentBench ({path.name}); TFS/TEFS in upstream's match mode.",
         "arms": {"baseline": {"baseline": True, "description": "no MCP servers"}},
         "models": ["offline:default"],
+        "scoring": {"tool_match": MODE, "names_only_tools": skip},
     }
-    sources = [path]
-    if servers_file is not None:
+    sources = [path, *results]
+    if python is not None:
+        if not checkout:
+            raise ImportFormatError(f"{path}: --python needs the repository checkout (its servers/ folder)")
+        config = _server_config(path, python)
+        suite["mcpServers"] = config["mcpServers"]
+        suite["arms"][ARM] = {
+            "servers": sorted(config["mcpServers"]),
+            "tool_retrieval": {"top_k": 40},
+            "description": f"MCPAgentBench's {len(config['mcpServers'])} tool servers behind top-40 retrieval",
+        }
+    elif servers_file is not None:
         add_server_arm(suite, servers_file, notes)
         sources.append(servers_file)
     else:
-        notes.append(
-            "no --servers FILE given: the suite has only the baseline arm, which cannot make the gold calls"
-        )
-    return validated("mcpagentbench", sources, suite, scenarios, notes=notes)
+        notes.append("no --python INTERPRETER (or --servers FILE): the suite has only the baseline arm")
+    return validated(
+        "mcpagentbench",
+        sources,
+        suite,
+        scenarios + extra,
+        transcripts=transcripts,
+        notes=notes,
+    )
 
 
-__all__ = ["parse_solution", "read_mcpagentbench"]
+__all__ = ["ARM", "is_checkout", "read_mcpagentbench"]

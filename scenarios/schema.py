@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
+ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
 
 
 class _Strict(BaseModel):
@@ -154,7 +155,7 @@ class Scoring(_Strict):
     token_ceiling: int = Field(50_000, gt=0)
     time_ceiling_s: float = Field(120.0, gt=0)
     symbol_tolerance_lines: int = Field(5, ge=0)
-    tool_match_lenient: bool = False
+    tool_match: ToolMatchMode = "strict"
     names_only_tools: list[str] = []
 
 

@@ -31,7 +31,9 @@ def _read(args: argparse.Namespace) -> ImportedSuite:
             top_k=args.top_k,
         )
     if fmt == "mcpagentbench":
-        return read_mcpagentbench(args.path, servers_file=args.servers)
+        return read_mcpagentbench(
+            args.path, results=args.results, servers_file=args.servers, python=args.python, model=args.model
+        )
     return read_mcpservers(args.path)
 
 
@@ -42,6 +44,7 @@ def import_command(args: argparse.Namespace) -> int:
         getattr(args, "tools", None),
         *getattr(args, "trajectories", []),
         *getattr(args, "verdicts", []),
+        *getattr(args, "results", []),
     ]:
         if p is not None and not p.exists():
             raise SuiteError(f"{p}: no such file or folder")

@@ -131,7 +131,7 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str,
             m = match_tool_calls(
                 gold,
                 transcript.call_steps(),
-                lenient=cfg.tool_match_lenient,
+                mode=cfg.tool_match,
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
             )
@@ -152,11 +152,12 @@ def _gold_for_arm(trial: TrialInput) -> list[list[GoldCall]] | None:
     """Gold calls this arm can satisfy, or None when it does not offer their tools.
 
     A server under test often implements the same tools as the one the gold calls were written
-    against (a new version, a competitor); the server name then yields to the tool names.
+    against (a new version, a competitor); the server name then yields to the tool names. An
+    imported trial lists no tools (the source did not record them): its calls are judged as made.
     """
     gold = trial.scenario.gold_tool_calls
     names = {g.tool for step in gold for g in step}
-    if trial.arm.baseline or not names <= set(trial.tool_schemas):
+    if trial.arm.baseline or (trial.tool_schemas and not names <= set(trial.tool_schemas)):
         return None
     servers = set(trial.arm.servers)
     return [

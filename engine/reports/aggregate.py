@@ -94,6 +94,8 @@ class ArmModelSummary:
     claims_pass: dict[float, float | None]
     claims_trials: int
     tfs: float | None
+    tool_match: str | None
+    tool_match_by_epoch: tuple[tuple[int, float | None, float | None], ...]
     tefs: float | None
     tokens: Tokens
     cost_usd: float | None
@@ -148,6 +150,39 @@ def _grounding(scores: Mapping[str, ScoreRecord]) -> Grounding:
 
 def _mean(values: Sequence[float]) -> float | None:
     return statistics.fmean(values) if values else None
+
+
+def _gold_weighted(scores: Sequence[Mapping[str, ScoreRecord]], name: str) -> float | None:
+    """TFS/TEFS across trials as MCPAgentBench defines them: each trial weighs its gold calls."""
+    total = weight = 0.0
+    for s in scores:
+        v = value(s, name)
+        if v is None:
+            continue
+        calls = s[name].details.get("gold_calls")
+        w = float(calls) if isinstance(calls, int | float) and calls > 0 else 1.0
+        total += v * w
+        weight += w
+    return total / weight if weight else None
+
+
+def match_mode(scores: Sequence[Mapping[str, ScoreRecord]]) -> str | None:
+    """The tool-match mode that scored TFS/TEFS ("mixed" when trials differ), for the report."""
+    modes = {str(s["tfs"].details.get("mode", "strict")) for s in scores if value(s, "tfs") is not None}
+    return None if not modes else modes.pop() if len(modes) == 1 else "mixed"
+
+
+def _tool_match_by_epoch(
+    trials: Sequence[TrialRecord], scores: Sequence[Mapping[str, ScoreRecord]]
+) -> tuple[tuple[int, float | None, float | None], ...]:
+    """(epoch, TFS, TEFS) per epoch: a benchmark publishes one figure per run, an epoch here."""
+    by_epoch: dict[int, list[Mapping[str, ScoreRecord]]] = defaultdict(list)
+    for t, s in zip(trials, scores, strict=True):
+        if value(s, "tfs") is not None:
+            by_epoch[t.epoch].append(s)
+    return tuple(
+        (e, _gold_weighted(by_epoch[e], "tfs"), _gold_weighted(by_epoch[e], "tefs")) for e in sorted(by_epoch)
+    )
 
 
 def _sum_known(values: Sequence[float | None]) -> float | None:
@@ -211,8 +246,10 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
                     for th in sorted({*CLAIM_THRESHOLDS, inputs.claims_threshold}, reverse=True)
                 },
                 claims_trials=len(coverage),
-                tfs=_mean([v for s in scores if (v := value(s, "tfs")) is not None]),
-                tefs=_mean([v for s in scores if (v := value(s, "tefs")) is not None]),
+                tfs=_gold_weighted(scores, "tfs"),
+                tefs=_gold_weighted(scores, "tefs"),
+                tool_match=match_mode(scores),
+                tool_match_by_epoch=_tool_match_by_epoch(trials, scores),
                 tokens=Tokens(
                     reasoning=sum(u.reasoning for u in usage),
                     tool_io=sum(u.tool_io for u in usage),

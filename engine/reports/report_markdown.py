@@ -77,7 +77,8 @@ def _arms(arms: list[dict[str, Any]]) -> list[str]:
                 ci(a["llm_quality"]),
                 grounding,
                 f"{pct(claims.get('0.75'))} / {pct(claims.get('0.5'))}" if claims["trials"] else "–",
-                f"{num(a['tfs'])} / {num(a['tefs'])}",
+                f"{pct(a['tfs'])} / {pct(a['tefs'])}"
+                + (f" ({cell(a['tool_match'])})" if a.get("tool_match") else ""),
             ]
         )
     header = [
@@ -90,7 +91,31 @@ def _arms(arms: list[dict[str, Any]]) -> list[str]:
         "claims ≥0.75 / ≥0.5",
         "TFS / TEFS",
     ]
-    return ["## Arms × models", "", *table(header, rows)]
+    legend = (
+        "TFS / TEFS (MCPAgentBench): the share of gold tool calls in tasks whose calls matched the "
+        "gold calls, ignoring / respecting their steps (parallel vs sequential); in brackets the "
+        "tool-match mode that scored them."
+    )
+    tool_match = any(a["tfs"] is not None for a in arms)
+    return ["## Arms × models", "", *table(header, rows), *(["", legend] if tool_match else [])]
+
+
+def _tool_match_epochs(arms: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [_who(a), str(e["epoch"]), pct(e["tfs"]), pct(e["tefs"])]
+        for a in arms
+        if len(a.get("tool_match_by_epoch", [])) > 1
+        for e in a["tool_match_by_epoch"]
+    ]
+    if not rows:
+        return []
+    return [
+        "## TFS / TEFS by epoch",
+        "",
+        "An imported benchmark run is one epoch.",
+        "",
+        *table(["arm · model", "epoch", "TFS", "TEFS"], rows),
+    ]
 
 
 def _ranking(ranking: dict[str, Any]) -> list[str]:
@@ -327,6 +352,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     arms = report.get("arms", [])
     sections = [
         _arms(arms),
+        _tool_match_epochs(arms),
         _ranking(report["ranking"]),
         _versus(arms),
         _pass_k(arms),

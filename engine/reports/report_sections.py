@@ -131,6 +131,10 @@ def arm_rows(
                 | {"trials": s.claims_trials},
                 "tfs": s.tfs,
                 "tefs": s.tefs,
+                "tool_match": s.tool_match,
+                "tool_match_by_epoch": [
+                    {"epoch": e, "tfs": tfs, "tefs": tefs} for e, tfs, tefs in s.tool_match_by_epoch
+                ],
                 "tokens": {
                     "reasoning": s.tokens.reasoning,
                     "tool_io": s.tokens.tool_io,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proctor.engine.scoring.toolmatch import match_tool_calls
 from proctor.engine.secrets import redact
 from proctor.scenarios.import_common import (
     ImportedSuite,
@@ -30,7 +31,7 @@ from proctor.scenarios.import_common import (
     staged_dir,
     write_suite_files,
 )
-from proctor.scenarios.schema import Suite
+from proctor.scenarios.schema import Scenario, Suite
 from proctor.store.events import (
     AssistantMessage,
     Event,
@@ -39,6 +40,7 @@ from proctor.store.events import (
     ModelResponse,
     RunFinished,
     RunStarted,
+    Scored,
     ToolCall,
     ToolCallRequest,
     ToolResult,
@@ -117,6 +119,27 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
     return events
 
 
+def tool_match_scores(t: ImportedTranscript, scenario: Scenario, suite: Suite) -> list[Scored]:
+    """TFS and TEFS of an imported trial whose task has gold calls, in the suite's match mode.
+
+    Computed at import, since they need only the recorded calls: a benchmark's published
+    results can then be compared with proctor's reading of them without re-running anything.
+    """
+    if not scenario.gold_tool_calls:
+        return []
+    m = match_tool_calls(
+        scenario.gold_tool_calls,
+        [list(turn.calls) for turn in t.turns if turn.calls],
+        mode=suite.scoring.tool_match,
+        names_only=suite.scoring.names_only_tools,
+    )
+    details = m.to_details()
+    return [
+        Scored(name="tfs", value=float(m.finished), details=details),
+        Scored(name="tefs", value=float(m.efficiently_finished), details=details),
+    ]
+
+
 def judgment_events(t: ImportedTranscript) -> list[tuple[Judged, JudgmentMeta]]:
     return [
         (
@@ -177,10 +200,14 @@ async def write_imported_run(db: Path, imported: ImportedSuite, suite_dir: Path)
         writer.emit(
             run_id, RunStarted(run_id=run_id, suite=config["suite"], config=config, trials=len(transcripts))
         )
+        suite = Suite.model_validate(imported.suite)
+        scenarios = {sc["id"]: Scenario.model_validate(sc) for sc in imported.scenarios}
         for t in transcripts:
             trial_id = ids[(t.scenario, t.arm, t.model, t.epoch)]
             for ev in transcript_events(t):
                 writer.emit(run_id, ev, trial_id=trial_id, attempt=ATTEMPT)
+            for scored in tool_match_scores(t, scenarios[t.scenario], suite):
+                writer.emit(run_id, scored, trial_id=trial_id, attempt=ATTEMPT)
             for judged, meta in judgment_events(t):
                 writer.emit(run_id, judged, trial_id=trial_id, attempt=ATTEMPT, judgment=meta)
         writer.emit(
@@ -230,6 +257,7 @@ __all__ = [
     "judgment_events",
     "run_config",
     "save_import",
+    "tool_match_scores",
     "transcript_events",
     "write_imported_run",
 ]

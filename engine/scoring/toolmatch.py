@@ -13,10 +13,13 @@ a string that is a plain decimal number (``"5"``, ``" 5.0 "``) equals that numbe
 compare by value (5 == 5.0) after rounding to 12 significant digits; booleans never equal
 numbers; list order matters; nested objects are normalized the same way.
 
-Options: ``names_only`` tools are compared by name alone (MCPAgentBench does this for tools whose
-arguments are not unique). ``lenient`` drops an agent argument that no gold call of that tool
-uses, unless the tool's schema marks it required (without a schema every such argument is
-dropped). A gold call naming a ``server`` only matches calls to that server.
+Modes (``scoring.tool_match`` in a suite, named in every tfs/tefs score's details):
+``strict`` (the rules above); ``lenient`` also drops an agent argument that no gold call of that
+tool uses, unless the tool's schema marks it required (without a schema every such argument is
+dropped); ``mcpagentbench`` is MCPAgentBench's own evaluator rule for rule
+(``toolmatch_upstream``), for reproducing its published figures. ``names_only`` tools are
+compared by name alone (MCPAgentBench's ``skip_input_tools``). A gold call naming a ``server``
+only matches calls to that server (not in ``mcpagentbench`` mode, which ignores servers).
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
-from proctor.scenarios.schema import GoldCall
+from proctor.scenarios.schema import GoldCall, ToolMatchMode
 
+from .toolmatch_upstream import upstream_match
 from .toolschema import argument_problems, required_arguments
 
 Norm = tuple[Any, ...]
@@ -125,7 +129,7 @@ class ToolMatch:
     unexpected: tuple[str, ...]
     gold_steps: int
     agent_steps: int
-    lenient: bool
+    mode: ToolMatchMode
 
     def to_details(self) -> dict[str, Any]:
         return {
@@ -136,7 +140,7 @@ class ToolMatch:
             "unexpected": list(self.unexpected),
             "gold_steps": self.gold_steps,
             "agent_steps": self.agent_steps,
-            "lenient": self.lenient,
+            "mode": self.mode,
         }
 
 
@@ -180,26 +184,36 @@ def match_tool_calls(
     gold: Sequence[Sequence[GoldCall]],
     steps: Sequence[Sequence[CallLike]],
     *,
-    lenient: bool = False,
+    mode: ToolMatchMode = "strict",
     names_only: Collection[str] = (),
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ToolMatch:
     """Compare one trial's calls, grouped in steps (``Transcript.call_steps()``), with its gold steps."""
-    keyer = _Keyer(gold, lenient, names_only, tool_schemas or {})
+    keyer = _Keyer(gold, mode == "lenient", names_only, tool_schemas or {})
     gold_steps = [frozenset(keyer.gold_key(g) for g in step) for step in gold if step]
     agent_steps = [frozenset(keyer.agent_key(c) for c in step) for step in steps if step]
     gold_set = frozenset().union(*gold_steps) if gold_steps else frozenset()
     agent_set = frozenset().union(*agent_steps) if agent_steps else frozenset()
     finished = gold_set == agent_set
+    efficient = finished and gold_steps == agent_steps
+    if mode == "mcpagentbench":
+        upstream = upstream_match(
+            [[c.tool for c in step] for step in steps if step],
+            [[dict(c.arguments) for c in step] for step in steps if step],
+            [[g.tool for g in step] for step in gold if step],
+            [[dict(g.arguments) for g in step] for step in gold if step],
+            skip=names_only,
+        )
+        finished, efficient = upstream.finished, upstream.efficiently_finished
     return ToolMatch(
         gold_calls=sum(len(step) for step in gold),
         finished=finished,
-        efficiently_finished=finished and gold_steps == agent_steps,
+        efficiently_finished=efficient,
         missing=tuple(sorted(k.render() for k in gold_set - agent_set)),
         unexpected=tuple(sorted(k.render() for k in agent_set - gold_set)),
         gold_steps=len(gold_steps),
         agent_steps=len(agent_steps),
-        lenient=lenient,
+        mode=mode,
     )
 
 

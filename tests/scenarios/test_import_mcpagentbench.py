@@ -1,4 +1,8 @@
-"""MCPAgentBench-style import on synthetic files (no public sample exists)."""
+"""MCPAgentBench import: its checkout's tasks, skip list and servers; published results scored as upstream.
+
+The benchmark has no licence, so these fixtures are written here in its shape with made-up
+values (tool names, arguments, scores); nothing is copied from it.
+"""
 
 from __future__ import annotations
 
@@ -8,130 +12,165 @@ from typing import Any
 
 import pytest
 
+from proctor.app.cli import main
 from proctor.engine.runs.imported_runs import save_import
-from proctor.engine.scoring import match_tool_calls
-from proctor.engine.scoring.transcript import ToolCallRecord
 from proctor.scenarios.import_common import ImportFormatError
 from proctor.scenarios.import_mcpagentbench import read_mcpagentbench
 from proctor.scenarios.loader import load_suite
+from proctor.scenarios.schema import StdioServer
 
 TASKS: list[dict[str, Any]] = [
-    {"id": "s1", "query": "Weather in Oslo?", "type": "single", "domain": "general",
-     "solution": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]},
-    {"id": "p1", "query": "Weather in Oslo and Rome?", "type": "dual_parallel",
-     "solution": [[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "get_weather", "arguments": {"city": "Rome"}}]]},
-    {"task_id": 7, "task": "Find the user, then their orders.", "complexity": "Dual Serial",
-     "solution": [[{"tool": "find_user", "parameters": '{"name": "Ada"}'}], {"calls": [{"name": "orders", "args": {"user_id": 1}}]}]},
-    {"id": "m1", "question": "Plan a trip.", "domain": "professional", "tools": [{"name": "a"}, {"name": "b"}],
-     "solution": [[{"name": "a", "server": "travel"}], [{"name": "b"}, {"name": "c"}], [{"name": "d", "arguments": {}}]]},
+    {"id": "daytask_1_tool_1", "content": "Track parcel 42.", "tools": [["parcel_tracker"]], "inputs": [[{"number": "42"}]]},
+    {"id": "daytask_2_parallel_tools_1", "content": "Weather in Oslo and Rome?",
+     "tools": [["weather", "weather"]], "inputs": [[{"city": "Oslo"}, {"city": "Rome"}]]},
+    {"id": "protask_2_sequential_tools_1", "content": "Find user Ada, then her orders.",
+     "tools": [["find_user"], ["orders"]], "inputs": [[{"name": "Ada"}], [{"user_id": 1, "limit": 5}]]},
+    {"id": "protask_1_tool_2", "content": "Brainstorm a slogan.", "tools": [["idea_engine"]], "inputs": [[{"topic": "tea"}]]},
 ]  # fmt: skip
 
 
 def _write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
 
-def test_tasks_become_gold_steps_with_their_complexity(tmp_path: Path) -> None:
-    saved = save_import(read_mcpagentbench(_write(tmp_path / "tasks.json", TASKS)), tmp_path / "suite")
-    assert saved.db is None
-    loaded = load_suite(saved.out_dir)
-    assert [s.id for s in loaded.scenarios] == ["7", "m1", "p1", "s1"]
-    shapes = {s.id: [[c.tool for c in step] for step in s.gold_tool_calls] for s in loaded.scenarios}
-    assert shapes == {
-        "s1": [["get_weather"]],
-        "p1": [["get_weather", "get_weather"]],
-        "7": [["find_user"], ["orders"]],
-        "m1": [["a"], ["b", "c"], ["d"]],
+def _checkout(root: Path) -> Path:
+    _write(root / "data" / "tasks.json", TASKS)
+    _write(root / "configs" / "evaluation_config.json", {"skip_input_tools": ["idea_engine"]})
+    for tool in ("parcel_tracker", "weather", "find_user", "orders", "idea_engine"):
+        (root / "servers").mkdir(exist_ok=True)
+        (root / "servers" / f"{tool}.py").write_text("# a FastMCP server\n")
+    return root
+
+
+def _result(task: dict[str, Any], tools: list[list[str]], inputs: list[list[Any]]) -> dict[str, Any]:
+    return {
+        "task_id": task["id"],
+        "task_content": task["content"],
+        "expected_tools": task["tools"],
+        "expected_inputs": task["inputs"],
+        "tools_used": tools,
+        "inputs_used": inputs,
+        "score": 0,
+        "match": False,
+        "index": 1,
+        "an_unknown_key": "kept out of the way",
     }
-    complexity = {s.id: s.complexity for s in loaded.scenarios}
-    assert complexity == {"s1": "single", "p1": "dual-parallel", "7": "dual-serial", "m1": "multi"}
-    serial = loaded.scenario("7")
-    assert serial.prompt == "Find the user, then their orders."
-    assert serial.gold_tool_calls[0][0].arguments == {"name": "Ada"}
-    assert loaded.scenario("m1").gold_tool_calls[0][0].server == "travel"
-    assert loaded.scenario("m1").category == "professional"
+
+
+# Hand-computed with upstream's rules (src/evaluate.py), gold-call weights 1, 2, 2, 1 (of 6):
+#   parcel: "42" as the int 42 -> str() equal             TEFS yes  TFS yes   weight 1
+#   weather: both cities, but in two sequential steps     TEFS no   TFS yes   weight 2
+#   user/orders: limit "5" vs 5 -> str equal; in order    TEFS yes  TFS yes   weight 2
+#   idea_engine: on the skip list, any arguments pass     TEFS yes  TFS yes   weight 1
+# TEFS = (1 + 2 + 1) / 6 = 66.67 %, TFS = 6 / 6 = 100.00 %
+RUN1 = [
+    _result(TASKS[0], [["parcel_tracker"]], [[{"number": 42}]]),
+    _result(TASKS[1], [["weather"], ["weather"]], [[{"city": "Rome"}], [{"city": "Oslo"}]]),
+    _result(TASKS[2], [["find_user"], ["orders"]], [[{"name": "Ada"}], [{"user_id": "1", "limit": "5"}]]),
+    _result(TASKS[3], [["idea_engine"]], [[{"topic": "coffee", "style": "short"}]]),
+]
+# Run 2: parcel 42.0 -> "42.0" != "42" fails both; weather parallel passes both; orders never
+# called fails both; a task only the results file has (weight 1) passes both.
+# TEFS = (2 + 1 + 1) / 7 = 57.14 %, TFS = 57.14 %
+EXTRA = {"id": "protask_3_seq_tools_9", "content": "x" * 100 + "...", "tools": [["clock"]], "inputs": [[{}]]}
+RUN2 = [
+    _result(TASKS[0], [["parcel_tracker"]], [[{"number": 42.0}]]),
+    _result(TASKS[1], [["weather", "weather"]], [[{"city": "Rome"}, {"city": "Oslo"}]]),
+    _result(TASKS[2], [["find_user"]], [[{"name": "Ada"}]]),
+    _result(TASKS[3], [["idea_engine"]], [[{}]]),
+    _result(EXTRA, [["clock"]], [[{}]]),
+]
+
+
+def _results(root: Path, name: str, rows: list[dict[str, Any]], tefs: float, tfs: float) -> Path:
+    summary = {"total_tasks": len(rows), "model_score": tefs, "ignore_parallel_score": tfs}
+    return _write(
+        root / "results" / "tool10" / name, {"evaluation_summary": summary, "detailed_results": rows}
+    )
+
+
+def test_checkout_tasks_become_gold_steps_scored_in_upstreams_mode(tmp_path: Path) -> None:
+    root = _checkout(tmp_path / "repo")
+    saved = save_import(read_mcpagentbench(root), tmp_path / "suite")
+    loaded = load_suite(saved.out_dir)
+    assert saved.db is None
+    shapes = {s.id: [[c.tool for c in step] for step in s.gold_tool_calls] for s in loaded.scenarios}
+    assert shapes["daytask_2_parallel_tools_1"] == [["weather", "weather"]]
+    assert shapes["protask_2_sequential_tools_1"] == [["find_user"], ["orders"]]
+    by_id = {s.id: s for s in loaded.scenarios}
+    assert by_id["daytask_2_parallel_tools_1"].complexity == "dual-parallel"
+    assert by_id["protask_2_sequential_tools_1"].complexity == "dual-serial"
+    assert (
+        by_id["daytask_1_tool_1"].category == "daily" and by_id["protask_1_tool_2"].category == "professional"
+    )
+    assert loaded.suite.scoring.tool_match == "mcpagentbench"
+    assert loaded.suite.scoring.names_only_tools == ["idea_engine"]
     assert list(loaded.suite.arms) == ["baseline"]
 
 
-def test_imported_gold_calls_score_with_tefs(tmp_path: Path) -> None:
-    saved = save_import(read_mcpagentbench(_write(tmp_path / "tasks.json", TASKS[1:2])), tmp_path / "suite")
-    (scenario,) = load_suite(saved.out_dir).scenarios
-    rome = ToolCallRecord("a", "w", "get_weather", {"city": "Rome"}, step=0)
-    oslo = ToolCallRecord("b", "w", "get_weather", {"city": "Oslo"}, step=0)
-    together = match_tool_calls(scenario.gold_tool_calls, [[rome, oslo]])
-    one_by_one = match_tool_calls(scenario.gold_tool_calls, [[rome], [oslo]])
-    assert (together.finished, together.efficiently_finished) == (True, True)
-    assert (one_by_one.finished, one_by_one.efficiently_finished) == (True, False)
+def test_published_results_reproduce_their_scores_per_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _checkout(tmp_path / "repo")
+    r1 = _results(root, "acme-7b_general_test_run1_results.json", RUN1, 66.67, 100.0)
+    r2 = _results(root, "acme-7b_general_test_run2_results.json", RUN2, 57.14, 57.14)
+    out = tmp_path / "suite"
+    argv = ["import", "mcpagentbench", str(root), "--results", str(r2), "--results", str(r1), "-o", str(out)]
+    assert main(argv) == 0
+    assert "9 imported trials" in capsys.readouterr().out
+    assert main(["report", str(out / "imported.db"), "--format", "json"]) == 0
+    (arm,) = json.loads(capsys.readouterr().out)["arms"]
+    assert arm["model"] == "imported:acme-7b@tool10" and arm["tool_match"] == "mcpagentbench"
+    epochs = {
+        e["epoch"]: (round(100 * e["tfs"], 2), round(100 * e["tefs"], 2)) for e in arm["tool_match_by_epoch"]
+    }
+    assert epochs == {0: (100.0, 66.67), 1: (57.14, 57.14)}  # run1 is epoch 0 whatever the order given
+    assert main(["report", str(out / "imported.db"), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "(mcpagentbench)" in md and "| 0 | 100.00 % | 66.67 % |" in md
+    assert len(load_suite(out).scenarios) == 5  # the results-only task became a scenario
 
 
-def test_jsonl_folder_and_tasks_key_layouts(tmp_path: Path) -> None:
-    folder = tmp_path / "bench"
-    folder.mkdir()
-    (folder / "a.jsonl").write_text("\n".join(json.dumps(t) for t in TASKS[:2]) + "\n\n")
-    _write(folder / "b.json", {"tasks": TASKS[2:]})
-    imported = read_mcpagentbench(folder)
-    assert sorted(s["id"] for s in imported.scenarios) == ["7", "m1", "p1", "s1"]
-    assert any("2 candidate tool definitions" in n for n in imported.notes)
-
-
-def test_a_label_that_contradicts_the_shape_is_kept_with_a_note(tmp_path: Path) -> None:
-    task = TASKS[0] | {"type": "multi"}
-    imported = read_mcpagentbench(_write(tmp_path / "t.json", [task]))
-    assert imported.scenarios[0]["complexity"] == "multi"
-    assert any("labelled multi but its solution has the shape of single" in n for n in imported.notes)
-
-
-def test_servers_file_adds_an_mcp_arm(tmp_path: Path) -> None:
-    servers = _write(
-        tmp_path / "mcp.json", {"mcpServers": {"mock": {"command": "python", "args": ["mock.py"]}}}
+def test_python_interpreter_serves_each_tool_from_the_checkout(tmp_path: Path) -> None:
+    root = _checkout(tmp_path / "repo")
+    loaded = load_suite(
+        save_import(read_mcpagentbench(root, python="/opt/py311/bin/python"), tmp_path / "s").out_dir
     )
-    imported = read_mcpagentbench(_write(tmp_path / "t.json", TASKS), servers_file=servers)
-    assert imported.suite["arms"]["mcp"]["servers"] == ["mock"]
+    arm = loaded.suite.arms["mcpagentbench"]
+    assert arm.servers == ["find_user", "idea_engine", "orders", "parcel_tracker", "weather"]
+    server = loaded.servers["weather"]
+    assert isinstance(server, StdioServer) and server.command == "/opt/py311/bin/python"
+    assert server.args == [str((root / "servers" / "weather.py").resolve())]
+
+
+def test_a_task_file_alone_works_without_the_skip_list(tmp_path: Path) -> None:
+    imported = read_mcpagentbench(_write(tmp_path / "tasks.json", TASKS))
+    assert imported.suite["scoring"]["names_only_tools"] == []
+    assert any("skip list" in n for n in imported.notes)
 
 
 @pytest.mark.parametrize(
     ("task", "message"),
     [
-        ({"id": "x", "query": "q"}, r"task 0 \(id x\): field 'solution' is missing"),
-        ({"id": "x", "query": "q", "solution": []}, r"field 'solution': expected a non-empty list of steps"),
-        ({"id": "x", "query": "q", "solution": [[]]}, r"field 'solution'\[0\]: an empty step"),
-        (
-            {"id": "x", "query": "q", "solution": [{"arguments": {}}]},
-            r"field 'solution'\[0\]: the call has no 'name'",
-        ),
-        (
-            {"id": "x", "query": "q", "solution": [{"name": "a", "arguments": "{oops"}]},
-            r"field 'solution'\[0\]: arguments are not valid JSON",
-        ),
-        (
-            {"id": "x", "query": "q", "solution": [{"name": "a", "arguments": [1]}]},
-            r"arguments must be a JSON object, got list",
-        ),
-        ({"id": "x", "query": "q", "solution": ["a"]}, r"field 'solution'\[0\]: expected a call object"),
-        (
-            {"id": "x", "query": "q", "type": "triple", "solution": [{"name": "a"}]},
-            r"field 'type': 'triple' is not a complexity",
-        ),
-        ({"query": "q", "solution": [{"name": "a"}]}, r"task 0: field 'id' is missing"),
-        ({"id": "x", "solution": [{"name": "a"}]}, r"field 'query' is missing or empty"),
+        ({"content": "x", "tools": [["a"]], "inputs": [[{}]]}, r"task 0: field 'id' is missing"),
+        ({"id": "t", "content": " ", "tools": [["a"]], "inputs": [[{}]]}, r"\(id t\): field 'content'"),
+        ({"id": "t", "content": "x", "tools": ["a"], "inputs": [[{}]]}, r"field 'tools': expected a list of steps"),
+        ({"id": "t", "content": "x", "tools": [["a"]], "inputs": []}, r"field 'inputs': expected one list"),
+        ({"id": "t", "content": "x", "tools": [["a", "b"]], "inputs": [[{}]]}, r"field 'inputs\[0\]': expected 2"),
+        ({"id": "t", "content": "x", "tools": [["a"]], "inputs": [["q"]]}, r"field 'inputs\[0\]\[0\]': expected an argument object"),
     ],
-)
+)  # fmt: skip
 def test_malformed_tasks_are_refused_with_task_and_field(
     tmp_path: Path, task: dict[str, Any], message: str
 ) -> None:
-    path = _write(tmp_path / "t.json", [task])
-    with pytest.raises(ImportFormatError, match=message) as info:
-        read_mcpagentbench(path)
-    assert str(info.value).startswith(f"{path}: task 0")
+    with pytest.raises(ImportFormatError, match=message):
+        read_mcpagentbench(_write(tmp_path / "tasks.json", [task]))
 
 
-def test_bad_json_lines_name_the_line(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    path.write_text(json.dumps(TASKS[0]) + "\n{broken\n")
-    with pytest.raises(ImportFormatError, match=r"t\.jsonl: line 2, column 2: not valid JSON"):
-        read_mcpagentbench(path)
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(ImportFormatError, match=r"empty: no \*\.json or \*\.jsonl files"):
-        read_mcpagentbench(empty)
+def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        ImportFormatError, match=r"not an MCPAgentBench checkout \(data/tasks.json is missing\)"
+    ):
+        read_mcpagentbench(tmp_path)

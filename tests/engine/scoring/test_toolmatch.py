@@ -109,14 +109,14 @@ def test_lenient_mode_drops_optional_args_gold_does_not_use() -> None:
     }
     extra = [[Call("search", {"query": "cats", "limit": 10})]]
     assert not match_tool_calls(gold, extra).finished
-    assert match_tool_calls(gold, extra, lenient=True, tool_schemas=schemas).finished
+    assert match_tool_calls(gold, extra, mode="lenient", tool_schemas=schemas).finished
     # "lang" is required by the schema, so it is never dropped
     required_extra = [[Call("search", {"query": "cats", "lang": "en"})]]
-    assert not match_tool_calls(gold, required_extra, lenient=True, tool_schemas=schemas).finished
+    assert not match_tool_calls(gold, required_extra, mode="lenient", tool_schemas=schemas).finished
     # without a schema every argument gold does not use is dropped
-    assert match_tool_calls(gold, required_extra, lenient=True).finished
+    assert match_tool_calls(gold, required_extra, mode="lenient").finished
     # lenient never forgives a wrong value of an argument gold does use
-    assert not match_tool_calls(gold, [[Call("search", {"query": "dogs"})]], lenient=True).finished
+    assert not match_tool_calls(gold, [[Call("search", {"query": "dogs"})]], mode="lenient").finished
 
 
 def test_names_only_tools_ignore_arguments() -> None:
@@ -168,3 +168,19 @@ def test_normalization_is_hashable_and_order_independent(args: dict[str, Any]) -
     assert normalize_arguments(dict(reversed(list(args.items())))) == norm
     gold = [[GoldCall(tool="t", arguments=args)]]
     assert match_tool_calls(gold, [[Call("t", args)]]).efficiently_finished
+
+
+def test_mcpagentbench_mode_follows_upstreams_rules_not_proctors() -> None:
+    """str(v) comparison, steps compared as sets pairwise, skip-list tools by name only."""
+    gold = [[G("search", q="5")], [G("fetch", id=1)]]
+    as_int = [[Call("search", {"q": 5})], [Call("fetch", {"id": "1"})]]
+    m = match_tool_calls(gold, as_int, mode="mcpagentbench")
+    assert (m.finished, m.efficiently_finished, m.mode) == (True, True, "mcpagentbench")
+    as_float = [[Call("search", {"q": 5.0})], [Call("fetch", {"id": 1})]]
+    assert not match_tool_calls(gold, as_float, mode="mcpagentbench").finished  # "5.0" != "5"
+    assert match_tool_calls(gold, as_float).finished  # proctor's strict mode: 5.0 == "5"
+    merged = [[Call("search", {"q": "5"}), Call("fetch", {"id": 1})]]
+    m = match_tool_calls(gold, merged, mode="mcpagentbench")
+    assert m.finished and not m.efficiently_finished
+    skip = [[Call("search", {"anything": True})], [Call("fetch", {"id": 1})]]
+    assert match_tool_calls(gold, skip, mode="mcpagentbench", names_only=["search"]).efficiently_finished
