@@ -146,6 +146,25 @@ def _output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace -o DIR if it holds an earlier import")
 
 
+def _add_init(sub: _SubParsers) -> None:
+    init = sub.add_parser(
+        "init",
+        help="draft a suite from a server's tools: one scenario per tool, gold calls from its schemas",
+    )
+    init.add_argument("out", type=Path, help="folder to write the suite to (must not exist)")
+    init.add_argument("--name", default="server", help="the server's name in the suite (default: server)")
+    init.add_argument("--url", help="a running streamable-HTTP MCP server instead of a command")
+    init.add_argument("--force", action="store_true", help="replace OUT if it holds an earlier draft")
+    init.add_argument(
+        "--server",
+        nargs=argparse.REMAINDER,
+        default=[],
+        metavar="CMD ARGS",
+        help="the stdio server's command and arguments (everything after --server)",
+    )
+    _command(init, "init:init_command")
+
+
 def _add_interop(sub: _SubParsers) -> None:
     imp = sub.add_parser("import", help="import a public MCP benchmark or an mcpServers config as a suite")
     formats = imp.add_subparsers(dest="import_format", required=True, metavar="FORMAT")
@@ -250,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_runs(sub)
     _add_judging(sub)
     _add_interop(sub)
+    _add_init(sub)
     return parser
 
 

@@ -70,9 +70,7 @@ def test_import_livemcpbench_then_export_the_imported_run(
 
 def test_import_mcpagentbench_and_mcpservers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tasks = tmp_path / "tasks.json"
-    tasks.write_text(
-        json.dumps([{"id": "a", "content": "q", "tools": [["t"]], "inputs": [[{"x": 1}]]}])
-    )
+    tasks.write_text(json.dumps([{"id": "a", "content": "q", "tools": [["t"]], "inputs": [[{"x": 1}]]}]))
     servers = tmp_path / "claude.json"
     servers.write_text(
         json.dumps({"mcpServers": {"mock": {"command": "python", "env": {"API_TOKEN": "literal-token-1"}}}})

@@ -1,0 +1,61 @@
+"""``proctor init DIR --server CMD ARGS...``: a suite skeleton drafted from a server's tools."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from proctor.app.exit_codes import ExitCode
+from proctor.engine.runs.imported_runs import save_import
+from proctor.engine.tools.mcp_connection import ServerStartError
+from proctor.engine.tools.mcp_toolbox import ServerPool
+from proctor.scenarios.import_common import validated
+from proctor.scenarios.loader import SuiteError
+from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
+from proctor.scenarios.skeleton import ToolInfo, skeleton
+
+
+def _config(args: argparse.Namespace) -> tuple[ServerConfig, dict[str, Any]]:
+    if args.url:
+        return HttpServer(url=args.url), {"url": args.url}
+    if not args.server:
+        raise SuiteError("give the server to draft from: --server COMMAND [ARGS...] or --url URL")
+    command, *rest = args.server
+    return StdioServer(command=command, args=rest), {"command": command, "args": rest}
+
+
+async def _tools(name: str, config: ServerConfig) -> list[ToolInfo]:
+    with tempfile.TemporaryDirectory(prefix="proctor-init-") as logs:
+        pool = ServerPool(Path(logs))
+        try:
+            try:
+                conn = await pool.acquire(name, config)
+            except ServerStartError as exc:
+                raise SuiteError(f"server {name!r} did not start: {exc}") from exc
+            return [ToolInfo(t.name, t.description, t.input_schema) for t in conn.specs()]
+        finally:
+            await pool.aclose()
+
+
+def init_command(args: argparse.Namespace) -> int:
+    config, raw = _config(args)
+    tools = asyncio.run(_tools(args.name, config))
+    if not tools:
+        raise SuiteError(f"server {args.name!r} lists no tools; nothing to draft scenarios from")
+    suite, scenarios, notes = skeleton(args.name, raw, tools)
+    imported = validated(
+        "init", [Path(args.out)], suite, [(f"tool {s['title']}", s) for s in scenarios], notes=notes
+    )
+    saved = save_import(imported, args.out, force=args.force)
+    assert saved.db is None
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(
+        f"wrote {saved.out_dir}: {saved.scenarios} draft scenarios (one per tool), arms {', '.join(saved.arms)}"
+    )
+    print("review each scenarios/*.yaml (prompt and gold call), then: proctor run " + str(saved.out_dir))
+    return ExitCode.OK

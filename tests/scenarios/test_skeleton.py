@@ -1,0 +1,71 @@
+"""Suite skeletons: example arguments that each tool's schema accepts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proctor.scenarios.skeleton import ToolInfo, example_arguments, schema_problems, skeleton
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}}, "required": ["unit"]},
+        {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}, "required": ["day"]},
+        {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3, "maximum": 9}}, "required": ["n"]},
+        {"type": "object", "properties": {"x": {"type": "number", "exclusiveMinimum": 0}}, "required": ["x"]},
+        {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}, "minItems": 2}},
+         "required": ["tags"]},
+        {"type": "object", "properties": {"q": {"anyOf": [{"type": "null"}, {"type": "string", "minLength": 12}]}},
+         "required": ["q"]},
+        {"type": "object", "properties": {"filter": {"type": "object", "properties": {"limit": {"type": "integer"}},
+                                                     "required": ["limit"], "additionalProperties": False}},
+         "required": ["filter"], "additionalProperties": False},
+        {"type": "object", "properties": {"mode": {"const": "fast"}, "opt": {"type": "string"}}, "required": ["mode"]},
+    ],
+)  # fmt: skip
+def test_example_arguments_satisfy_the_schema(schema: dict[str, Any]) -> None:
+    args = example_arguments(schema)
+    assert set(args) == set(schema["required"])
+    assert schema_problems(args, schema) == []
+
+
+_leaf = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer", "minimum": -5},
+        {"type": "number", "maximum": 0.5},
+        {"type": "boolean"},
+        {"type": "string", "format": "email"},
+        {"type": "array", "items": {"type": "integer"}},
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[a-z]{1,8}", fullmatch=True), _leaf, min_size=1, max_size=5))
+def test_any_object_of_plain_properties_gets_valid_arguments(props: dict[str, Any]) -> None:
+    schema = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
+    assert schema_problems(example_arguments(schema), schema) == []
+
+
+def test_a_schema_the_drafter_cannot_satisfy_is_noted() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        "required": ["code"],
+    }
+    suite, scenarios, notes = skeleton(
+        "srv", {"command": "x"}, [ToolInfo("lookup", "Look up a code.", schema)]
+    )
+    assert scenarios[0]["gold_tool_calls"] == [
+        [{"tool": "lookup", "server": "srv", "arguments": {"code": "code"}}]
+    ]
+    assert scenarios[0]["title"] == "DRAFT: lookup" and scenarios[0]["prompt"].startswith("Look up a code.")
+    (note,) = notes
+    assert "tool lookup" in note and "does not match" in note
+    assert list(suite["arms"]) == ["baseline", "srv"]
