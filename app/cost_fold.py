@@ -22,7 +22,7 @@ class AttemptUsage:
     cache_read: int = 0
     cache_write: int = 0
     tool_io: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     estimated: bool = False
 
 
@@ -45,7 +45,7 @@ class UsageBook:
             acc.cache_read += ev.usage.cache_read_tokens
             acc.cache_write += ev.usage.cache_write_tokens
             acc.tool_io += ev.tool_io_tokens
-            acc.cost_usd += ev.cost_usd
+            acc.cost_usd = None if ev.cost_usd is None or acc.cost_usd is None else acc.cost_usd + ev.cost_usd
             acc.estimated = acc.estimated or ev.usage.estimated
             changed = True
         return changed
@@ -57,6 +57,7 @@ def cost_rows(
     """One row per model that has spent anything (or has finished trials), sorted by model name."""
     acc: dict[str, dict[str, float]] = {}
     estimated: dict[str, bool] = {}
+    unpriced: set[str] = set()
     for trial in trials.values():
         live = usage.by_attempt.get((trial.id, trial.attempt))
         finished = trial.input_tokens is not None and trial.status in ("finished", "error")
@@ -71,6 +72,8 @@ def cost_rows(
             m["out"] += trial.output_tokens or 0
             m["cr"] += trial.cache_read_tokens or 0
             m["cw"] += trial.cache_write_tokens or 0
+            if trial.cost_usd is None:
+                unpriced.add(trial.model)
             m["usd"] += trial.cost_usd or 0.0
             estimated[trial.model] = estimated.get(trial.model, False) or trial.tokens_estimated
         elif live is not None:
@@ -78,7 +81,9 @@ def cost_rows(
             m["out"] += live.output_tokens
             m["cr"] += live.cache_read
             m["cw"] += live.cache_write
-            m["usd"] += live.cost_usd
+            if live.cost_usd is None:
+                unpriced.add(trial.model)
+            m["usd"] += live.cost_usd or 0.0
         if live is not None and live.estimated:
             estimated[trial.model] = True
     return [
@@ -92,7 +97,7 @@ def cost_rows(
             cache_read=int(m["cr"]),
             cache_write=int(m["cw"]),
             judge_tokens=None,
-            cost_usd=m["usd"],
+            cost_usd=None if model in unpriced else m["usd"],
             estimated=estimated.get(model, False),
         )
         for model, m in sorted(acc.items())

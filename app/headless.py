@@ -83,7 +83,7 @@ def summary_table(db: Path) -> Table:
             _mean([t.tool_calls for t in done]),
             _mean([(t.input_tokens or 0) + (t.output_tokens or 0) for t in done], "{:.0f}")
             + ("~" if any(t.tokens_estimated for t in done) else ""),
-            f"{sum(t.cost_usd or 0 for t in done):.4f}",
+            "n/a" if any(t.cost_usd is None for t in done) else f"{sum(t.cost_usd or 0 for t in done):.4f}",
             _mean([t.wall_s for t in done], "{:.2f}"),
         )
     if any(t.model.startswith("offline:") for t in trials):

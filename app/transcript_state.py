@@ -41,6 +41,10 @@ class CallView:
     is_error: bool = False
 
 
+def _usd(value: float | None) -> str:
+    return "cost n/a (unpriced)" if value is None else f"${value:.4f}"
+
+
 def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else (f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB")
 
@@ -158,7 +162,7 @@ class TranscriptState:
                 "meta",
                 event_id,
                 f"← turn {ev.turn} {ev.model}: in {u.input_tokens:,} (tool_io {ev.tool_io_tokens:,}) "
-                f"out {u.output_tokens:,}{est} · ${ev.cost_usd:.4f} · {ev.latency_s:.2f}s · {ev.stop_reason}{retries}",
+                f"out {u.output_tokens:,}{est} · {_usd(ev.cost_usd)} · {ev.latency_s:.2f}s · {ev.stop_reason}{retries}",
             )
             if ev.text.strip():
                 self._prose(event_id, ev.turn, ev.text)
@@ -198,7 +202,7 @@ class TranscriptState:
                 "meta",
                 event_id,
                 f"trial {ev.status} · stop {ev.stop} · {ev.tool_calls} tool calls · in {u.input_tokens:,} "
-                f"out {u.output_tokens:,} · ${ev.cost_usd:.4f} · {ev.wall_s:.1f}s",
+                f"out {u.output_tokens:,} · {_usd(ev.cost_usd)} · {ev.wall_s:.1f}s",
             )
             if ev.error:
                 self._add("error", event_id, "trial error", ev.error, is_error=True)

@@ -108,7 +108,9 @@ class ModelResponse(_Event):
     stop_reason: str
     usage: Usage
     tool_io_tokens: int = Field(0, description="input tokens of this call that were tool results fed back")
-    cost_usd: float
+    cost_usd: float | None = Field(
+        description="None when the model has no price (unpriced), never a guessed 0"
+    )
     latency_s: float
     retries: int = 0
 
@@ -165,7 +167,7 @@ class TrialFinished(_Event):
     final_answer: str
     tool_calls: int
     usage: Usage
-    cost_usd: float
+    cost_usd: float | None = Field(description="None when any model call was unpriced")
     wall_s: float
     error: str = ""
 

@@ -28,7 +28,7 @@ class CostRow:
     cache_read: int
     cache_write: int
     judge_tokens: int | None
-    cost_usd: float
+    cost_usd: float | None
     estimated: bool
 
     @property
@@ -37,7 +37,7 @@ class CostRow:
 
     @property
     def cost_per_pass(self) -> float | None:
-        return self.cost_usd / self.passed if self.passed else None
+        return self.cost_usd / self.passed if self.passed and self.cost_usd is not None else None
 
 
 def _n(value: int | None) -> str:
@@ -50,9 +50,9 @@ def _n(value: int | None) -> str:
     return f"{value:,}"
 
 
-def _usd(value: float | None) -> str:
+def _usd(value: float | None, unpriced: bool = False) -> str:
     if value is None:
-        return "—"
+        return "n/a (unpriced)" if unpriced else "—"
     return f"${value:.4f}" if value < 10 else f"${value:,.2f}"
 
 
@@ -69,7 +69,7 @@ def cost_text(rows: Sequence[CostRow]) -> Text:
         )
         judge = _n(row.judge_tokens) if row.judge_tokens is not None else "—"
         text.append(f"  cache r/w {_n(row.cache_read)}/{_n(row.cache_write)} · judge {judge} · ")
-        text.append(_usd(row.cost_usd), style="bold")
+        text.append(_usd(row.cost_usd, unpriced=True), style="bold")
         text.append(f" · {_usd(row.cost_per_pass)}/pass\n")
     if not rows:
         text.append("no model calls yet\n", style="dim")

@@ -295,8 +295,8 @@ def _panel_passed(
 def _failure_mode(trial: TrialInput, transcript: Transcript, verdicts: Sequence[Verdict]) -> Scored:
     diagnosis = diagnose(
         transcript,
-        tools_available=True,
-        gold=trial.scenario.gold_tool_calls,
+        tools_available=not trial.arm.baseline,
+        gold=_gold_for_arm(trial) or [],
         tool_schemas=trial.tool_schemas,
         names_only=trial.scoring.names_only_tools,
     )

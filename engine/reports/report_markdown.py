@@ -44,7 +44,7 @@ def ci(m: dict[str, Any] | None) -> str:
 
 
 def money(v: object) -> str:
-    return "unpriced" if not isinstance(v, int | float) else f"${v:,.4f}"
+    return "n/a (unpriced)" if not isinstance(v, int | float) else f"${v:,.4f}"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

@@ -54,7 +54,7 @@ class LoopResult:
     final_answer: str
     tool_calls: int
     usage: Usage
-    cost_usd: float
+    cost_usd: float | None
     error: str = ""
 
 
@@ -98,7 +98,7 @@ class _LoopState:
         self.turn = 0
         self.tool_calls = 0
         self.usage = Usage()
-        self.cost = 0.0
+        self.cost: float | None = 0.0
 
     def result(self, status: str, stop: str, answer: str, error: str = "") -> LoopResult:
         return LoopResult(status, stop, answer, self.tool_calls, self.usage, self.cost, error)
@@ -124,9 +124,9 @@ async def _run_step(
         started = time.perf_counter()
         reply = await session.turn(system_prompt, messages, tools)
         latency = time.perf_counter() - started
-        cost = prices.cost(model_id, reply.usage) or 0.0
+        cost = prices.cost(model_id, reply.usage)
         state.usage = state.usage + reply.usage
-        state.cost += cost
+        state.cost = None if cost is None or state.cost is None else state.cost + cost
         emit(
             ModelResponse(
                 turn=state.turn,

@@ -79,11 +79,15 @@ def _turn(
 
 
 async def _run(
-    session: ScriptedSession, toolbox: Any, limits: Limits, prompts: list[str] | None = None
+    session: ScriptedSession,
+    toolbox: Any,
+    limits: Limits,
+    prompts: list[str] | None = None,
+    model_id: str = "openai:m",
 ) -> tuple[Any, list[Event]]:
     events: list[Event] = []
     result = await run_agent(
-        model_id="openai:m",
+        model_id=model_id,
         session=session,
         toolbox=toolbox,
         prompts=prompts or ["q?"],
@@ -113,6 +117,13 @@ async def test_parallel_tool_calls_run_concurrently_and_results_feed_back() -> N
     assert kinds[-1] == "final_answer"
     assert result.usage.input_tokens == 200 and result.usage.output_tokens == 20
     assert abs(result.cost_usd - (200 * 1.0 + 20 * 2.0) / 1e6) < 1e-12
+
+
+async def test_an_unpriced_model_costs_none_never_zero() -> None:
+    session = ScriptedSession([_turn(calls=[_call(1, "a")]), _turn("the answer")])
+    result, events = await _run(session, SlowEchoToolbox(delay=0), Limits(), model_id="openai:no-price")
+    assert result.cost_usd is None
+    assert [e.cost_usd for e in events if isinstance(e, ModelResponse)] == [None, None]
 
 
 async def test_tool_error_is_a_result_not_a_trial_error() -> None:
