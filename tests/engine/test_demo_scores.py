@@ -38,6 +38,10 @@ async def test_demo_scores_separate_good_stale_and_baseline(tmp_path: Path) -> N
     assert hallucinated["codeintel_stale"] > 10 and hallucinated["codeintel"] == 0
     assert len(judgments) == 2 * len(arm_of)
     assert all(j.judge == "offline:lexical" and j.prompt_version and j.rubric_hash for j in judgments)
+    modes = [
+        s.details.get("mode") for s in scores if s.name == "failure_mode" and arm_of[s.trial_id] == "baseline"
+    ]
+    assert modes and "wrong_tool" not in modes, modes  # the baseline does not offer the gold tools
     adoption = {s.trial_id: s for s in scores if s.name == "adoption"}
     for tid, arm in arm_of.items():
         if arm == "baseline":
