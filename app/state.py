@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from proctor.app.cost_fold import UsageBook, cost_rows
@@ -30,10 +30,16 @@ SPARK_BUCKETS = 40
 RATE_WINDOW_S = 60.0
 
 
-def display_status(trial: TrialRecord) -> str:
-    """queued, running, scoring (finished, not yet scored), passed, failed or error."""
+def display_status(trial: TrialRecord, scores: Mapping[str, ScoreRecord] | None = None) -> str:
+    """queued, running, scoring (finished, not yet scored), passed, failed, not judged or error.
+
+    "not judged": the trial's scenario defines no check, so it has no pass (see Scenario.has_checks).
+    """
     if trial.status == "finished":
-        return "scoring" if trial.passed is None else ("passed" if trial.passed else "failed")
+        if trial.passed is None:
+            passed = (scores or {}).get("passed")
+            return "not judged" if passed is not None and passed.details.get("not_judged") else "scoring"
+        return "passed" if trial.passed else "failed"
     if trial.status in ("queued", "running", "error"):
         return trial.status
     return trial.status or "queued"
@@ -148,7 +154,7 @@ class ConsoleState:
                     self.structure_version += 1
                 self.trials[t.id] = t
         for t in rows:
-            status = display_status(t)
+            status = display_status(t, self.scores.get(t.id))
             if self.statuses.get(t.id) != status:
                 self._changed.add(t.id)
                 self.status_version += 1
@@ -168,6 +174,12 @@ class ConsoleState:
                 )
                 self._changed.add(stored.trial_id)
                 self.scores_version += 1
+                trial = self.trials.get(stored.trial_id)
+                if ev.name == "passed" and trial is not None:
+                    status = display_status(trial, self.scores[stored.trial_id])
+                    if self.statuses.get(trial.id) != status:
+                        self.statuses[trial.id] = status
+                        self.status_version += 1
         self._fold_commands(events)
 
     def _fold_commands(self, events: list[StoredEvent]) -> None:

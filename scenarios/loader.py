@@ -33,6 +33,16 @@ class LoadedSuite:
     servers: dict[str, ServerConfig]
     scenario_files: dict[str, Path] = field(default_factory=dict)
 
+    @property
+    def warnings(self) -> list[str]:
+        """What will not be measured as the user may expect (printed before a run)."""
+        return [
+            f"{self.scenario_files.get(s.id, self.root)}: scenario {s.id!r} defines no claims, key points, "
+            "keywords, rubric or gold calls, so its trials will be 'not judged' (no pass, no fairness); add one"
+            for s in self.scenarios
+            if not s.has_checks
+        ]
+
     def scenario(self, scenario_id: str) -> Scenario:
         for s in self.scenarios:
             if s.id == scenario_id:

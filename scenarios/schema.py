@@ -254,5 +254,12 @@ class Scenario(_Strict):
             raise ValueError("give exactly one of 'prompt' or 'steps'")
         return self
 
+    @property
+    def has_checks(self) -> bool:
+        """Whether anything is defined to judge an answer against; without, trials are "not judged"."""
+        return bool(
+            self.claims or self.key_points or self.keywords.required or self.rubric or self.gold_tool_calls
+        )
+
     def prompts(self) -> list[str]:
         return [self.prompt] if self.prompt is not None else [s.prompt for s in self.steps]

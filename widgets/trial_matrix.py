@@ -22,14 +22,23 @@ from textual.strip import Strip
 
 from proctor.widgets.sanitize import one_line
 
-STATUSES: tuple[str, ...] = ("queued", "running", "scoring", "passed", "failed", "error")
-STATUS_GLYPH = {"queued": "·", "running": "▶", "scoring": "…", "passed": "✓", "failed": "✗", "error": "!"}
+STATUSES: tuple[str, ...] = ("queued", "running", "scoring", "passed", "failed", "not judged", "error")
+STATUS_GLYPH = {
+    "queued": "·",
+    "running": "▶",
+    "scoring": "…",
+    "passed": "✓",
+    "failed": "✗",
+    "not judged": "○",
+    "error": "!",
+}
 STATUS_STYLE = {
     "queued": Style(dim=True),
     "running": Style(color="yellow", bold=True),
     "scoring": Style(color="cyan"),
     "passed": Style(color="green", bold=True),
     "failed": Style(color="red", bold=True),
+    "not judged": Style(color="magenta"),
     "error": Style(color="white", bgcolor="red", bold=True),
 }
 HEADER_STYLE = Style(bold=True, underline=True)

@@ -53,6 +53,8 @@ def run_command(args: argparse.Namespace) -> int:
         base_seed=args.seed,
     )
     _preflight(loaded, args.db)
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if not args.headless:
         from proctor.app.tui import run_console
 

@@ -41,7 +41,7 @@ from proctor.engine.grading.anchor_files import (
     write_json,
 )
 from proctor.engine.grading.evaluation import transcript_of
-from proctor.engine.judges.base import Judge, JudgeSubject
+from proctor.engine.judges.base import Judge, JudgeSubject, judge_answer
 from proctor.engine.judges.registry import close_judges, judge_models, make_suite_judges
 from proctor.engine.stats import GateResult, spearman_gate
 from proctor.engine.stats.anchors_gate import DEFAULT_THRESHOLD
@@ -274,7 +274,7 @@ async def _rejudge_anchors(
             continue
         transcript = transcript_of(read_transcript_events(base / entry["transcript"]))
         subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, "", "")
-        outcomes = await asyncio.gather(*(j.judge(subject, p) for j in judges for p in passes))
+        outcomes = await asyncio.gather(*(judge_answer(j, subject, p) for j in judges for p in passes))
         scores = [o.verdict.score for o in outcomes if o.verdict is not None]
         if scores:
             current[key] = statistics.fmean(scores)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proctor.engine.judges.base import JudgeOutcome, Verdict
+from proctor.engine.judges.base import NOT_JUDGED, JudgeOutcome, Verdict
 from proctor.engine.scoring import (
     Transcript,
     adoption,
@@ -195,6 +195,7 @@ def layer_scores(
     """
     cfg = trial.scoring
     out: dict[str, Scored] = {}
+    judged = trial.scenario.has_checks
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
     out["llm_quality"] = Scored(
         name="llm_quality",
@@ -203,7 +204,8 @@ def layer_scores(
             "passes": len(verdicts),
             "scores": [v.score for v in verdicts],
             "sd": statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
-        },
+        }
+        | ({} if judged else {"na": NOT_JUDGED}),
     )
 
     def value(name: str) -> float | None:
@@ -217,7 +219,10 @@ def layer_scores(
         efficiency=value("efficiency"),
         weights=cfg.fairness,
     )
-    out["fairness"] = Scored(name="fairness", value=fair.value, details=fair.to_details())
+    if judged:
+        out["fairness"] = Scored(name="fairness", value=fair.value, details=fair.to_details())
+    else:
+        out["fairness"] = Scored(name="fairness", value=None, details={"na": NOT_JUDGED})
     if trial.arm.baseline:
         adopt = adoption(tool_fluency=None, discoverability=None, weights=cfg.adoption, baseline=True)
         out["adoption"] = Scored(name="adoption", value=None, details=adopt.to_details() | {"na": "baseline"})
@@ -236,7 +241,10 @@ def layer_scores(
         out["adoption"] = Scored(
             name="adoption", value=adopt.value, details=adopt.to_details() | signals.to_details()
         )
-    if by_judge is not None and len(by_judge) > 1:
+    if not judged:
+        passed = None
+        out["passed"] = Scored(name="passed", value=None, details={"rule": NOT_JUDGED, "not_judged": True})
+    elif by_judge is not None and len(by_judge) > 1:
         passed, panel = _panel_passed(trial, deterministic, by_judge)
         out["passed"] = Scored(name="passed", value=None if passed is None else float(passed), details=panel)
     else:

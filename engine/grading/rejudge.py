@@ -24,7 +24,7 @@ from proctor.engine.grading.evaluation import (
     transcript_of,
 )
 from proctor.engine.grading.score_trial import tool_schemas
-from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
@@ -160,11 +160,15 @@ async def _rejudge_one(
         for s in det.values():
             emit(s)
     subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, trial.arm, trial.model)
-    jobs = [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes)]
+    jobs = (
+        [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes)]
+        if scenario.has_checks
+        else []
+    )
 
     async def one(judge: Judge, pass_no: int) -> JudgeOutcome:
         async with limit:
-            return await judge.judge(subject, pass_no)
+            return await judge_answer(judge, subject, pass_no)
 
     outcomes = await asyncio.gather(*(one(j, p) for j, p in jobs))
     by_judge = {j.judge_id: stored_verdicts(judgments, j.judge_id) for j in judges}

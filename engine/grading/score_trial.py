@@ -16,7 +16,7 @@ from proctor.engine.grading.evaluation import (
     layer_scores,
     transcript_of,
 )
-from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
 from proctor.store.events import Event, ToolsListed
 from proctor.store.writer import JudgmentMeta
 
@@ -39,8 +39,8 @@ async def score_trial(
     subject = JudgeSubject(
         trial.scenario, transcript.answer_text, transcript.audit_text, trial.arm_name, trial.model
     )
-    jobs = [(j, p) for j in judges for p in pass_numbers]
-    outcomes: list[JudgeOutcome] = list(await asyncio.gather(*(j.judge(subject, p) for j, p in jobs)))
+    jobs = [(j, p) for j in judges for p in pass_numbers] if trial.scenario.has_checks else []
+    outcomes: list[JudgeOutcome] = list(await asyncio.gather(*(judge_answer(j, subject, p) for j, p in jobs)))
     by_judge: dict[str, list[Verdict]] = {j.judge_id: [] for j in judges}
     for (j, p), o in zip(jobs, outcomes, strict=True):
         emit(judged_event(o, p, j.judge_id), o.meta)

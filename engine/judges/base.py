@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.engine.scoring.non_answer import is_non_answer
 from proctor.scenarios.schema import Scenario
 from proctor.store.events import Usage
 from proctor.store.writer import JudgmentMeta
@@ -75,6 +76,30 @@ class Judge(Protocol):
     def judge_id(self) -> str: ...
 
     async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome: ...
+
+
+NOT_JUDGED = "not judged: the scenario defines no claims, key points, keywords, rubric or gold calls"
+
+
+def non_answer_verdict(verdict: Verdict) -> Verdict:
+    """The verdict a non-answer gets from any judge: nothing fulfilled, score 0."""
+    return Verdict(
+        score=0.0,
+        criteria=[c.model_copy(update={"score": 0.0}) for c in verdict.criteria],
+        claims=[c.model_copy(update={"verdict": "not"}) for c in verdict.claims],
+        key_points_success=False if verdict.key_points_success is not None else None,
+        failure_mode=verdict.failure_mode,
+        rationale="non-answer (empty, a refusal, or nothing found): never rewarded. Judge said: "
+        + verdict.rationale,
+    )
+
+
+async def judge_answer(judge: Judge, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
+    """One judge pass, with the rule every judge obeys: a non-answer is never rewarded."""
+    outcome = await judge.judge(subject, pass_no)
+    if outcome.verdict is not None and is_non_answer(subject.answer_text):
+        outcome = replace(outcome, verdict=non_answer_verdict(outcome.verdict))
+    return outcome
 
 
 def rubric_hash(scenario: Scenario) -> str:

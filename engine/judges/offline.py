@@ -81,9 +81,39 @@ class OfflineJudge:
         )
 
 
+_QUESTION_WORDS = frozenset(
+    "does do did is are was were which what when where who whom whose why how can could should would will "
+    "has have had may might must shall the a an if".split()
+)
+
+
+def _is_term(question: str, match: re.Match[str]) -> bool:
+    """A named term of a rubric question: backticked, an identifier, a number or a proper name.
+
+    A word capitalized only because it starts the sentence ("Does", "Which") is not one, nor is a
+    question word anywhere; "Oslo" in the middle of a sentence is.
+    """
+    if match.group(1):
+        return True
+    word = match.group(2)
+    if len(word) < 2:
+        return False
+    if "_" in word or any(ch.isdigit() for ch in word) or any(ch.isupper() for ch in word[1:]):
+        return True
+    if word.casefold() in _QUESTION_WORDS:
+        return False
+    before = question[: match.start()].rstrip()
+    return not (before == "" or before[-1] in ".?!:;\n\"'(")
+
+
+def rubric_terms(question: str) -> list[str]:
+    """The terms an answer must mention to meet a rubric criterion, in order, without repeats."""
+    terms = [m.group(1) or m.group(2) for m in _TERM.finditer(question) if _is_term(question, m)]
+    return list(dict.fromkeys(terms))
+
+
 def _criterion(c: Criterion, answer: str) -> CriterionScore:
-    terms = [t for t in (m.group(1) or m.group(2) for m in _TERM.finditer(c.question)) if t and len(t) > 1]
-    terms = list(dict.fromkeys(terms))
+    terms = rubric_terms(c.question)
     if not terms:
         return CriterionScore(
             name=c.name, score=1.0 if answer.strip() else 0.0, rationale="no checkable terms; answer present"

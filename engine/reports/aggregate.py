@@ -95,6 +95,7 @@ class ArmModelSummary:
     claims_trials: int
     tfs: float | None
     tool_match: str | None
+    not_judged: int
     tool_match_by_epoch: tuple[tuple[int, float | None, float | None], ...]
     tefs: float | None
     tokens: Tokens
@@ -233,6 +234,7 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
                 errors=sum(t.status == "error" for t in trials),
                 passed=sum(t.passed is True for t in trials),
                 judged=sum(t.passed is not None for t in trials),
+                not_judged=sum(bool(s["passed"].details.get("not_judged")) for s in scores if "passed" in s),
                 fairness=mean_ci(fair, seed=index),
                 adoption=None if baseline else mean_ci(adopt, seed=index),
                 llm_quality=mean_ci(quality, seed=index),

@@ -71,7 +71,9 @@ def _arms(arms: list[dict[str, Any]]) -> list[str]:
         rows.append(
             [
                 _who(a),
-                f"{a['passed']}/{a['judged']}" + (f" ({a['errors']} errors)" if a["errors"] else ""),
+                f"{a['passed']}/{a['judged']}"
+                + (f" ({a['errors']} errors)" if a["errors"] else "")
+                + (f" ({a['not_judged']} not judged: no checks)" if a.get("not_judged") else ""),
                 ci(a["fairness"]),
                 "n/a (baseline)" if a["baseline"] else ci(a["adoption"]),
                 ci(a["llm_quality"]),

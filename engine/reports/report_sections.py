@@ -115,6 +115,7 @@ def arm_rows(
                 "finished": s.finished,
                 "errors": s.errors,
                 "judged": s.judged,
+                "not_judged": s.not_judged,
                 "passed": s.passed,
                 "pass_rate": s.pass_rate,
                 "fairness": _ci(s.fairness),

@@ -90,7 +90,7 @@ def quality(scenario: str, arm: str, epoch: int) -> int:
 
 def answer(scenario: str, q: int) -> str:
     if q == 0:
-        return f"I could not find it; maybe delta_{scenario} is involved."
+        return f"Not sure; maybe delta_{scenario} is involved."
     return "Found it: " + ", ".join(facts(scenario)[:q]) + "."
 
 
