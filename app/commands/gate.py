@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from proctor.app.exit_codes import ExitCode
-from proctor.engine.reports.gate import FairnessGateResult, decide, format_table, load_fairness
+from proctor.engine.reports.gate import (
+    FairnessGateResult,
+    decide,
+    errored_trials,
+    format_table,
+    load_fairness,
+)
 from proctor.engine.reports.junit import gate_markdown, report_junit
 from proctor.scenarios.loader import SuiteError
 from proctor.store.reader import StoreReader
@@ -23,6 +29,7 @@ def gate_command(args: argparse.Namespace) -> int:
         min_delta=args.min_delta,
         arms=args.arm or None,
         models=args.model or None,
+        errored=errored_trials(args.db, args.model or None),
     )
     print(format_table(result))
     _write_ci_files(args, result)

@@ -33,7 +33,7 @@ from proctor.engine.stats import majority_vote
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
-from proctor.store.events import Event, Judged, Scored, ToolResult
+from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
 
 ROUTER_TOOL = EXECUTE.name
 
@@ -50,6 +50,18 @@ class TrialInput:
     repo: PinnedRepo | None
     scoring: Scoring
     tool_schemas: dict[str, dict[str, Any]]
+
+
+ERRORED = "the trial ended in error: it counts in the error rate, not in means, pass rates or rankings"
+
+
+def ended_in_error(events: Sequence[Event]) -> bool:
+    return any(isinstance(e, TrialFinished) and e.status == "error" for e in events)
+
+
+def is_judged(trial: TrialInput) -> bool:
+    """Whether judges run on this trial: its scenario has a check and it did not end in error."""
+    return trial.scenario.has_checks and not ended_in_error(trial.events)
 
 
 def transcript_of(events: Sequence[Event]) -> Transcript:
@@ -196,6 +208,9 @@ def layer_scores(
     cfg = trial.scoring
     out: dict[str, Scored] = {}
     judged = trial.scenario.has_checks
+    errored = ended_in_error(trial.events)
+    if errored:
+        verdicts = []
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
     out["llm_quality"] = Scored(
         name="llm_quality",
@@ -205,7 +220,7 @@ def layer_scores(
             "scores": [v.score for v in verdicts],
             "sd": statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
         }
-        | ({} if judged else {"na": NOT_JUDGED}),
+        | ({"na": ERRORED} if errored else {} if judged else {"na": NOT_JUDGED}),
     )
 
     def value(name: str) -> float | None:
@@ -219,7 +234,9 @@ def layer_scores(
         efficiency=value("efficiency"),
         weights=cfg.fairness,
     )
-    if judged:
+    if errored:
+        out["fairness"] = Scored(name="fairness", value=None, details={"na": ERRORED})
+    elif judged:
         out["fairness"] = Scored(name="fairness", value=fair.value, details=fair.to_details())
     else:
         out["fairness"] = Scored(name="fairness", value=None, details={"na": NOT_JUDGED})
@@ -241,7 +258,10 @@ def layer_scores(
         out["adoption"] = Scored(
             name="adoption", value=adopt.value, details=adopt.to_details() | signals.to_details()
         )
-    if not judged:
+    if errored:
+        passed = None
+        out["passed"] = Scored(name="passed", value=None, details={"rule": ERRORED, "errored": True})
+    elif not judged:
         passed = None
         out["passed"] = Scored(name="passed", value=None, details={"rule": NOT_JUDGED, "not_judged": True})
     elif by_judge is not None and len(by_judge) > 1:

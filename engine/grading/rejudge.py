@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
+    is_judged,
     judged_event,
     layer_scores,
     transcript_of,
@@ -162,7 +163,7 @@ async def _rejudge_one(
     subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, trial.arm, trial.model)
     jobs = (
         [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes)]
-        if scenario.has_checks
+        if is_judged(item)
         else []
     )
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
+    is_judged,
     judged_event,
     layer_scores,
     transcript_of,
@@ -39,7 +40,7 @@ async def score_trial(
     subject = JudgeSubject(
         trial.scenario, transcript.answer_text, transcript.audit_text, trial.arm_name, trial.model
     )
-    jobs = [(j, p) for j in judges for p in pass_numbers] if trial.scenario.has_checks else []
+    jobs = [(j, p) for j in judges for p in pass_numbers] if is_judged(trial) else []
     outcomes: list[JudgeOutcome] = list(await asyncio.gather(*(judge_answer(j, subject, p) for j, p in jobs)))
     by_judge: dict[str, list[Verdict]] = {j.judge_id: [] for j in judges}
     for (j, p), o in zip(jobs, outcomes, strict=True):

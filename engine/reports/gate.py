@@ -12,8 +12,8 @@ reading the result; it does not change the decision.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from proctor.engine.stats.paired import paired_bootstrap_ci
@@ -66,8 +66,13 @@ def decide(
     min_delta: float,
     arms: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
+    errored: Mapping[str, int] | None = None,
 ) -> FairnessGateResult:
-    """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``)."""
+    """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``).
+
+    ``errored`` counts trials that ended in error per arm: they have no fairness, so a mean
+    without them would flatter the arm; an arm with any, or a baseline with any, fails.
+    """
     chosen = [s for s in samples if not models or s.model in models]
     if not chosen:
         which = f" for model(s) {', '.join(models)}" if models else ""
@@ -90,7 +95,14 @@ def decide(
     for arm in targets:
         own = {(s.scenario, s.model, s.epoch): s.fairness for s in chosen if s.arm == arm}
         pairs = [(base[k], own[k]) for k in sorted(own) if k in base]
-        results.append(_arm_result(arm, pairs, min_delta))
+        result = _arm_result(arm, pairs, min_delta)
+        lost = [(a, n) for a in (arm, baseline) if (n := (errored or {}).get(a, 0))]
+        if lost:
+            why = "; ".join(f"{n} {a} trial(s) errored" for a, n in lost)
+            result = replace(
+                result, passed=False, reason=f"{why} (errored trials have no fairness); {result.reason}"
+            )
+        results.append(result)
     return FairnessGateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
 
 
@@ -105,6 +117,17 @@ def _arm_result(arm: str, pairs: list[tuple[float, float]], min_delta: float) ->
     passed = delta >= min_delta - TOLERANCE
     reason = f"delta {delta:+.3f} {'>=' if passed else '<'} {min_delta:+.3f}"
     return ArmResult(arm, n, base_mean, arm_mean, delta, ci.low, ci.high, passed, reason)
+
+
+def errored_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, int]:
+    """Trials that ended in error, per arm (only ``models``' when given)."""
+    with StoreReader(db) as reader:
+        trials = reader.trials()
+    out: dict[str, int] = {}
+    for t in trials:
+        if t.status == "error" and (not models or t.model in models):
+            out[t.arm] = out.get(t.arm, 0) + 1
+    return out
 
 
 def load_fairness(db: Path) -> list[FairnessSample]:
@@ -153,6 +176,7 @@ __all__ = [
     "FairnessSample",
     "GateInputError",
     "decide",
+    "errored_trials",
     "format_table",
     "load_fairness",
 ]

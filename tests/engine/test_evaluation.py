@@ -167,3 +167,19 @@ def test_efficiency_is_not_scored_without_a_wall_clock() -> None:
         _trial(_events(routed=False), ArmSpec(servers=["x"])), transcript_of(_events(routed=False))
     )
     assert measured["efficiency"].value is not None
+
+
+def test_an_errored_trial_gets_no_fairness_quality_or_pass() -> None:
+    events = [e for e in _events(routed=False) if not isinstance(e, TrialFinished)]
+    events.append(
+        TrialFinished(
+            status="error", stop="error", final_answer="", tool_calls=1, usage=Usage(), cost_usd=0, wall_s=1.0,
+            error="server crashed",
+        )
+    )  # fmt: skip
+    trial = _trial(events, ArmSpec(servers=["codeintel_v2"]))
+    transcript = transcript_of(trial.events)
+    layers = layer_scores(trial, transcript, deterministic_scores(trial, transcript), [Verdict(score=1.0)])
+    assert layers["fairness"].value is None and "ended in error" in layers["fairness"].details["na"]
+    assert layers["llm_quality"].value is None
+    assert layers["passed"].value is None and layers["passed"].details["errored"] is True

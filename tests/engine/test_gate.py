@@ -110,3 +110,13 @@ async def test_fairness_is_read_from_the_store(tmp_path: Path) -> None:
         FairnessSample("s1", "baseline", "m", 0, 0.5),
         FairnessSample("s1", "mcp", "m", 0, 0.8),
     ]
+
+
+def test_errored_trials_fail_their_arm_and_a_baseline_with_errors_fails_every_arm() -> None:
+    samples = BASE + _samples("good", [0.9, 0.9, 0.9])
+    result = decide(samples, baseline="baseline", min_delta=0.0, errored={"good": 2})
+    (good,) = result.arms
+    assert not good.passed and good.reason.startswith("2 good trial(s) errored")
+    (good,) = decide(samples, baseline="baseline", min_delta=0.0, errored={"baseline": 1}).arms
+    assert not good.passed and "1 baseline trial(s) errored" in good.reason
+    assert decide(samples, baseline="baseline", min_delta=0.0, errored={}).passed
