@@ -1,18 +1,23 @@
-"""Find file citations in assistant prose.
+r"""Find file citations in assistant prose.
 
 Recognised forms (a citation's ``raw`` is exactly the text that was matched, at ``start``):
 
 * ``path:12``, ``path:L12``, ``path:12-20`` (also ``12–20``), ``path:12:5`` (the column is not
   part of the citation), ``path#L12``, ``path#L12-L20``, ``path#L12-20``
-* ``path:Symbol`` and ``path:Class.method`` (``()`` after the symbol is allowed)
+* ``path:Symbol``, ``path:Class.method`` and ``path:Class#method`` (``()`` after the symbol is
+  allowed)
+* ``Symbol:12`` without a path, when the symbol is clearly code (it has ``_``, an inner capital or
+  a ``.``/``#`` member, or stands in backticks): grounding looks for it at that line in any file
 * any of those in backticks, and markdown links ``[text](path#L3)`` / ``[text](path:3)``; the
   link is one citation whose ``raw`` is the whole link.
 
-A *path* is a run of letters, digits, ``_ . - / ~`` that contains a letter and either a ``/``
-or a file extension (``.py``, ``.md``; an extension starts with a letter). Paths with spaces are
+A *path* is a run of letters, digits, ``_ . - / ~`` (and ``\``, Windows' separator, read as
+``/``) that contains a letter and either a ``/`` or a file extension (``.py``, ``.md``; an
+extension starts with a letter). Paths with spaces are
 not recognised. URLs (``scheme://...``) are skipped entirely, so ``http://host:8080`` is not a
 citation, and neither is a bare host name (``db.example.com:5432``: no ``/`` and a .com/.org/
-.net/.edu/.gov suffix). Line numbers start at 1 (``path:0`` is not a citation) and have at most 12 digits.
+.net/.edu/.gov suffix). Line numbers have at most 12 digits; ``path:0`` is a citation of a line
+that cannot exist (grounding calls it unresolved).
 
 A line citation followed directly by backticked code (``path:12``: `return x + 1`) carries that
 code as ``quote``; grounding then checks that the quoted code is really at the cited lines.
@@ -31,9 +36,9 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 
-_PATH = r"[\w.~/-]*[\w~/-]"
-_SYMBOL = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?"
-_NUM = r"[1-9]\d{0,11}(?!\d)"
+_PATH = r"[\w.~/\\-]*[\w~/\\-]"
+_SYMBOL = r"[A-Za-z_]\w*(?:[.#][A-Za-z_]\w*)*(?:\(\))?"
+_NUM = r"\d{1,12}(?!\d)"
 
 _CITATION = re.compile(
     rf"(?<![\w.~/:#-])(?P<path>{_PATH})"
@@ -121,7 +126,7 @@ def _from_match(m: re.Match[str], raw: str, start: int, hint: str | None) -> Cit
     return Citation(
         raw=raw,
         start=start,
-        path=m.group("path"),
+        path=m.group("path").replace("\\", "/"),
         line=int(line) if line else None,
         end_line=int(end) if end else None,
         symbol=symbol,
@@ -147,9 +152,13 @@ def extract_citations(text: str) -> list[Citation]:
     scan = _mask(text, urls + link_spans)
     plain: list[Citation] = []
     for m in _CITATION.finditer(scan):
-        if not looks_like_path(m.group("path")):
-            continue
-        plain.append(_from_match(m, m.group(0), m.start(), None))
+        if looks_like_path(m.group("path").replace("\\", "/")):
+            plain.append(_from_match(m, m.group(0), m.start(), None))
+        elif m.group("line") and _is_code_symbol(scan, m):
+            line = int(m.group("line"))
+            end = int(m.group("end")) if m.group("end") else None
+            symbol = m.group("path")
+            plain.append(Citation(m.group(0), m.start(), "", line, end, symbol=symbol))
     if plain:
         plain = _with_quotes(text, _with_hints(text, plain))
     return sorted(found + plain, key=lambda c: c.start)
@@ -168,6 +177,18 @@ def _with_quotes(text: str, cites: list[Citation]) -> list[Citation]:
             c = replace(c, quote=quote)
         out.append(c)
     return out
+
+
+_CODE_SYMBOL = re.compile(
+    r"[A-Z]\w*(?:[.#][A-Za-z_]\w*)+|\w+#\w+|\w*_\w*[A-Za-z]\w*|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*"
+)
+
+
+def _is_code_symbol(text: str, m: re.Match[str]) -> bool:
+    """``Symbol:12`` names code when the symbol looks like an identifier or is backticked."""
+    name = m.group("path")
+    backticked = m.start() > 0 and text[m.start() - 1] == "`"
+    return bool(_IDENT.match(name)) and (backticked or _CODE_SYMBOL.fullmatch(name) is not None)
 
 
 def _is_path_token(token: str, path: str) -> bool:

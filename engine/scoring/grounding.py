@@ -1,7 +1,9 @@
 """Check citations against the pinned commit: grounded, unresolved or hallucinated (DESIGN §5).
 
-Resolution: the cited path is normalized with ``safe_relpath`` (absolute paths, ``..`` escapes,
-NUL bytes and backslashes are *unresolved* without any lookup); then the literal path is tried,
+Resolution: an absolute path inside the repository's checkout (``repo.path``, what
+filesystem-style servers show the agent) is made relative to it; then the path is normalized
+with ``safe_relpath`` (other absolute paths, ``..`` escapes and NUL bytes are *unresolved* without
+any lookup; Windows separators were turned into ``/`` by ``citations``); then the literal path is tried,
 then a unique suffix match on whole path components among the commit's files (``topic.py``
 finds ``src/app/topic.py``; two candidates make it *unresolved*, as ambiguous). Symbolic links
 are not files here (``PinnedRepo.is_file``/``files`` exclude them), so a citation of a link is
@@ -15,10 +17,14 @@ Once the file is resolved (its line count is ``n``; lines as ``RepoView.lines`` 
   lines of the cited line or range, else *hallucinated*. Without a symbol, the line existing
   is all that is checked.
 * ``path:Symbol``: the symbol must occur somewhere in the file, else *hallucinated*.
+* ``path:0``: *unresolved* (lines start at 1).
+* ``Symbol:line`` (no path, or a dotted name that is no file): the symbol must occur within
+  ``±tolerance`` lines of that line in some file of the commit, else *hallucinated*.
 
-A symbol "occurs" where its last dotted component (``Class.method`` -> ``method``, ``()``
-dropped) appears as a whole identifier, case-sensitively; the nearest occurrence counts, not
-only definitions.
+A symbol "occurs" where its last component (``Class.method`` and ``Class#method`` -> ``method``,
+``()`` dropped) appears as a whole identifier, case-sensitively; the nearest occurrence counts,
+not only definitions. For ``Class.method`` the class must occur in the file too, before the
+method's occurrence.
 
 ``RepoIndex`` caches what it computes per repository object (one object = one commit): the
 suffix index, path resolutions, line counts and per-file identifier positions.
@@ -26,6 +32,7 @@ suffix index, path resolutions, line counts and per-file identifier positions.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import weakref
@@ -99,6 +106,11 @@ class _FileInfo:
     def line(self, n: int) -> str:
         return self._lines[n - 1]
 
+    def identifiers(self) -> Iterable[str]:
+        self.occurrences("")
+        assert self._idents is not None
+        return self._idents.keys()
+
     def occurrences(self, name: str) -> list[int]:
         if self._idents is None:
             idents: dict[str, list[int]] = {}
@@ -116,6 +128,7 @@ class RepoIndex:
         self._suffixes: dict[str, list[str]] | None = None
         self._resolved: dict[str, tuple[str | None, str]] = {}
         self._files: dict[str, _FileInfo | None] = {}
+        self._symbol_files: dict[str, list[str]] | None = None
         self._lock = threading.Lock()
 
     def resolve(self, repo: RepoView, path: str) -> tuple[str | None, str]:
@@ -129,6 +142,12 @@ class RepoIndex:
         return hit
 
     def _resolve(self, repo: RepoView, path: str) -> tuple[str | None, str]:
+        root = getattr(repo, "path", None)
+        if path.startswith("/") and root is not None:
+            for prefix in {str(root).rstrip("/"), os.path.realpath(str(root)).rstrip("/")}:
+                if path.startswith(prefix + "/"):
+                    path = path[len(prefix) + 1 :]
+                    break
         rel = safe_relpath(path)
         if not rel:
             return None, "path is absolute, empty or leaves the repository"
@@ -163,8 +182,18 @@ class RepoIndex:
         return self._files[path]
 
     def classify(self, repo: RepoView, citation: Citation, tolerance: int = 5) -> GroundingResult:
+        if citation.line == 0:
+            return GroundingResult(citation, "unresolved", "line 0 cannot exist: lines start at 1")
+        if not citation.path and citation.symbol and citation.line is not None:
+            return self._symbol_at_line(repo, citation, citation.symbol, tolerance)
         resolved, why = self.resolve(repo, citation.path)
         if resolved is None:
+            if (
+                citation.line is not None
+                and "/" not in citation.path
+                and _IDENT_PATH.fullmatch(citation.path)
+            ):
+                return self._symbol_at_line(repo, citation, citation.path, tolerance)
             return GroundingResult(citation, "unresolved", why)
         info = self.file(repo, resolved)
         if info is None:
@@ -175,9 +204,70 @@ class RepoIndex:
             return _classify_symbol_only(citation, resolved, info, symbol, name)
         return _classify_lines(citation, resolved, info, symbol, name, tolerance)
 
+    def _symbol_at_line(self, repo: RepoView, c: Citation, symbol: str, tolerance: int) -> GroundingResult:
+        """``Symbol:line``: grounded where some file has the symbol near that line."""
+        assert c.line is not None
+        name = _symbol_name(symbol)
+        last = c.end_line if c.end_line is not None else c.line
+        nearest: tuple[int, str, int] | None = None
+        for path in self.files_with(repo, name):
+            info = self.file(repo, path)
+            if info is None:
+                continue
+            found = _member_occurrences(info, symbol, name)
+            for n in found:
+                offset = 0 if c.line <= n <= last else min(abs(n - c.line), abs(n - last))
+                if nearest is None or offset < nearest[0]:
+                    nearest = (offset, path, n)
+        if nearest is None:
+            return GroundingResult(
+                c, "hallucinated", f"{symbol} occurs in no file of the commit", None, symbol
+            )
+        offset, path, n = nearest
+        if offset <= tolerance:
+            return GroundingResult(c, "grounded", f"{symbol} at {path}:{n}", path, symbol, n)
+        return GroundingResult(
+            c,
+            "hallucinated",
+            f"{symbol} is {offset} lines from line {c.line} (nearest: {path}:{n})",
+            path,
+            symbol,
+            n,
+        )
+
+    def files_with(self, repo: RepoView, name: str) -> list[str]:
+        """Files of the commit in which ``name`` occurs as an identifier (text search, cached)."""
+        if self._symbol_files is None:
+            with self._lock:
+                if self._symbol_files is None:
+                    index: dict[str, list[str]] = {}
+                    for f in repo.files():
+                        info = self.file(repo, f) if not f.endswith(_BINARY_SUFFIXES) else None
+                        if info is None or info.n_lines > _MAX_INDEXED_LINES:
+                            continue
+                        for ident in info.identifiers():
+                            index.setdefault(ident, []).append(f)
+                    self._symbol_files = index
+        return self._symbol_files.get(name, [])
+
+
+_IDENT_PATH = re.compile(r"[A-Z]\w*(?:[.#][A-Za-z_]\w*)+|\w+#\w+")
+_BINARY_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".zip", ".gz", ".whl", ".so", ".bin", ".ico")
+_MAX_INDEXED_LINES = 50_000
+
 
 def _symbol_name(symbol: str) -> str:
-    return symbol.removesuffix("()").rsplit(".", 1)[-1]
+    return re.split(r"[.#]", symbol.removesuffix("()"))[-1]
+
+
+def _member_occurrences(info: _FileInfo, symbol: str, name: str) -> list[int]:
+    """Lines where ``name`` occurs; for ``Class.method``/``Class#method``, only after the class."""
+    found = info.occurrences(name)
+    parts = re.split(r"[.#]", symbol.removesuffix("()"))
+    if len(parts) < 2:
+        return found
+    owner = info.occurrences(parts[-2])
+    return [n for n in found if owner and n > owner[0]]
 
 
 def _classify_symbol_only(
@@ -185,7 +275,7 @@ def _classify_symbol_only(
 ) -> GroundingResult:
     if not name:
         return GroundingResult(c, "grounded", "file exists at the commit", path)
-    found = info.occurrences(name)
+    found = _member_occurrences(info, symbol or name, name)
     if not found:
         return GroundingResult(c, "hallucinated", f"{symbol} does not occur in {path}", path, symbol)
     return GroundingResult(c, "grounded", f"{symbol} occurs at line {found[0]}", path, symbol, found[0])
@@ -225,7 +315,7 @@ def _classify_lines(
         return _classify_quote(c, path, info, first, last, tolerance)
     if not name:
         return GroundingResult(c, "grounded", f"line {last} exists ({info.n_lines} lines)", path)
-    found = info.occurrences(name)
+    found = _member_occurrences(info, symbol or name, name)
     if not found:
         return GroundingResult(c, "hallucinated", f"{symbol} does not occur in {path}", path, symbol)
     i = bisect_left(found, first - tolerance)

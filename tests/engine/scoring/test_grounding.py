@@ -235,3 +235,31 @@ def test_against_a_real_pinned_repo_with_an_escaping_symlink(tmp_path: Path) -> 
     report = grounding_report(results)
     assert (report.grounded, report.hallucinated, report.unresolved) == (2, 1, 4)
     assert report.rate == pytest.approx(2 / 7)
+
+
+class _CheckedOut(MemoryRepo):
+    """A repository whose checkout lives at ``path``, as a filesystem server shows it."""
+
+    path = Path("/srv/checkout")
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "reason"),
+    [
+        ("/srv/checkout/src/topic.py:20", "grounded", "exists"),  # absolute, inside the checkout
+        ("/srv/other/src/topic.py:20", "unresolved", "absolute"),  # absolute, elsewhere
+        ("src/topic.py:0", "unresolved", "line 0"),
+        ("src\\topic.py:20", "grounded", "exists"),  # Windows separators
+        ("`TopicCreator:20`", "grounded", "src/topic.py:20"),  # Symbol:line, no path
+        ("TopicCreator:40", "hallucinated", "lines from line 40"),
+        ("Missing_thing:3", "hallucinated", "no file"),
+        ("TopicCreator.create:30", "grounded", "src/topic.py:30"),  # a dotted name that is no file
+        ("src/topic.py:TopicCreator#create", "grounded", "line 30"),
+        ("src/topic.py:TopicCreator.destroy", "hallucinated", "does not occur"),
+        ("src/topic.py:Other.create", "hallucinated", "does not occur"),  # the class must be there too
+    ],
+)
+def test_absolute_zero_windows_symbol_line_and_member_citations(text: str, status: str, reason: str) -> None:
+    repo = _CheckedOut({"src/topic.py": TOPIC, "src/util.py": numbered(10)})
+    r = _cls(text, repo)
+    assert (r.status, reason in r.reason) == (status, True), r.reason
