@@ -79,6 +79,11 @@ class _TrialSpread:
     trial: list[float] = field(default_factory=list)
 
 
+def is_deterministic(judge: str) -> bool:
+    """The offline judges: no model, no sampling, so their passes agree by construction."""
+    return judge.startswith("offline:")
+
+
 class JudgmentBook:
     """Every verdict, keyed by (trial, judge, pass); re-reads of the same pass replace it."""
 
@@ -109,13 +114,21 @@ class JudgmentBook:
     def verdicts(self, trial_id: int) -> list[Verdict]:
         return sorted(self.by_trial.get(trial_id, {}).values(), key=lambda v: (v.judge, v.pass_no))
 
+    def judges(self) -> list[str]:
+        return sorted({judge for verdicts in self.by_trial.values() for judge, _ in verdicts})
+
+    def deterministic_judges(self) -> list[str]:
+        """Judges whose passes agree by construction (no model, no sampling): the offline ones."""
+        return [j for j in self.judges() if is_deterministic(j)]
+
     def max_passes(self) -> int:
         return max((len(v) for v in self.by_trial.values()), default=0)
 
     def _spread_of(self, trial_id: int) -> _TrialSpread:
         if trial_id in self._dirty or trial_id not in self._spread:
             self._dirty.discard(trial_id)
-            self._spread[trial_id] = _compute_spread(self.verdicts(trial_id))
+            measured = [v for v in self.verdicts(trial_id) if not is_deterministic(v.judge)]
+            self._spread[trial_id] = _compute_spread(measured)
         return self._spread[trial_id]
 
     def criterion_sigmas(self, trial_id: int) -> dict[tuple[str, str], float | None]:
@@ -151,6 +164,8 @@ class JudgmentBook:
             if scenario is None:
                 continue
             for (judge, pass_no), v in verdicts.items():
+                if is_deterministic(judge):
+                    continue
                 score = v.score
                 if score is not None:
                     by_pass[(scenario, judge)][pass_no].append(score)

@@ -20,9 +20,24 @@ class VarianceRow:
     groups: int
 
 
-def variance_text(rows: Sequence[VarianceRow], floor: float, passes: int) -> Text:
-    """One line per layer: a bar of mean σ relative to the floor (the floor is the 4th cell)."""
+def variance_text(
+    rows: Sequence[VarianceRow], floor: float, passes: int, deterministic: Sequence[str] = (), judges: int = 0
+) -> Text:
+    """One line per layer: a bar of mean σ relative to the floor (the floor is the 4th cell).
+
+    A deterministic judge (the offline lexical one) agrees with itself by construction: its σ of
+    0 would read as a perfectly reliable judge, so the panel says what it is instead.
+    """
     text = Text(f"judge σ by layer · floor {floor:.2f} · up to {passes} passes\n", style="bold", end="")
+    if deterministic and len(deterministic) >= judges:
+        names = ", ".join(deterministic)
+        text.append(f"deterministic judge ({names}): its passes agree by construction,\n", style="yellow")
+        text.append(
+            "so σ measures nothing here; add an LLM judge to measure judge variance\n", style="yellow"
+        )
+        return text
+    if deterministic:
+        text.append(f"σ leaves out {', '.join(deterministic)} (deterministic)\n", style="dim")
     for row in rows:
         text.append(f"{row.layer:<10}")
         if row.mean_sigma is None or row.max_sigma is None:
@@ -46,8 +61,15 @@ def variance_text(rows: Sequence[VarianceRow], floor: float, passes: int) -> Tex
 class VariancePanel(TextPanel):
     DEFAULT_CSS = "VariancePanel { height: auto; }"
 
-    def show(self, rows: Sequence[VarianceRow], floor: float, passes: int) -> None:
-        self.show_text(variance_text(rows, floor, passes))
+    def show(
+        self,
+        rows: Sequence[VarianceRow],
+        floor: float,
+        passes: int,
+        deterministic: Sequence[str] = (),
+        judges: int = 0,
+    ) -> None:
+        self.show_text(variance_text(rows, floor, passes, deterministic, judges))
 
 
 __all__ = ["VariancePanel", "VarianceRow", "variance_text"]

@@ -110,7 +110,11 @@ class DashboardScreen(ProctorScreen):
             self._panels_details = state.details_loaded
             self.query_one(CostPanel).show(state.cost_rows())
             self.query_one(VariancePanel).show(
-                state.variance_rows(), state.variance_floor, state.judgments.max_passes()
+                state.variance_rows(),
+                state.variance_floor,
+                state.judgments.max_passes(),
+                state.judgments.deterministic_judges(),
+                len(state.judgments.judges()),
             )
             self.query_one(GroundingPanel).show(state.grounding_rows())
             self.query_one(SeriesPanel).show(state.series())

@@ -203,7 +203,7 @@ async def build(root: Path) -> Fixture:
         for pass_no, spread in ((1, 0.0), (2, 0.2)):
             emit(
                 Judged(
-                    pass_no=pass_no, judge="offline:lexical", verdict=_verdict(0.6 + 0.1 * pass_no, spread)
+                    pass_no=pass_no, judge="openai:gpt-4o-mini", verdict=_verdict(0.6 + 0.1 * pass_no, spread)
                 )
             )
     await w.close()

@@ -65,7 +65,7 @@ async def test_judge_view_marks_rejudges_and_shows_new_passes_live(fx: Fixture) 
         assert screen.marked == set()
         writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
         verdict = {"score": 0.9, "criteria": [{"name": "correctness", "score": 0.9, "rationale": "third"}]}
-        writer.emit(RUN, Judged(pass_no=3, judge="offline:lexical", verdict=verdict), trial_id=2)
+        writer.emit(RUN, Judged(pass_no=3, judge="openai:gpt-4o-mini", verdict=verdict), trial_id=2)
         await writer.close()
         await wait_until(pilot, lambda: "p3=0.90" in screen_text(app), what="new pass")
         await pilot.press("enter")

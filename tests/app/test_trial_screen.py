@@ -23,7 +23,7 @@ async def test_trial_view_shows_transcript_scores_citations_and_judgments(fx: Fi
         assert "tinyq/job.py:4 ✓G" in text
         assert "fairness       0.700" in text and "adoption       0.800" in text
         assert "✗  tinyq/job.py:999  hallucinated" in text
-        assert "pass 2 offline:lexical: 0.800" in text
+        assert "pass 2 openai:gpt-4o-mini: 0.800" in text
         assert "● following the tail" in text
 
 
