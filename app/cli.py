@@ -26,7 +26,7 @@ BAD_INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("proctor.scenarios.loader", "SuiteError"),
     ("proctor.scenarios.repo", "RepoError"),
     ("proctor.store.schema", "SchemaError"),
-    ("proctor.engine.runs.runner", "RunError"),
+    ("proctor.engine.runs.options", "RunError"),
     ("proctor.engine.grading.anchor_files", "AnchorError"),
     ("proctor.engine.grading.rejudge", "RejudgeError"),
     ("proctor.engine.providers.registry", "ProviderConfigError"),
@@ -65,7 +65,9 @@ def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> No
     p.add_argument("--scenarios", type=_csv, help="comma-separated scenario ids (default: all)")
     p.add_argument("--epochs", type=int, help="repetitions of every trial, each with its own seed")
     p.add_argument("--concurrency", type=int, help="trials running at once (default: the suite's)")
-    p.add_argument("--seed", type=int, default=0, help="base seed from which each epoch's seed is derived")
+    p.add_argument(
+        "--seed", type=int, default=None, help="base seed from which each epoch's seed is derived (default 0)"
+    )
     p.add_argument(
         "--db", type=Path, default=db_default, required=db_default is None, help="the run database"
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.store.events import Judged
+from proctor.store.events import Judged, TrialStarted
 from proctor.store.reader import JudgmentRecord, StoredEvent
 from proctor.widgets.variance_panel import VarianceRow
 
@@ -101,6 +101,11 @@ class JudgmentBook:
         changed = False
         for stored in events:
             ev = stored.event
+            if isinstance(ev, TrialStarted) and stored.trial_id in self.by_trial:
+                del self.by_trial[stored.trial_id]  # a new attempt: earlier verdicts judged another answer
+                self._dirty.add(stored.trial_id)
+                self.version += 1
+                changed = True
             if isinstance(ev, Judged) and stored.trial_id is not None:
                 self._put(Verdict(stored.trial_id, ev.pass_no, ev.judge, ev.verdict, ev.error))
                 changed = True

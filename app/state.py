@@ -17,7 +17,7 @@ from proctor.app.cost_fold import UsageBook, cost_rows
 from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.judgment_fold import JudgmentBook
 from proctor.app.score_views import grounding_rows
-from proctor.store.events import OperatorCommand, Scored
+from proctor.store.events import OperatorCommand, Scored, TrialStarted
 from proctor.store.reader import AnchorRecord, RunRecord, ScoreRecord, StoredEvent, TrialRecord
 from proctor.widgets.cost_panel import CostRow
 from proctor.widgets.grounding_panel import GroundingRow
@@ -168,6 +168,9 @@ class ConsoleState:
             self.version += 1
         for stored in events:
             ev = stored.event
+            if isinstance(ev, TrialStarted) and stored.trial_id in self.scores:
+                del self.scores[stored.trial_id]  # a new attempt: the old scores judged another answer
+                self._changed.add(stored.trial_id)
             if isinstance(ev, Scored) and stored.trial_id is not None:
                 self.scores.setdefault(stored.trial_id, {})[ev.name] = ScoreRecord(
                     stored.trial_id, ev.name, ev.value, ev.details

@@ -6,6 +6,7 @@ first file that is wrong, before anything is run or written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -32,6 +33,17 @@ class LoadedSuite:
     scenarios: list[Scenario]
     servers: dict[str, ServerConfig]
     scenario_files: dict[str, Path] = field(default_factory=dict)
+    files: tuple[Path, ...] = ()
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 over every file the suite was loaded from: a run is resumed only by the suite it ran."""
+        digest = hashlib.sha256()
+        for f in sorted(self.files):
+            digest.update(f.relative_to(self.root).as_posix().encode() + b"\0")
+            digest.update(f.read_bytes() if f.is_file() else b"")
+            digest.update(b"\0")
+        return digest.hexdigest()
 
     @property
     def warnings(self) -> list[str]:
@@ -144,7 +156,7 @@ def expand_server(name: str, cfg: ServerConfig, env: dict[str, str]) -> ServerCo
 
 
 def load_suite(root: str | Path) -> LoadedSuite:
-    root = Path(root)
+    root = Path(root).resolve()
     suite_file = root / "suite.yaml" if root.is_dir() else root
     if not suite_file.is_file():
         raise SuiteError(f"{suite_file}: suite file not found (a suite is a folder with suite.yaml)")
@@ -179,4 +191,12 @@ def load_suite(root: str | Path) -> LoadedSuite:
             )
         seen[sc.id] = f
         scenarios.append(sc)
-    return LoadedSuite(root=root, suite=suite, scenarios=scenarios, servers=servers, scenario_files=seen)
+    sources = [suite_file, *files] + ([root / suite.servers_file] if suite.servers_file else [])
+    return LoadedSuite(
+        root=root,
+        suite=suite,
+        scenarios=scenarios,
+        servers=servers,
+        scenario_files=seen,
+        files=tuple(f.resolve() for f in sources),
+    )

@@ -180,14 +180,16 @@ class StoreReader:
         return [_event(r) for r in rows]
 
     def judgments(self, trial_id: int | None = None) -> list[JudgmentRecord]:
+        """Judgments of each trial's current attempt: an abandoned attempt's verdicts judged another answer."""
         sql = (
-            "SELECT id, trial_id, pass_no, judge, source, prompt_version, prompt_hash, rubric_hash, temperature, "
-            "verdict, error, created_at FROM judgments"
+            "SELECT j.id, j.trial_id, j.pass_no, j.judge, j.source, j.prompt_version, j.prompt_hash, "
+            "j.rubric_hash, j.temperature, j.verdict, j.error, j.created_at FROM judgments j "
+            "JOIN trials t ON t.id = j.trial_id WHERE j.attempt = t.attempt"
         )
         rows = (
-            self._conn.execute(sql + " WHERE trial_id = ? ORDER BY id", (trial_id,))
+            self._conn.execute(sql + " AND j.trial_id = ? ORDER BY j.id", (trial_id,))
             if trial_id is not None
-            else self._conn.execute(sql + " ORDER BY id")
+            else self._conn.execute(sql + " ORDER BY j.id")
         )
         return [
             JudgmentRecord(

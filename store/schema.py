@@ -103,6 +103,11 @@ MIGRATIONS: list[str] = [
         message TEXT NOT NULL DEFAULT ''
     );
     """,
+    # 2: judgments carry the attempt they judged; a re-run attempt starts with no scores
+    """
+    ALTER TABLE judgments ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+    UPDATE judgments SET attempt = coalesce((SELECT attempt FROM trials WHERE trials.id = judgments.trial_id), 0);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -315,6 +315,7 @@ def _on_trial_started(cur: sqlite3.Cursor, item: _Derived) -> None:
         "passed = NULL WHERE id = ?",
         (attempt, ts, trial_id),
     )
+    cur.execute("DELETE FROM scores WHERE trial_id = ?", (trial_id,))
 
 
 def _on_trial_finished(cur: sqlite3.Cursor, item: _Derived) -> None:
@@ -357,14 +358,15 @@ def _on_score(cur: sqlite3.Cursor, item: _Derived) -> None:
 
 
 def _on_judgment(cur: sqlite3.Cursor, item: _Derived) -> None:
-    _, trial_id, _, ts, event, meta = item
+    _, trial_id, attempt, ts, event, meta = item
     assert isinstance(event, Judged)
     meta = meta or JudgmentMeta()
     cur.execute(
-        "INSERT INTO judgments (trial_id, pass_no, judge, source, prompt_version, prompt_hash, rubric_hash, "
-        "temperature, verdict, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO judgments (trial_id, attempt, pass_no, judge, source, prompt_version, prompt_hash, "
+        "rubric_hash, temperature, verdict, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             trial_id,
+            attempt,
             event.pass_no,
             event.judge,
             meta.source,

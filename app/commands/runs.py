@@ -11,7 +11,7 @@ from rich.console import Console
 
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.grading.anchors import verify_before_run
-from proctor.engine.runs.runner import RunError, RunOptions
+from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.session import run_suite, serve_run
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
 from proctor.scenarios.loader import LoadedSuite, load_suite
@@ -28,9 +28,10 @@ def watch_command(args: argparse.Namespace) -> int:
     return run_console(args.db, engine=lambda: serve_run(args.db))
 
 
-def _preflight(loaded: LoadedSuite, db: Path) -> None:
-    """Refuse before anything starts: locked anchors that fail, or a run another process holds."""
+def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:
+    """Refuse before anything starts: locked anchors that fail, another suite's run, or a held run."""
     verify_before_run(loaded)
+    check_resumable(db, loaded, resume=resume)
     lock = EngineLock.try_acquire(db) if db.exists() else None
     if db.exists() and lock is None:
         raise RunError(f"{db} is being run by another proctor process (pid {EngineLock.holder(db)})")
@@ -52,7 +53,7 @@ def run_command(args: argparse.Namespace) -> int:
         resume=resume,
         base_seed=args.seed,
     )
-    _preflight(loaded, args.db)
+    _preflight(loaded, args.db, resume)
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not args.headless:

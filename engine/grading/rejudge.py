@@ -66,10 +66,15 @@ class RejudgeTarget:
     workspace: Workspace
 
 
-def next_pass_numbers(judgments: Sequence[JudgmentRecord], judge_id: str, count: int) -> list[int]:
-    """``count`` pass numbers after the highest this judge already has on the trial."""
+def next_pass_numbers(
+    judgments: Sequence[JudgmentRecord], judge_id: str, count: int, *, top_up: bool = False
+) -> list[int]:
+    """``count`` pass numbers after the highest this judge already has on the trial.
+
+    With ``top_up`` (finishing an interrupted scoring) only the passes up to ``count`` in all.
+    """
     top = max((j.pass_no for j in judgments if j.judge == judge_id), default=0)
-    return list(range(top + 1, top + 1 + count))
+    return list(range(top + 1, (count if top_up else top + count) + 1))
 
 
 def stored_verdicts(judgments: Sequence[JudgmentRecord], judge_id: str) -> list[Verdict]:
@@ -100,8 +105,13 @@ async def rejudge_trials(
     passes: int,
     trial_ids: Sequence[int] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    top_up: bool = False,
 ) -> list[RejudgeResult]:
-    """Add ``passes`` passes of every judge to each finished trial (all finished trials by default)."""
+    """Add ``passes`` passes of every judge to each finished trial (all finished trials by default).
+
+    With ``top_up`` each judge is brought to ``passes`` passes in all (scoring what an
+    interruption left unscored) instead of getting ``passes`` more.
+    """
     if passes < 1:
         raise RejudgeError(f"--passes must be at least 1, got {passes}")
     with StoreReader(target.db) as reader:
@@ -111,7 +121,7 @@ async def rejudge_trials(
     if unknown:
         raise RejudgeError(f"no trial with id {', '.join(map(str, unknown))} in {target.db}")
     limit = asyncio.Semaphore(max(1, concurrency))
-    results = [await _rejudge_one(target, trials[i], judges, passes, limit) for i in wanted]
+    results = [await _rejudge_one(target, trials[i], judges, passes, limit, top_up) for i in wanted]
     await target.writer.flush()
     return results
 
@@ -125,7 +135,12 @@ def _arm_from_trace(name: str, events: Sequence[Event]) -> ArmSpec:
 
 
 async def _rejudge_one(
-    target: RejudgeTarget, trial: TrialRecord, judges: Sequence[Judge], passes: int, limit: asyncio.Semaphore
+    target: RejudgeTarget,
+    trial: TrialRecord,
+    judges: Sequence[Judge],
+    passes: int,
+    limit: asyncio.Semaphore,
+    top_up: bool,
 ) -> RejudgeResult:
     if trial.status not in ("finished", "error"):
         return RejudgeResult(trial.id, {}, 0, None, None, skipped=f"trial is {trial.status}, not finished")
@@ -162,7 +177,7 @@ async def _rejudge_one(
             emit(s)
     subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, trial.arm, trial.model)
     jobs = (
-        [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes)]
+        [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes, top_up=top_up)]
         if is_judged(item)
         else []
     )

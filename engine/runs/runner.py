@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from proctor.engine.providers.base import Provider
@@ -21,6 +20,7 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
 from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from proctor.engine.runs.matrix import expand
+from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
 from proctor.engine.secrets import redact
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
@@ -45,18 +45,6 @@ from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
 TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    db: Path
-    models: Sequence[str] | None = None
-    arms: Sequence[str] | None = None
-    scenarios: Sequence[str] | None = None
-    epochs: int | None = None
-    concurrency: int | None = None
-    resume: bool = False
-    base_seed: int = 0
 
 
 @dataclass
@@ -103,6 +91,7 @@ class Run:
         return {
             "suite": suite.name,
             "suite_dir": str(self.loaded.root),
+            "suite_hash": self.loaded.content_hash,
             "models": list(self.options.models or suite.models),
             "arms": list(self.options.arms or suite.arms),
             "scenarios": list(self.options.scenarios or [s.id for s in self.loaded.scenarios]),
@@ -300,10 +289,6 @@ def _as_record(t: TrialRecord, attempt: int, f: TrialFinished) -> TrialRecord:
     )
 
 
-class RunError(Exception):
-    """The run cannot start (the database holds another run, a model is misconfigured, ...)."""
-
-
 async def open_run(
     loaded: LoadedSuite, options: RunOptions, *, expand_matrix: bool = True
 ) -> tuple[Run, list[TrialRecord]]:
@@ -313,11 +298,11 @@ async def open_run(
     """
     suite = loaded.suite
     workspace = Workspace.prepare(loaded)
-    existing = _existing_run(options.db)
-    if existing is not None and not options.resume:
-        raise RunError(
-            f"{options.db} already holds run {existing}; pass --resume to continue it, or choose another --db"
-        )
+    existing = check_resumable(options.db, loaded, resume=options.resume)
+    if existing is not None:
+        options = resumed_options(options, existing[1])
+    if options.base_seed is None:
+        options = replace(options, base_seed=0)
     lock = EngineLock.try_acquire(options.db)
     if lock is None:
         raise RunError(
@@ -330,7 +315,7 @@ async def open_run(
         lock.release()
         raise
     try:
-        run_id = existing or uuid.uuid4().hex[:12]
+        run_id = existing[0] if existing else uuid.uuid4().hex[:12]
         models = list(options.models or suite.models)
         rows = expand(
             loaded,
@@ -338,7 +323,7 @@ async def open_run(
             arms=options.arms,
             scenarios=options.scenarios,
             epochs=options.epochs or suite.epochs,
-            base_seed=options.base_seed,
+            base_seed=options.base_seed or 0,
         )
         run = Run(
             loaded=loaded,
@@ -365,11 +350,3 @@ async def open_run(
         finally:
             lock.release()
         raise
-
-
-def _existing_run(db: Path) -> str | None:
-    if not db.exists():
-        return None
-    with StoreReader(db) as reader:
-        run = reader.run()
-    return run.id if run else None

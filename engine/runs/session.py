@@ -16,8 +16,9 @@ from proctor.engine.grading.anchors import check_before_run
 from proctor.engine.grading.rejudge import load_run_suite
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.commands import consume_commands, execute_with_commands
-from proctor.engine.runs.runner import Run, RunError, RunOptions, TrialHook, open_run
-from proctor.engine.runs.trial_scoring import scoring_hook
+from proctor.engine.runs.options import RunError, RunOptions
+from proctor.engine.runs.runner import Run, TrialHook, open_run
+from proctor.engine.runs.trial_scoring import score_unscored, scoring_hook
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.reader import TrialRecord
 
@@ -52,6 +53,8 @@ async def run_suite(
             if on_start is not None:
                 on_start(run, todo)
             status = await execute_with_commands(run, todo)
+            if judges and status == "finished":
+                await score_unscored(run, judges, loaded.suite.judge.passes)
             if serve_after:
                 await consume_commands(run, stop=asyncio.Event())
             return status

@@ -1,15 +1,16 @@
-"""The live run's scoring hook: each trial is scored by the grading package as it finishes."""
+"""The live run's scoring: each trial as it finishes, and on resume whatever an interruption left unscored."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from proctor.engine.grading.evaluation import TrialInput
+from proctor.engine.grading.rejudge import RejudgeTarget, rejudge_trials
 from proctor.engine.grading.score_trial import score_trial, tool_schemas
 from proctor.engine.judges.base import Judge
 from proctor.engine.runs.runner import Run, TrialContext, TrialHook
 from proctor.store.events import Event
-from proctor.store.reader import TrialRecord
+from proctor.store.reader import StoreReader, TrialRecord
 
 
 def trial_input(run: Run, scenario_id: str, arm: str, model: str, events: Sequence[Event]) -> TrialInput:
@@ -33,3 +34,19 @@ def scoring_hook(judge: Judge | Sequence[Judge], passes: int) -> TrialHook:
         await score_trial(trial, judge, range(1, passes + 1), ctx.emit)
 
     return hook
+
+
+async def score_unscored(run: Run, judges: Sequence[Judge], passes: int) -> list[int]:
+    """Score every ended trial that has no ``passed`` score yet; return their ids.
+
+    A process killed between a trial's end and its last judge pass leaves the trial finished
+    (so it is not run again) but unscored; without this it would stay out of every figure.
+    """
+    await run.writer.flush()
+    with StoreReader(run.options.db) as reader:
+        scored = {s.trial_id for s in reader.scores() if s.name == "passed"}
+        ids = [t.id for t in reader.trials() if t.status in ("finished", "error") and t.id not in scored]
+    if ids:
+        target = RejudgeTarget(run.options.db, run.writer, run.run_id, run.loaded, run.workspace)
+        await rejudge_trials(target, judges, passes=passes, trial_ids=ids, top_up=True)
+    return ids

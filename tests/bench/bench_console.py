@@ -115,12 +115,13 @@ def build_store(path: Path, n_events: int, n_trials: int = 10_000) -> float:
                 "score": rng.random(),
                 "criteria": [{"name": "c", "score": rng.random(), "rationale": "r"}],
             }
-            judgments.append((tid, p, "offline:lexical", json.dumps(verdict), "", 0))
+            judgments.append((tid, 1, p, "openai:gpt-4o-mini", json.dumps(verdict), "", 0))
     conn.executemany(
         "INSERT INTO scores (trial_id, name, value, details, created_at) VALUES (?, ?, ?, ?, ?)", scores
     )
     conn.executemany(
-        "INSERT INTO judgments (trial_id, pass_no, judge, verdict, error, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO judgments (trial_id, attempt, pass_no, judge, verdict, error, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
         judgments,
     )
     conn.execute("COMMIT")

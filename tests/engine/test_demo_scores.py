@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.runs.runner import RunOptions
+from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite

@@ -10,7 +10,7 @@ import yaml
 from proctor.app.state import display_status
 from proctor.engine.reports.report import build_report
 from proctor.engine.reports.report_markdown import render_markdown
-from proctor.engine.runs.runner import RunOptions
+from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
 from proctor.store.reader import StoreReader

@@ -69,7 +69,8 @@ async def test_panel_summary_tau_b_and_human_agreement(tmp_path: Path) -> None:
     fx = await build_run(tmp_path, judges=[OfflineJudge(), ContrarianJudge()])
     conn = sqlite3.connect(fx.db)
     conn.execute(
-        "INSERT INTO judgments (trial_id, pass_no, judge, source, verdict, created_at) VALUES (3, 1, 'alice', 'human:import', ?, ?)",
+        "INSERT INTO judgments (trial_id, attempt, pass_no, judge, source, verdict, created_at) "
+        "VALUES (3, 1, 1, 'alice', 'human:import', ?, ?)",
         ('{"score": 1.0}', time.time()),
     )
     conn.commit()

@@ -71,6 +71,8 @@ def test_sigkill_then_resume_finishes_every_trial_exactly_once(tmp_path: Path) -
     with StoreReader(db) as r:
         after = r.events_after(0, limit=10**6)
         trials = r.trials()
+        scored = {s.trial_id for s in r.scores() if s.name == "passed"}
+    assert scored == {t.id for t in trials}, "a finished trial was left unscored"
     kinds_after = {e.id: e.kind for e in after}
     assert all(kinds_after.get(i) == k for i, k in before.items()), "a committed event was lost"
     assert all(t.status == "finished" for t in trials)

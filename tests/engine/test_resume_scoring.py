@@ -1,0 +1,160 @@
+"""Resuming never leaves a finished trial unscored, keeps the run's own matrix, and refuses another suite."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from proctor.engine.runs.options import RunError, RunOptions, check_resumable
+from proctor.engine.runs.session import run_suite
+from proctor.scenarios.loader import load_suite
+from proctor.store.events import Judged, TrialStarted
+from proctor.store.reader import StoreReader
+from proctor.store.schema import MIGRATIONS, SCHEMA_VERSION, configure, migrate
+from proctor.store.writer import StoreWriter
+
+
+def _suite(root: Path) -> Path:
+    (root / "scenarios").mkdir(parents=True)
+    suite = {
+        "name": "weather",
+        "mcpServers": {
+            "weather": {"command": sys.executable, "args": ["-m", "proctor.scenarios.demo.servers.weather"]}
+        },
+        "arms": {"baseline": {"baseline": True}, "weather": {"servers": ["weather"]}},
+        "models": ["offline:default"],
+        "epochs": 1,
+        "judge": {"passes": 2},
+    }
+    (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+    for sid in ("oslo", "lima"):
+        (root / "scenarios" / f"{sid}.yaml").write_text(
+            yaml.safe_dump(
+                {"id": sid, "prompt": f"What is the weather in {sid}?", "keywords": {"required": [sid]}}
+            )
+        )
+    return root
+
+
+def _passes(db: Path) -> dict[int, list[int]]:
+    with StoreReader(db) as r:
+        out: dict[int, list[int]] = {t.id: [] for t in r.trials()}
+        for j in r.judgments():
+            if j.judge == "offline:lexical":
+                out[j.trial_id].append(j.pass_no)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+async def test_resume_scores_every_finished_trial_an_interruption_left_unscored(tmp_path: Path) -> None:
+    loaded = load_suite(_suite(tmp_path / "suite"))
+    db = tmp_path / "run.db"
+    assert await run_suite(loaded, RunOptions(db=db, epochs=2, arms=["baseline"]), score=False) == "finished"
+    with StoreReader(db) as r:
+        trials = r.trials()
+        assert r.scores() == [] and len(trials) == 4
+    first = trials[0]
+    async with await StoreWriter.open(db) as w:  # the process died after the first of two judge passes
+        w.emit("x", Judged(pass_no=1, judge="offline:lexical", verdict={"score": 0.5}), trial_id=first.id,
+               attempt=first.attempt)  # fmt: skip
+
+    assert await run_suite(loaded, RunOptions(db=db, resume=True)) == "finished"
+
+    with StoreReader(db) as r:
+        after = r.trials()
+        passed = {s.trial_id for s in r.scores() if s.name == "passed"}
+        config = r.run()
+    assert [(t.id, t.attempt) for t in after] == [(t.id, t.attempt) for t in trials], "nothing ran again"
+    assert passed == {t.id for t in trials}
+    assert _passes(db) == {t.id: [1, 2] for t in trials}, "topped up to the suite's 2 passes, never a third"
+    assert config is not None and config.config["arms"] == ["baseline"] and config.config["epochs"] == 2
+
+
+async def test_resume_keeps_the_runs_arms_and_epochs_unless_overridden(tmp_path: Path) -> None:
+    loaded = load_suite(_suite(tmp_path / "suite"))
+    db = tmp_path / "run.db"
+    await run_suite(loaded, RunOptions(db=db, epochs=2, arms=["baseline"], scenarios=["oslo"]), score=False)
+    await run_suite(loaded, RunOptions(db=db, resume=True), score=False)
+    with StoreReader(db) as r:
+        assert sorted((t.arm, t.epoch) for t in r.trials()) == [("baseline", 0), ("baseline", 1)]
+    await run_suite(loaded, RunOptions(db=db, resume=True, arms=["weather"]), score=False)
+    with StoreReader(db) as r:
+        assert sorted(t.arm for t in r.trials()) == ["baseline", "baseline", "weather", "weather"]
+
+
+async def test_a_run_resumes_only_with_its_own_suite(tmp_path: Path) -> None:
+    root = _suite(tmp_path / "suite")
+    loaded = load_suite(root)
+    db = tmp_path / "run.db"
+    await run_suite(loaded, RunOptions(db=db, arms=["baseline"], scenarios=["oslo"]), score=False)
+    with StoreReader(db) as r:
+        run = r.run()
+    assert run is not None and run.config["suite_dir"] == str(root.resolve())
+
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    assert check_resumable(db, load_suite(copy), resume=True) is not None, (
+        "same content elsewhere is the same suite"
+    )
+
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    (other / "scenarios" / "oslo.yaml").write_text(
+        yaml.safe_dump({"id": "oslo", "prompt": "x", "keywords": {"required": ["y"]}})
+    )
+    with pytest.raises(RunError, match="is not the suite the run used"):
+        check_resumable(db, load_suite(other), resume=True)
+    with pytest.raises(RunError, match="pass --resume"):
+        check_resumable(db, loaded, resume=False)
+
+    (root / "scenarios" / "lima.yaml").write_text(
+        yaml.safe_dump({"id": "lima", "prompt": "z", "keywords": {"required": ["z"]}})
+    )
+    with pytest.raises(RunError, match="has changed since the run started"):
+        await run_suite(load_suite(root), RunOptions(db=db, resume=True), score=False)
+
+
+def test_a_relative_suite_path_is_recorded_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _suite(tmp_path / "suite")
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("suite").root == (tmp_path / "suite").resolve()
+
+
+async def test_a_new_attempt_starts_with_no_judgments_and_no_scores(tmp_path: Path) -> None:
+    loaded = load_suite(_suite(tmp_path / "suite"))
+    db = tmp_path / "run.db"
+    await run_suite(loaded, RunOptions(db=db, arms=["baseline"], scenarios=["oslo"]))
+    with StoreReader(db) as r:
+        (t,) = r.trials()
+        assert len(r.judgments(t.id)) == 2 and r.scores(t.id)
+    async with await StoreWriter.open(db) as w:
+        w.emit("x", TrialStarted(scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=t.seed,
+                                 attempt=t.attempt + 1), trial_id=t.id, attempt=t.attempt + 1)  # fmt: skip
+    with StoreReader(db) as r:
+        assert r.judgments(t.id) == [] and r.scores(t.id) == []
+    conn = sqlite3.connect(db)
+    try:
+        stored = conn.execute("SELECT attempt FROM judgments WHERE trial_id = ?", (t.id,)).fetchall()
+    finally:
+        conn.close()
+    assert stored == [(t.attempt,), (t.attempt,)], "the old attempt's verdicts stay stored, out of view"
+
+
+def test_migration_gives_old_judgments_their_trials_attempt(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    configure(conn)
+    conn.executescript(f"BEGIN;\n{MIGRATIONS[0]}\nPRAGMA user_version = 1;\nCOMMIT;")
+    conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r', 's', '{}', 0)")
+    conn.execute("INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed, status, attempt) "
+                 "VALUES (1, 'r', 'a', 'b', 'm', 0, 0, 'finished', 3)")  # fmt: skip
+    conn.execute("INSERT INTO judgments (trial_id, pass_no, judge, created_at) VALUES (1, 1, 'j', 0)")
+    assert migrate(conn, str(db)) == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()
+    with StoreReader(db) as r:
+        assert [(j.trial_id, j.judge) for j in r.judgments()] == [(1, "j")]
