@@ -4,17 +4,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
+from pathlib import Path
 from typing import Any
 
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
-from proctor.engine.grading.rejudge import rejudge_db
+from proctor.engine.grading.rejudge import load_run_suite, rejudge_db
 from proctor.store.commands import enqueue_command
 from proctor.store.lock import EngineLock
+from proctor.store.reader import StoreReader
+
+
+def _warn_if_suite_changed(db: Path) -> None:
+    """Re-judging with an edited rubric is legitimate, but the user must know the scores moved with it."""
+    _, loaded = load_run_suite(db)
+    with StoreReader(db) as reader:
+        run = reader.run()
+    recorded = run.config.get("suite_hash") if run else None
+    if isinstance(recorded, str) and recorded != loaded.content_hash:
+        print(
+            f"warning: {loaded.root} has changed since the run (content hash {loaded.content_hash[:12]}, the run "
+            f"recorded {recorded[:12]}); new passes are scored against the suite as it is now",
+            file=sys.stderr,
+        )
 
 
 def judge_command(args: argparse.Namespace) -> int:
     need_db(args.db)
+    _warn_if_suite_changed(args.db)
     lock = EngineLock.try_acquire(args.db)
     if lock is None:
         # A live engine owns the run: it does the re-judging, so the run keeps one writer.

@@ -123,3 +123,18 @@ def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "suite file not found" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         run_cli("judge", "x.db", "--trials", "one,two")
+
+
+def test_judge_from_another_directory_uses_the_runs_suite_and_warns_when_it_changed(
+    fx: Fixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert run_cli("judge", str(fx.db), "--trials", "1") == 0
+    assert "has changed" not in capsys.readouterr().err
+    suite_file = fx.suite_dir / "suite.yaml"
+    suite_file.write_text(suite_file.read_text() + "\n# edited\n")
+    assert run_cli("judge", str(fx.db), "--trials", "1") == 0
+    captured = capsys.readouterr()
+    assert "has changed since the run" in captured.err and "#1: offline:lexical passes [4]" in captured.out

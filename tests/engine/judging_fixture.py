@@ -195,6 +195,7 @@ async def build_run(
     config = {
         "suite": loaded.suite.name,
         "suite_dir": str(suite_dir),
+        "suite_hash": loaded.content_hash,
         "models": [MODEL],
         "arms": list(ARMS),
         "epochs": epochs,
