@@ -7,11 +7,15 @@ values. Text from details is untrusted and is sanitized where it is displayed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from proctor.engine.reports.aggregate import is_baseline
+from proctor.engine.reports.attribution import attribution
 from proctor.store.reader import ScoreRecord, TrialRecord
+from proctor.widgets.arms_panel import ArmRow
 from proctor.widgets.grounding_panel import GroundingRow
 from proctor.widgets.transcript_model import CitationBadge
 
@@ -123,3 +127,28 @@ __all__ = [
     "grounding_rows",
     "score_value",
 ]
+
+
+def arm_rows(
+    trials: Mapping[int, TrialRecord], scores: Mapping[int, Mapping[str, ScoreRecord]], arms: Sequence[str]
+) -> list[ArmRow]:
+    """Per arm, over its ended trials: judged passes, mean fairness, calls to its own tools."""
+    out = []
+    for arm in arms:
+        ended = [t for t in trials.values() if t.arm == arm and t.status in ("finished", "error")]
+        judged = [t for t in ended if t.passed is not None]
+        fair = [v for t in ended if (v := score_value(scores.get(t.id, {}), "fairness")) is not None]
+        who = attribution(arm, ended, scores)
+        out.append(
+            ArmRow(
+                arm=arm,
+                baseline=any(is_baseline(scores.get(t.id, {})) for t in ended),
+                passed=sum(bool(t.passed) for t in judged),
+                judged=len(judged),
+                fairness=statistics.fmean(fair) if fair else None,
+                tool_calls=who.tool_calls,
+                ended=len(ended),
+                attributable=who.attributable,
+            )
+        )
+    return out

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from proctor.app.cost_fold import UsageBook, cost_rows
 from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.judgment_fold import JudgmentBook
-from proctor.app.score_views import grounding_rows
+from proctor.app.score_views import arm_rows, grounding_rows
 from proctor.store.events import OperatorCommand, Scored, TrialStarted
 from proctor.store.reader import AnchorRecord, RunRecord, ScoreRecord, StoredEvent, TrialRecord
+from proctor.widgets.arms_panel import ArmRow
 from proctor.widgets.cost_panel import CostRow
 from proctor.widgets.grounding_panel import GroundingRow
 from proctor.widgets.series_panel import Series
@@ -98,6 +99,7 @@ class ConsoleState:
         self._counts_cache: tuple[object, Counter[str]] | None = None
         self._rate_cache: tuple[object, float] | None = None
         self._grounding_cache: tuple[int, list[GroundingRow]] | None = None
+        self._arms_cache: tuple[tuple[int, int], list[ArmRow]] | None = None
         self.scores_version = 0
 
     # -- folding ------------------------------------------------------------------------------
@@ -276,6 +278,12 @@ class ConsoleState:
             scenario_of = {tid: t.scenario for tid, t in self.trials.items()}
             self._variance_cache = (version, self.judgments.variance_rows(scenario_of))
         return self._variance_cache[1]
+
+    def arm_rows(self) -> list[ArmRow]:
+        key = (self.scores_version, self.status_version)
+        if self._arms_cache is None or self._arms_cache[0] != key:
+            self._arms_cache = (key, arm_rows(self.trials, self.scores, self.arms()))
+        return self._arms_cache[1]
 
     def grounding_rows(self) -> list[GroundingRow]:
         if self._grounding_cache is None or self._grounding_cache[0] != self.scores_version:

@@ -15,6 +15,7 @@ from textual.widgets import Footer
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.state import Filters
+from proctor.widgets.arms_panel import ArmsPanel
 from proctor.widgets.cost_panel import CostPanel
 from proctor.widgets.grounding_panel import GroundingPanel
 from proctor.widgets.sanitize import one_line
@@ -65,6 +66,7 @@ class DashboardScreen(ProctorScreen):
         with Horizontal():
             yield TrialMatrix(id="matrix")
             with VerticalScroll(id="side"):
+                yield ArmsPanel(id="arms")
                 yield CostPanel(id="cost")
                 yield VariancePanel(id="variance")
                 yield GroundingPanel(id="grounding")
@@ -108,6 +110,7 @@ class DashboardScreen(ProctorScreen):
         if state.details_loaded and state.version != self._panels_version and due:
             self._panels_version, self._panels_at = state.version, now
             self._panels_details = state.details_loaded
+            self.query_one(ArmsPanel).show(state.arm_rows())
             self.query_one(CostPanel).show(state.cost_rows())
             self.query_one(VariancePanel).show(
                 state.variance_rows(),

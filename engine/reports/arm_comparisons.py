@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from proctor.engine.judges.base import Verdict
 from proctor.engine.judges.panel import is_human, latest_per_pass
 from proctor.engine.reports.aggregate import ArmModelSummary, is_baseline, value
+from proctor.engine.reports.attribution import Attribution, attribution
 from proctor.engine.stats import (
     ArmModelVariance,
     BootstrapCI,
@@ -50,6 +51,7 @@ class BaselineComparison:
     pairs: int
     mcnemar: McNemarResult
     fairness_delta: BootstrapCI | None
+    attribution: Attribution
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,18 @@ def baseline_comparisons(
             and (b := value(scores.get(second[k].id, {}), "fairness")) is not None
         ]
         delta = paired_bootstrap_ci(fair, n_resamples=2000, seed=0) if fair else None
-        out.append(BaselineComparison(arm, model, base, len(shared), mcnemar_exact(passes), delta))
+        arm_trials = [t for t in trials if t.model == model]
+        out.append(
+            BaselineComparison(
+                arm,
+                model,
+                base,
+                len(shared),
+                mcnemar_exact(passes),
+                delta,
+                attribution(arm, arm_trials, scores),
+            )
+        )
     return out
 
 

@@ -140,7 +140,8 @@ def _ranking(ranking: dict[str, Any]) -> list[str]:
 
 
 def _versus(arms: list[dict[str, Any]]) -> list[str]:
-    rows = []
+    rows: list[list[str]] = []
+    caveats: list[str] = []
     for a in arms:
         v = a["vs_baseline"]
         if v is None:
@@ -148,11 +149,15 @@ def _versus(arms: list[dict[str, Any]]) -> list[str]:
         m, d = v["mcnemar"], v["fairness_delta"]
         delta = "–" if d is None else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
         p = "–" if m["p_value"] is None else f"{m['p_value']:.3f}"
+        if not v["attributable"]:
+            p, delta = f"{p} ⚠", f"{delta} ⚠"
+            caveats.append(f"⚠ {cell(v['caveat'])} ({_who(a)}).")
         rows.append(
             [
                 _who(a),
                 cell(v["baseline"]),
                 str(v["pairs"]),
+                str(v["arm_tool_calls"]),
                 f"{m['arm_only_passes']} / {m['baseline_only_passes']}",
                 p,
                 delta,
@@ -164,6 +169,7 @@ def _versus(arms: list[dict[str, Any]]) -> list[str]:
         "arm · model",
         "baseline",
         "pairs",
+        "MCP calls",
         "arm-only / baseline-only passes",
         "McNemar exact p",
         "Δ fairness [95% CI]",
@@ -174,6 +180,7 @@ def _versus(arms: list[dict[str, Any]]) -> list[str]:
         "Paired by scenario and epoch (same seed). A Δ whose interval contains 0 is not a difference.",
         "",
         *table(header, rows),
+        *(["", *caveats] if caveats else []),
     ]
 
 

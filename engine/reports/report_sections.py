@@ -53,6 +53,9 @@ def _comparison(c: BaselineComparison | None) -> dict[str, Any] | None:
             "p_value": c.mcnemar.p_value,
             "reason": c.mcnemar.reason,
         },
+        "arm_tool_calls": c.attribution.tool_calls,
+        "attributable": c.attribution.attributable,
+        "caveat": c.attribution.caveat,
         "fairness_delta": None
         if d is None
         else {"mean": d.mean_delta, "low": d.low, "high": d.high, "n": d.n, "confidence": d.confidence},

@@ -16,7 +16,8 @@ from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, build_report
 from proctor.engine.reports.report_csv import COLUMNS, render_csv
 from proctor.engine.reports.report_markdown import cell, render_markdown
-from proctor.store.events import OperatorCommand, Usage
+from proctor.store.events import OperatorCommand, Scored, Usage
+from proctor.store.reader import StoreReader
 from proctor.store.writer import JudgmentMeta, StoreWriter
 from tests.engine.judging_fixture import RUN_ID, build_run
 
@@ -215,3 +216,23 @@ def test_an_empty_run_still_reports(tmp_path: Path) -> None:
     assert data["arms"] == [] and data["notes"] == []
     assert "No fairness scores yet." in render_markdown(data)
     assert render_csv(data).splitlines() == [",".join(COLUMNS)]
+
+
+async def test_an_arm_whose_tools_were_never_called_is_compared_with_a_caveat(tmp_path: Path) -> None:
+    fx = await build_run(tmp_path)
+    assert build_report(fx.db)["arms"][1]["vs_baseline"]["attributable"] is True
+    with StoreReader(fx.db) as r:
+        mcp_trials = [t.id for t in r.trials() if t.arm == "mcp"]
+    async with await StoreWriter.open(fx.db) as w:  # the agent called a distractor, never the arm's server
+        for tid in mcp_trials:
+            w.emit(
+                RUN_ID, Scored(name="adoption", value=0.0, details={"arm_calls": 0}), trial_id=tid, attempt=1
+            )
+    report = build_report(fx.db)
+    versus = next(a for a in report["arms"] if a["arm"] == "mcp")["vs_baseline"]
+    assert versus["attributable"] is False and versus["arm_tool_calls"] == 0
+    assert "never called in 8 trial(s)" in versus["caveat"]
+    md = render_markdown(report)
+    assert "⚠ mcp: its MCP tools were never called" in md and "1.000 ⚠" in md
+    rows = {r["arm"]: r for r in csv.DictReader(io.StringIO(render_csv(report)))}
+    assert rows["mcp"]["vs_baseline_attributable"] == "False"

@@ -1,0 +1,57 @@
+"""Whether an arm's difference to the baseline can be put down to its MCP server.
+
+If an arm's agent never called the arm's tools, anything that separates it from the baseline
+came from the tool list in its prompt or from chance, not from what the server does: the
+report and the console say so next to the comparison instead of presenting it as the server's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from proctor.store.reader import ScoreRecord, TrialRecord
+
+
+def arm_tool_calls(trial: TrialRecord, scores: Mapping[str, ScoreRecord]) -> int | None:
+    """Calls to the arm's own servers (adoption's count), else every tool call; None before the end."""
+    adoption = scores.get("adoption")
+    if adoption is not None and isinstance(adoption.details.get("arm_calls"), int):
+        return int(adoption.details["arm_calls"])
+    return trial.tool_calls
+
+
+@dataclass(frozen=True)
+class Attribution:
+    arm: str
+    trials: int
+    tool_calls: int
+
+    @property
+    def attributable(self) -> bool:
+        return self.trials == 0 or self.tool_calls > 0
+
+    @property
+    def caveat(self) -> str | None:
+        if self.attributable:
+            return None
+        return (
+            f"{self.arm}: its MCP tools were never called in {self.trials} trial(s), so its difference "
+            "to the baseline is not attributable to the server"
+        )
+
+
+def attribution(
+    arm: str, trials: Iterable[TrialRecord], scores: Mapping[int, Mapping[str, ScoreRecord]]
+) -> Attribution:
+    """Over the arm's ended trials (running ones have not had their chance to call yet)."""
+    counted = [
+        calls
+        for t in trials
+        if t.arm == arm and t.status in ("finished", "error")
+        if (calls := arm_tool_calls(t, scores.get(t.id, {}))) is not None
+    ]
+    return Attribution(arm, len(counted), sum(counted))
+
+
+__all__ = ["Attribution", "arm_tool_calls", "attribution"]

@@ -1,0 +1,58 @@
+"""Each arm against the baseline: pass rate, mean fairness, and whether its MCP tools were used.
+
+An arm whose tools were never called gets a warning instead of a bare number: whatever
+separates it from the baseline is not the server's doing (engine/reports/attribution.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from proctor.widgets.sanitize import one_line
+from proctor.widgets.text_panel import TextPanel
+
+
+@dataclass(frozen=True)
+class ArmRow:
+    arm: str
+    baseline: bool
+    passed: int
+    judged: int
+    fairness: float | None
+    tool_calls: int
+    ended: int
+    attributable: bool
+
+
+def arms_text(rows: Sequence[ArmRow]) -> Text:
+    text = Text("arms · pass rate · fairness · MCP calls\n", style="bold", end="")
+    for row in rows:
+        text.append(f"{one_line(row.arm, 18):<18} ")
+        rate = f"{row.passed}/{row.judged}" if row.judged else "–"
+        fair = "  –  " if row.fairness is None else f"{row.fairness:.2f}"
+        text.append(f"{rate:>7}  {fair:>5}", style="bold")
+        if row.baseline:
+            text.append("  baseline\n", style="dim")
+        elif not row.attributable:
+            text.append(f"  {row.tool_calls} calls\n", style="yellow")
+            text.append(
+                "  ⚠ tools never called: Δ vs baseline not attributable to the server\n", style="yellow"
+            )
+        else:
+            text.append(f"  {row.tool_calls} calls\n", style="dim")
+    if not rows:
+        text.append("no trials ended yet\n", style="dim")
+    return text
+
+
+class ArmsPanel(TextPanel):
+    DEFAULT_CSS = "ArmsPanel { height: auto; }"
+
+    def show(self, rows: Sequence[ArmRow]) -> None:
+        self.show_text(arms_text(rows))
+
+
+__all__ = ["ArmRow", "ArmsPanel", "arms_text"]
