@@ -126,6 +126,9 @@ class Limits(_Strict):
     max_tool_calls: int = Field(24, ge=0)
     trial_timeout_s: float = Field(300.0, gt=0)
     tool_timeout_s: float | None = Field(None, gt=0, description="overrides each server's timeout_s")
+    tool_result_store_chars: int = Field(200_000, ge=1000, description="tool output kept in the run database")
+    tool_result_model_chars: int = Field(50_000, ge=1000, description="tool output sent back to the model")
+    server_log_bytes: int = Field(1_000_000, ge=10_000, description="stderr log per server, rotated once")
 
 
 class Concurrency(_Strict):

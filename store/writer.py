@@ -30,6 +30,7 @@ from proctor.store.events import (
     TrialFinished,
     TrialStarted,
 )
+from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
 
 COMPRESS_OVER_BYTES = 64 * 1024
@@ -59,7 +60,10 @@ class JudgmentMeta:
 
 
 def encode_payload(event: Event) -> tuple[str, bytes]:
-    raw = event.model_dump_json().encode()
+    return encode_raw(event.model_dump_json().encode())
+
+
+def encode_raw(raw: bytes) -> tuple[str, bytes]:
     if len(raw) > COMPRESS_OVER_BYTES:
         return "zlib", zlib.compress(raw, 6)
     return "json", raw
@@ -144,7 +148,7 @@ class StoreWriter:
     # -- direct writes (setup, rare) ------------------------------------------------------
 
     async def create_run(self, run_id: str, suite: str, config: dict[str, Any]) -> None:
-        await self._run(_insert_run, run_id, suite, json.dumps(config, sort_keys=True))
+        await self._run(_insert_run, run_id, suite, redact(json.dumps(config, sort_keys=True)))
 
     async def add_trials(self, run_id: str, rows: Iterable[TrialRow]) -> None:
         """Insert trials that are not there yet (matrix expansion is idempotent on resume)."""
@@ -191,7 +195,10 @@ class StoreWriter:
             raise RuntimeError(f"store writer for {self.path} is closed")
         # Serialized here, on the caller's thread, so it overlaps the writer thread's disk work.
         ts = time.time()
-        encoding, payload = encode_payload(event)
+        raw = redact(event.model_dump_json())  # the one choke point: nothing reaches the file unredacted
+        if event.kind in _UPDATERS:
+            event = type(event).model_validate_json(raw)
+        encoding, payload = encode_raw(raw.encode())
         derived = (run_id, trial_id, attempt, ts, event, judgment) if event.kind in _UPDATERS else None
         self._pending.append(((run_id, trial_id, attempt, ts, event.kind, encoding, payload), derived))
         n = len(self._pending)

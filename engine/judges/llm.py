@@ -25,9 +25,9 @@ from proctor.engine.judges.prompts import (
 from proctor.engine.providers.base import AssistantTurn, Message, Provider, ProviderError, UserMessage
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.scoring import COGNITIVE_MODES
-from proctor.engine.secrets import redact
 from proctor.scenarios.schema import Scenario
 from proctor.store.events import Usage
+from proctor.store.redaction import redact
 from proctor.store.writer import JudgmentMeta
 
 DEFAULT_ATTEMPTS = 3

@@ -11,8 +11,8 @@ import os
 from proctor.engine.providers.base import Provider
 from proctor.engine.providers.offline import OfflineProvider
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.secrets import register_secret
 from proctor.scenarios.schema import ProviderSpec
+from proctor.store.redaction import register_secret
 
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 DEFAULT_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}

@@ -8,17 +8,15 @@ in an error body, and these messages end up in SQLite.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import httpx2
 
-from proctor.engine import secrets as known_secrets
 from proctor.engine.providers.retry import Failure, parse_retry_after
+from proctor.store import redaction as known_secrets
 
 MAX_DETAIL_CHARS = 300
 
-_KEY_LIKE = re.compile(r"(?:\b(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{6,})|(?:Bearer\s+\S+)", re.IGNORECASE)
 
 _RETRYABLE_STATUS = {
     408: "timeout",
@@ -55,8 +53,8 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` without the given secrets, registered ones, anything key-shaped; capped in length."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, "[redacted]")
-    text = _KEY_LIKE.sub("[redacted]", known_secrets.redact(text))
+            text = text.replace(secret, "[redacted: api key]")
+    text = known_secrets.redact(text)
     if len(text) > MAX_DETAIL_CHARS:
         text = text[:MAX_DETAIL_CHARS] + "…"
     return text

@@ -27,9 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from proctor.engine.secrets import redact
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult
 from proctor.store.reader import StoredEvent, StoreReader, TrialRecord
+from proctor.store.redaction import redact
 
 SCHEMA = "proctor-export/1"
 COLUMNS: tuple[str, ...] = (

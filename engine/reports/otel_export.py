@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from proctor.engine.secrets import redact
 from proctor.store.events import (
     ErrorEvent,
     FinalAnswer,
@@ -34,6 +33,7 @@ from proctor.store.events import (
     TrialStarted,
 )
 from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.redaction import redact
 
 if TYPE_CHECKING:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

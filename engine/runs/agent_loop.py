@@ -24,7 +24,7 @@ from proctor.engine.providers.base import (
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.secrets import redact
+from proctor.engine.tools.caps import cap_structured, cap_text
 from proctor.engine.tools.toolbox import Toolbox, ToolSpec
 from proctor.scenarios.schema import Limits
 from proctor.store.events import (
@@ -39,6 +39,7 @@ from proctor.store.events import (
     ToolResult,
     Usage,
 )
+from proctor.store.redaction import redact
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are answering questions about a code base using the tools you are given. Look things up "
@@ -150,7 +151,7 @@ async def _run_step(
         calls, refused = reply.tool_calls[:allowed], reply.tool_calls[allowed:]
         servers = {t.name: t.server for t in tools}
         outcomes = await asyncio.gather(
-            *(_call_tool(toolbox, c, servers.get(c.name, ""), emit) for c in calls)
+            *(_call_tool(toolbox, c, servers.get(c.name, ""), emit, limits) for c in calls)
         )
         state.tool_calls += len(calls)
         outcomes += [
@@ -162,7 +163,7 @@ async def _run_step(
 
 
 async def _call_tool(
-    toolbox: Toolbox, call: ToolCallRequest, server: str, emit: Callable[[Event], None]
+    toolbox: Toolbox, call: ToolCallRequest, server: str, emit: Callable[[Event], None], limits: Limits
 ) -> ToolOutcome:
     emit(ToolCall(call_id=call.call_id, server=server, tool=call.name, arguments=call.arguments))
     if "__raw__" in call.arguments and len(call.arguments) == 1:
@@ -185,14 +186,15 @@ async def _call_tool(
             call_id=call.call_id,
             server=outcome.server,
             tool=outcome.tool,
-            content=outcome.content,
+            content=cap_text(outcome.content, limits.tool_result_store_chars, what="stored"),
             is_error=outcome.is_error,
             error_type=outcome.error_type,
             latency_s=outcome.latency_s,
-            structured=outcome.structured,
+            structured=cap_structured(outcome.structured, limits.tool_result_store_chars),
         )
     )
-    return ToolOutcome(call.call_id, call.name, outcome.content, outcome.is_error)
+    sent = cap_text(outcome.content, limits.tool_result_model_chars, what="sent to the model")
+    return ToolOutcome(call.call_id, call.name, sent, outcome.is_error)
 
 
 def _tool_io_share(messages: list[Message], input_tokens: int) -> int:

@@ -20,10 +20,10 @@ from proctor.engine.grading.anchors import lock_anchors, verify_anchors
 from proctor.engine.grading.rejudge import RejudgeResult, RejudgeTarget, rejudge_trials
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.runner import Run
-from proctor.engine.secrets import redact
 from proctor.store.commands import Command
 from proctor.store.events import OperatorCommand
 from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.redaction import redact
 
 POLL_INTERVAL_S = 0.5
 Cancel = Callable[[], object]

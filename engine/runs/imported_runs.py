@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.scoring.toolmatch import match_tool_calls
-from proctor.engine.secrets import redact
 from proctor.scenarios.import_common import (
     ImportedSuite,
     ImportedTranscript,
@@ -49,6 +48,7 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.reader import StoreReader
+from proctor.store.redaction import redact
 from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
 
 DB_NAME = "imported.db"

@@ -21,7 +21,6 @@ from proctor.engine.providers.registry import make_provider
 from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
-from proctor.engine.secrets import redact
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.retrieval import RetrievalToolbox
@@ -42,6 +41,7 @@ from proctor.store.events import (
 )
 from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.redaction import redact
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
 TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
@@ -332,7 +332,7 @@ async def open_run(
             run_id=run_id,
             workspace=workspace,
             prices=PriceTable(suite.prices),
-            pool=ServerPool(options.db.parent / f"{options.db.name}.logs"),
+            pool=ServerPool(options.db.parent / f"{options.db.name}.logs", suite.limits.server_log_bytes),
             lock=lock,
         )
         if existing is None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import signal
 import socket
@@ -29,11 +28,12 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
+from proctor.store.redaction import register_env
 
 MAX_RESTARTS = 3
-PR_SET_PDEATHSIG = 1
 START_TIMEOUT_S = 30.0
 _SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 
@@ -48,10 +48,16 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
 
 
 class McpConnection:
-    def __init__(self, name: str, config: ServerConfig, log_dir: Path) -> None:
+    def __init__(
+        self, name: str, config: ServerConfig, log_dir: Path, log_bytes: int = DEFAULT_LOG_BYTES
+    ) -> None:
         self.name = name
         self.config = config
+        register_env(config.env if isinstance(config, StdioServer) else config.headers)
+        if isinstance(config, HttpServer) and config.launch is not None:
+            register_env(config.launch.env)
         self.log_path = log_dir / f"{_safe_name(name)}.stderr.log"
+        self.log_bytes = log_bytes
         log_dir.mkdir(parents=True, exist_ok=True)
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
@@ -113,14 +119,20 @@ class McpConnection:
         cfg = self.config
         if isinstance(cfg, StdioServer):
             # stdio_client starts the child with the SDK's safe variables plus cfg.env, never our environment.
-            params = StdioServerParameters(command=cfg.command, args=cfg.args, env=dict(cfg.env), cwd=cfg.cwd)
+            # The supervisor between them reaps the server's whole process group, even after kill -9.
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=supervised(cfg.command, cfg.args, self.log_path, self.log_bytes),
+                env=dict(cfg.env),
+                cwd=cfg.cwd,
+            )
             async with Client(stdio_client(params, errlog=log)) as client:
                 yield client
             return
         assert isinstance(cfg, HttpServer)
         async with AsyncExitStack() as stack:
             if cfg.launch is not None:
-                await stack.enter_async_context(_launched(cfg.launch, cfg.url, log))
+                await stack.enter_async_context(_launched(cfg.launch, cfg.url, log, self))
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_s)
             )
@@ -235,18 +247,17 @@ class McpConnection:
 
 
 @asynccontextmanager
-async def _launched(cfg: StdioServer, url: str, log: TextIO) -> AsyncIterator[None]:
+async def _launched(cfg: StdioServer, url: str, log: TextIO, conn: McpConnection) -> AsyncIterator[None]:
     """Start the process that serves an HTTP server's URL; wait for its port; reap it on exit."""
     proc = await asyncio.create_subprocess_exec(
-        cfg.command,
-        *cfg.args,
+        sys.executable,
+        *supervised(cfg.command, cfg.args, conn.log_path, conn.log_bytes),
         env=child_env(cfg.env),
         cwd=cfg.cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log,
         stderr=log,
         start_new_session=True,
-        preexec_fn=_die_with_parent,
     )
     try:
         host, port = _host_port(url)
@@ -262,17 +273,6 @@ async def _launched(cfg: StdioServer, url: str, log: TextIO) -> AsyncIterator[No
         yield
     finally:
         await _reap(proc)
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: on Linux, get SIGTERM if proctor dies (even by SIGKILL).
-
-    A launched HTTP server has its own session (so it can be killed as a group), which also
-    means nothing else would stop it if proctor were killed without cleaning up.
-    """
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

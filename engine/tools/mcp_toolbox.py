@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.tools.mcp_connection import McpConnection, ServerStartError
+from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import ServerConfig
 
@@ -14,15 +15,16 @@ from proctor.scenarios.schema import ServerConfig
 class ServerPool:
     """Starts each ``shared`` server once (on first use) and hands out fresh ``per_trial`` ones."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, log_bytes: int = DEFAULT_LOG_BYTES) -> None:
         self._log_dir = log_dir
+        self._log_bytes = log_bytes
         self._shared: dict[str, McpConnection] = {}
         self._starting: dict[str, asyncio.Lock] = {}
         self._per_trial: set[McpConnection] = set()
 
     async def acquire(self, name: str, config: ServerConfig) -> McpConnection:
         if config.lifecycle == "per_trial":
-            conn = McpConnection(name, config, self._log_dir)
+            conn = McpConnection(name, config, self._log_dir, self._log_bytes)
             self._per_trial.add(conn)
             try:
                 await conn.start()
@@ -35,7 +37,7 @@ class ServerPool:
         async with lock:
             shared = self._shared.get(key)
             if shared is None:
-                shared = McpConnection(name, config, self._log_dir)
+                shared = McpConnection(name, config, self._log_dir, self._log_bytes)
                 await shared.start()
                 self._shared[key] = shared
             return shared

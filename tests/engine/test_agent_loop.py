@@ -165,7 +165,7 @@ async def test_provider_failure_ends_the_trial_as_error_with_redacted_message(mo
     assert result.status == "error"
     (ev,) = [e for e in events if isinstance(e, ErrorEvent)]
     assert ev.fatal and ev.error_type == "auth"
-    assert "sk-test" not in ev.message and "[redacted]" in ev.message
+    assert "sk-test" not in ev.message and "[redacted: " in ev.message
     assert not any(isinstance(e, FinalAnswer) for e in events)
 
 

@@ -116,7 +116,7 @@ def test_no_secret_reaches_an_export(db: Path, tmp_path: Path) -> None:
         export_to_file(db, fmt, out)  # type: ignore[arg-type]
         text = out.read_text()
         assert SECRET not in text and SHAPED not in text
-        assert text.count("[redacted]") == 2
+        assert text.count("[redacted: ") == 2
 
 
 def test_csv_has_the_same_rows_and_defuses_formulas(db: Path) -> None:

@@ -266,7 +266,7 @@ def test_redact_removes_key_fragments_and_caps_length() -> None:
     assert key not in text
     assert "SECRET" not in text
     assert "sk-proj-abc" not in text
-    assert "[redacted]" in text
+    assert "[redacted: " in text
     assert len(redact("y" * 5000, [])) <= 301
 
 

@@ -1,0 +1,32 @@
+"""Caps on tool output: what is stored, and what is sent back to the model.
+
+A server may answer with megabytes in one line. Storing all of it bloats the run database and
+every view of it; resending it to the model on each turn costs real money and context. Both
+copies are cut at a configurable size with a visible marker that gives the original size, so a
+reader of the transcript knows what the model did and did not see.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def cap_text(text: str, limit: int, *, what: str) -> str:
+    """``text`` cut to ``limit`` characters plus a marker saying how much there was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n…[truncated: {what} {len(text):,} characters, {limit:,} kept]"
+
+
+def cap_structured(value: dict[str, Any] | None, limit: int) -> dict[str, Any] | None:
+    """Structured content is kept whole or not at all (half a JSON object means nothing)."""
+    if value is None:
+        return None
+    size = len(json.dumps(value, default=str))
+    if size <= limit:
+        return value
+    return {"truncated": f"structured content of {size:,} characters was not kept (limit {limit:,})"}
+
+
+__all__ = ["cap_structured", "cap_text"]

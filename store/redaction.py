@@ -1,0 +1,123 @@
+"""Keeping secrets out of everything proctor writes or shows.
+
+Users point proctor at servers holding real credentials, and a server is free to echo them
+back. One redactor therefore sits in front of every sink (the event writer, the run config,
+server stderr logs; reports, exports and the console read from those): it replaces known token
+shapes and the exact values of secret-looking environment variables (the process's own, and the
+``env:`` a suite hands to its servers and providers) with ``[redacted: kind]``. Shapes are
+matched with RE2, which is linear in the input, so a hostile 30 MB line costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+
+import re2
+
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRIVATE)", re.IGNORECASE)
+MIN_SECRET_CHARS = 8
+
+# (kind, pattern); order matters where shapes nest (sk-ant- before sk-). Each shape must start
+# a word; in stored JSON a preceding newline is a backslash and an n, hence the escapes.
+_START = r"(^|[^A-Za-z0-9_]|\\[nrtbf])"
+_SHAPES: tuple[tuple[str, str], ...] = (
+    (
+        "private-key",
+        r"()-----BEGIN [A-Z ]*PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*(?:-----END [A-Z ]*PRIVATE KEY-----)?",
+    ),
+    ("github-token", _START + r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    ("github-token", _START + r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("anthropic-key", _START + r"sk-ant-[A-Za-z0-9_-]{16,}"),
+    ("openai-key", _START + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),
+    ("masked-key", _START + r"(?:sk|rk|pk)-[A-Za-z0-9_.-]*\*+[A-Za-z0-9_.*-]*"),
+    ("aws-access-key", _START + r"(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("slack-token", _START + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("jwt", _START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("google-api-key", _START + r"AIza[0-9A-Za-z_-]{35}"),
+    ("bearer-token", _START + r"[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}=*"),
+)
+_COMPILED = tuple((kind, re2.compile(pattern)) for kind, pattern in _SHAPES)
+
+
+def secret_values(env: Mapping[str, str]) -> dict[str, str]:
+    """The values of ``env`` whose names look secret, long enough not to match ordinary words."""
+    return {v: k for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS}
+
+
+class Redactor:
+    """Replaces known secret values and token shapes; values given explicitly are named by variable."""
+
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self._values: dict[str, str] = {}
+        for value, name in (values or {}).items():
+            self.add(value, name)
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str]) -> Redactor:
+        return cls(secret_values(env))
+
+    def add(self, value: str, name: str) -> None:
+        if len(value) < MIN_SECRET_CHARS:
+            return
+        self._values[value] = name
+        escaped = json.dumps(value)[1:-1]  # how the value appears inside stored JSON
+        if escaped != value:
+            self._values[escaped] = name
+
+    @property
+    def known(self) -> Mapping[str, str]:
+        return self._values
+
+    def add_env(self, env: Mapping[str, str]) -> None:
+        for value, name in secret_values(env).items():
+            self.add(value, name)
+
+    def redact(self, text: str) -> str:
+        for value in sorted(self._values, key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, f"[redacted: ${self._values[value]}]")
+        for kind, pattern in _COMPILED:
+            if pattern.search(text):
+                text = pattern.sub(rf"\1[redacted: {kind}]", text)
+        return text
+
+
+_process = Redactor()
+
+
+def register_secret(value: str, name: str = "secret") -> None:
+    """Remember a secret that is not in this process's environment (a suite's server env, a header)."""
+    _process.add(value, name)
+
+
+def register_env(env: Mapping[str, str]) -> None:
+    """Remember the secret-looking values of an ``env:`` block a suite hands to a child."""
+    _process.add_env(env)
+
+
+_env_seen: tuple[int, dict[str, str]] = (-1, {})
+
+
+def _refresh_from_environment() -> None:
+    """Pick up secret-looking variables set since the last call, without rescanning every name."""
+    global _env_seen
+    size, names = _env_seen
+    if size != len(os.environ):
+        names = {k: k for k in os.environ if SECRET_NAME.search(k)}
+        _env_seen = (len(os.environ), names)
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None and len(value) >= MIN_SECRET_CHARS and value not in _process.known:
+            _process.add(value, name)
+
+
+def redact(text: str) -> str:
+    """``text`` with every known secret and anything shaped like a credential replaced."""
+    _refresh_from_environment()
+    return _process.redact(text)
+
+
+__all__ = ["Redactor", "redact", "register_env", "register_secret", "secret_values"]

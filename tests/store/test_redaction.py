@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import pytest
+
+from proctor.store.redaction import Redactor, redact, register_secret
+
+# Planted, well-formed but fake credentials of every shape the redactor knows.
+PLANTED = {
+    "github-token": "ghp_" + "A1b2C3d4E5" * 4,
+    "github-pat": "github_pat_11ABCDEFG0" + "x" * 60,
+    "anthropic-key": "sk-ant-api03-" + "Z" * 40,
+    "openai-key": "sk-proj-" + "q" * 40,
+    "aws-access-key": "AKIAIOSFODNN7EXAMPLE",
+    "slack-token": "xoxb-1234567890-abcdefghijkl",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7r0\nabc+/=\n-----END RSA PRIVATE KEY-----",
+}
+
+
+def test_every_known_token_shape_is_redacted_with_its_kind() -> None:
+    for kind, secret in PLANTED.items():
+        out = redact(f"config: {secret} end")
+        assert secret not in out, kind
+        assert "[redacted: " in out and out.endswith(" end"), (kind, out)
+    assert redact(PLANTED["aws-access-key"]) == "[redacted: aws-access-key]"
+
+
+def test_env_secrets_and_key_shapes_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok_abcdefghijkl")
+    text = (
+        "failed with tok_abcdefghijkl and sk-ant-api03-AAAAAAAAAAAAAAAAAAAA and Bearer abcdefghijklmnopqrstu"
+    )
+    out = redact(text)
+    assert "tok_abcdefghijkl" not in out and "sk-ant" not in out and "abcdefghijklmnopqrstu" not in out
+    assert "[redacted: $MY_SERVICE_TOKEN]" in out and out.count("[redacted: ") == 3
+
+
+def test_registered_secret_is_redacted_also_as_it_appears_inside_json() -> None:
+    register_secret('hunter2"hunter2', "DB_PASSWORD")
+    assert redact('password hunter2"hunter2!') == "password [redacted: $DB_PASSWORD]!"
+    assert redact('{"p": "hunter2\\"hunter2"}') == '{"p": "[redacted: $DB_PASSWORD]"}'
+
+
+def test_short_or_ordinary_values_are_untouched() -> None:
+    r = Redactor.from_environment({"API_KEY": "short", "HOME": "/home/someone/long-path"})
+    assert r.redact("short /home/someone/long-path") == "short /home/someone/long-path"
+    assert (
+        redact("tinyq/retry.py:42 compute_backoff sk-short") == "tinyq/retry.py:42 compute_backoff sk-short"
+    )
