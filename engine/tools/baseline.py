@@ -8,9 +8,10 @@ cannot reach the working tree or anything outside the repository.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from typing import Any
+
+import re2
 
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.repo import PinnedRepo, RepoError
@@ -19,6 +20,7 @@ SERVER = "builtin"
 MAX_READ_LINES = 400
 MAX_GREP_HITS = 100
 MAX_PATTERN = 200
+GREP_BUDGET_S = 5.0
 
 SPECS = [
     ToolSpec(
@@ -104,15 +106,15 @@ class BaselineToolbox:
         pattern = _str(args, "pattern")
         if not pattern or len(pattern) > MAX_PATTERN:
             raise ToolInputError(f"pattern must be 1..{MAX_PATTERN} characters")
-        try:
-            rx = re.compile(pattern if args.get("regex") else re.escape(pattern), re.IGNORECASE)
-        except re.error as exc:
-            raise ToolInputError(f"invalid regex: {exc}") from exc
+        rx = _linear_regex(pattern if args.get("regex") else re2.escape(pattern))
         prefix = _str(args, "path", "").strip("/")
         files = [f for f in self._repo.files() if not prefix or f.startswith(prefix + "/") or f == prefix]
         self._repo.preload(files)
         hits: list[str] = []
+        deadline = time.monotonic() + GREP_BUDGET_S
         for f in files:
+            if time.monotonic() > deadline:
+                return "\n".join([*hits, f"(stopped after {GREP_BUDGET_S:g}s; narrow the search with path)"])
             for n, line in enumerate(self._repo.lines(f), 1):
                 if rx.search(line):
                     hits.append(f"{f}:{n}: {line.strip()[:200]}")
@@ -123,6 +125,20 @@ class BaselineToolbox:
 
 class ToolInputError(Exception):
     pass
+
+
+def _linear_regex(pattern: str) -> Any:
+    """The agent's pattern in RE2: linear in the text, so no pattern can stall the engine."""
+    options = re2.Options()
+    options.log_errors = False
+    options.case_sensitive = False
+    try:
+        return re2.compile(pattern, options=options)
+    except re2.error as exc:
+        detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ToolInputError(
+            f"invalid regex: {detail} (RE2 syntax: no backreferences or lookaround)"
+        ) from exc
 
 
 def _str(args: dict[str, Any], key: str, default: str | None = None) -> str:
