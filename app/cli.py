@@ -40,6 +40,16 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number; give 1 or more") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is too small; give 1 or more")
+    return n
+
+
 def _ids(value: str) -> list[int]:
     try:
         return [int(v) for v in value.split(",") if v.strip()]
@@ -63,8 +73,8 @@ def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> No
     p.add_argument("--models", type=_csv, help="comma-separated provider:model ids (default: the suite's)")
     p.add_argument("--arms", type=_csv, help="comma-separated arm names (default: all)")
     p.add_argument("--scenarios", type=_csv, help="comma-separated scenario ids (default: all)")
-    p.add_argument("--epochs", type=int, help="repetitions of every trial, each with its own seed")
-    p.add_argument("--concurrency", type=int, help="trials running at once (default: the suite's)")
+    p.add_argument("--epochs", type=_positive, help="repetitions of every trial, each with its own seed")
+    p.add_argument("--concurrency", type=_positive, help="trials running at once (default: the suite's)")
     p.add_argument(
         "--seed", type=int, default=None, help="base seed from which each epoch's seed is derived (default 0)"
     )
@@ -303,7 +313,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not is_bad_input(exc):
             raise
-        print(f"proctor {args.command}: {exc}", file=sys.stderr)
+        message = str(exc)
+        db = getattr(args, "db", None)
+        if isinstance(exc, sqlite3.DatabaseError) and db is not None and str(db) not in message:
+            message = (
+                f"{db}: damaged or not a proctor run database ({exc}); "
+                "restore it from a copy, or write a new run with another --db"
+            )
+        print(f"proctor {args.command}: {message}", file=sys.stderr)
         return ExitCode.BAD_INPUT
 
 

@@ -86,6 +86,11 @@ def _read_yaml(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise SuiteError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+            "save the file as UTF-8 YAML"
+        ) from exc
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -109,6 +114,11 @@ def load_servers_file(path: Path) -> dict[str, ServerConfig]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise SuiteError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+            "save the file as UTF-8 YAML"
+        ) from exc
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:

@@ -182,6 +182,11 @@ def _directories(entries: dict[str, TreeEntry]) -> set[str]:
     return dirs
 
 
+def _inside(link: Path, root: Path) -> bool:
+    target = (link.parent / os.readlink(link)).resolve()
+    return target == root or root in target.parents
+
+
 def materialize(source: Path, dest: Path) -> str:
     """Build a git repository at ``dest`` from the files under ``source``; return its commit.
 
@@ -190,15 +195,35 @@ def materialize(source: Path, dest: Path) -> str:
     """
     if not source.is_dir():
         raise RepoError(f"{source}: repository source folder not found")
-    files = sorted(p for p in source.rglob("*") if p.is_file() and not _IGNORED_PARTS & set(p.parts))
+    root = source.resolve()
+    entries = sorted(
+        p for p in source.rglob("*") if (p.is_symlink() or p.is_file()) and not _IGNORED_PARTS & set(p.parts)
+    )
+    for p in entries:
+        if p.is_symlink() and not _inside(p, root):
+            raise RepoError(
+                f"{p}: a symbolic link to {os.readlink(p)}, outside the repository; replace it with the file "
+                "or remove it (links are never followed out of a pinned repository)"
+            )
     dest.mkdir(parents=True, exist_ok=True)
     if not (dest / ".git").exists():
         _git(dest, "init", "-q")
-    for p in files:
+    wanted = {p.relative_to(source) for p in entries}
+    for stale in [f for f in dest.rglob("*") if ".git" not in f.relative_to(dest).parts[:1]]:
+        if (stale.is_file() or stale.is_symlink()) and stale.relative_to(dest) not in wanted:
+            stale.unlink()  # deleted from the source since the last snapshot: the commit must not keep it
+    for p in entries:
         target = dest / p.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
+        if p.is_symlink():  # kept as a link (git stores its target text), never read through
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            target.symlink_to(os.readlink(p))
+            continue
         data = p.read_bytes()
-        if not target.exists() or target.read_bytes() != data:
+        if target.is_symlink() or not target.exists() or target.read_bytes() != data:
+            if target.is_symlink():
+                target.unlink()
             target.write_bytes(data)
         target.chmod(0o644)
     _git(dest, "add", "-A")

@@ -133,21 +133,21 @@ class Limits(_Strict):
 
 class Concurrency(_Strict):
     global_: int = Field(8, ge=1, alias="global")
-    per_provider: dict[str, int] = {}
+    per_provider: dict[str, Annotated[int, Field(ge=1)]] = {}
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class FairnessWeights(_Strict):
-    keyword_coverage: float = 0.10
-    llm_quality: float = 0.55
-    citation_grounding: float = 0.15
-    efficiency: float = 0.20
+    keyword_coverage: float = Field(0.10, ge=0)
+    llm_quality: float = Field(0.55, ge=0)
+    citation_grounding: float = Field(0.15, ge=0)
+    efficiency: float = Field(0.20, ge=0)
 
 
 class AdoptionWeights(_Strict):
-    tool_fluency: float = 0.60
-    discoverability: float = 0.40
+    tool_fluency: float = Field(0.60, ge=0)
+    discoverability: float = Field(0.40, ge=0)
 
 
 class Scoring(_Strict):
@@ -172,10 +172,10 @@ class JudgeSpec(_Strict):
 class Price(_Strict):
     """US dollars per million tokens."""
 
-    input: float
-    output: float
-    cache_read: float = 0.0
-    cache_write: float = 0.0
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float = Field(0.0, ge=0)
+    cache_write: float = Field(0.0, ge=0)
 
 
 class ProviderSpec(_Strict):
@@ -230,13 +230,13 @@ class Criterion(_Strict):
 
 class Step(_Strict):
     name: str = ""
-    prompt: str
+    prompt: str = Field(min_length=1, pattern=r"\S")
 
 
 class Scenario(_Strict):
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     title: str = ""
-    prompt: str | None = None
+    prompt: str | None = Field(None, min_length=1, pattern=r"\S")
     steps: list[Step] = []
     repo: RepoSpec | None = None
     claims: list[str] = []

@@ -109,16 +109,31 @@ class StoreReader:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise IsADirectoryError(
+                f"{self.path}: is a directory; give the run database file, e.g. runs/demo.db"
+            )
         if not self.path.is_file():
             raise FileNotFoundError(f"{self.path}: no such run database")
         self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        (version,) = self._conn.execute("PRAGMA user_version").fetchone()
-        if version == 0 or version > SCHEMA_VERSION:
+        try:
+            self._conn.execute("PRAGMA busy_timeout=5000")
+            (version,) = self._conn.execute("PRAGMA user_version").fetchone()
+        except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise SchemaError(
-                f"{self.path}: not a proctor run database this version can read (schema {version})"
+                f"{self.path}: not a SQLite database ({exc}); give a run database written by 'proctor run' "
+                "or 'proctor import'"
+            ) from exc
+        if version == 0 or version > SCHEMA_VERSION:
+            self._conn.close()
+            fix = (
+                f"it was written by a newer proctor (schema {version}, this one reads up to {SCHEMA_VERSION}): "
+                "upgrade proctor to read it"
+                if version
+                else "it has no proctor schema: give a run database written by 'proctor run' or 'proctor import'"
             )
+            raise SchemaError(f"{self.path}: not a proctor run database this version can read; {fix}")
 
     def close(self) -> None:
         self._conn.close()

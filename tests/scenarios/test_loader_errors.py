@@ -52,6 +52,17 @@ def test_good_suite_loads(tmp_path: Path) -> None:
         ),
         ("name: t\narms: [1, 2\n", "suite.yaml", ["line 3", "not valid YAML"]),
         ("- a\n- b\n", "suite.yaml", ["mapping"]),
+        (
+            GOOD_SUITE + "concurrency: {per_provider: {offline: 0}}\n",
+            "suite.yaml",
+            ["concurrency.per_provider"],
+        ),
+        (
+            GOOD_SUITE + "scoring: {fairness: {llm_quality: -1}}\n",
+            "suite.yaml",
+            ["scoring.fairness.llm_quality"],
+        ),
+        (GOOD_SUITE + "prices: {'x:y': {input: -1, output: 1}}\n", "suite.yaml", ["prices.x:y.input"]),
     ],
 )
 def test_suite_errors_name_file_field_and_fix(
@@ -69,6 +80,8 @@ def test_suite_errors_name_file_field_and_fix(
     ("scenario", "needles"),
     [
         ("id: one\n", ["exactly one of 'prompt' or 'steps'"]),
+        ("id: one\nprompt: ''\n", ["field 'prompt'"]),
+        ("id: one\nprompt: '   '\n", ["field 'prompt'"]),
         ("id: 'bad id'\nprompt: x\n", ["field 'id'"]),
         ("id: one\nprompt: x\ncomplexity: huge\n", ["field 'complexity'", "'single'"]),
         ("id: one\nprompt: x\ngold_tool_calls: [{tool: a}]\n", ["gold_tool_calls.0"]),
@@ -139,3 +152,10 @@ def test_variable_expansion_with_defaults_and_clear_errors() -> None:
     assert (out.command, out.args, out.env) == ("/usr/bin/python3", ["--repo", "/r"], {"A": "dflt"})
     with pytest.raises(SuiteError, match=r"mcpServers\.s\.args: \$\{REPO\} is not set"):
         expand_server("s", cfg, {"PY": "p"})
+
+
+def test_a_binary_suite_file_is_named_not_a_traceback(tmp_path: Path) -> None:
+    root = _suite(tmp_path)
+    (root / "suite.yaml").write_bytes(b"\xff\xfe\x00name: t")
+    with pytest.raises(SuiteError, match=r"suite\.yaml: not UTF-8 text"):
+        load_suite(root)
