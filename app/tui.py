@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -25,6 +26,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
+from proctor.app.exit_codes import ExitCode
 from proctor.app.feed import StoreFeed, TailBatch
 from proctor.app.screens.anchors import AnchorsScreen
 from proctor.app.screens.base import ProctorScreen
@@ -86,6 +88,10 @@ class ProctorApp(App[int]):
         return DashboardScreen()
 
     def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            # Like quitting: the engine is cancelled and flushed, the run stays resumable.
+            loop.add_signal_handler(sig, lambda: self.run_worker(self._terminate(), group="terminate"))
         self.set_interval(IDLE_FLUSH_S, self.flush)
         self.run_worker(self._feed_loop(), name="feed", group="feed")
         if self._engine_factory is not None:
@@ -180,16 +186,23 @@ class ProctorApp(App[int]):
             self.engine_error = one_line(str(event.worker.error), 300)
             self.notify(f"the run stopped with an error: {self.engine_error}", severity="error", markup=False)
 
+    async def _terminate(self) -> None:
+        await self._stop_engine()
+        self.exit(ExitCode.TERMINATED, return_code=ExitCode.TERMINATED)
+
     async def action_quit(self) -> None:
         """Cancel the engine (the run stays resumable), then leave."""
+        await self._stop_engine()
+        code = 1 if self.engine_error else 0
+        self.exit(code, return_code=code)
+
+    async def _stop_engine(self) -> None:
         worker = self._engine_worker
         if worker is not None and not worker.is_finished:
             worker.cancel()
             # A cancelled or failed engine must not keep the console open.
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(worker.wait(), timeout=10)
-        code = 1 if self.engine_error else 0
-        self.exit(code, return_code=code)
 
     # -- navigation and commands ----------------------------------------------------------------
 

@@ -73,6 +73,16 @@ def finish(conn: sqlite3.Connection, command_id: int, ok: bool, message: str = "
     )
 
 
+def cancel_unserved(conn: sqlite3.Connection, message: str) -> int:
+    """Close every command no engine will serve any more, so none waits forever."""
+    cur = conn.execute(
+        "UPDATE commands SET status = 'cancelled', finished_at = ?, message = ? "
+        "WHERE status IN ('pending', 'claimed')",
+        (time.time(), message),
+    )
+    return cur.rowcount
+
+
 def list_commands(conn: sqlite3.Connection) -> list[Command]:
     rows = conn.execute("SELECT id, command, args, status, message FROM commands ORDER BY id")
     return [Command(int(r[0]), str(r[1]), json.loads(r[2]), str(r[3]), str(r[4])) for r in rows]

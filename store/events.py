@@ -62,7 +62,7 @@ class RunStarted(_Event):
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     run_id: str
-    status: Literal["finished", "cancelled", "error"]
+    status: Literal["finished", "interrupted", "cancelled", "error"]
     message: str = ""
 
 

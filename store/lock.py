@@ -34,6 +34,23 @@ class EngineLock:
         return cls(path, fd)
 
     @staticmethod
+    def is_held(db: Path) -> bool:
+        """Whether some live process (this one included) holds the run; never takes the lock."""
+        try:
+            fd = os.open(db.with_name(db.name + ".lock"), os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
+
+    @staticmethod
     def holder(db: Path) -> str:
         try:
             return db.with_name(db.name + ".lock").read_text().strip() or "unknown"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from proctor.store.commands import Command, claim_pending, finish
+from proctor.store.commands import Command, cancel_unserved, claim_pending, finish
 from proctor.store.events import (
     Event,
     Judged,
@@ -171,6 +171,11 @@ class StoreWriter:
         """Record a command's outcome, after the events it emitted."""
         await self.flush()
         await self._run(finish, command_id, ok, message)
+
+    async def cancel_unserved_commands(self, message: str) -> int:
+        """The engine is leaving: commands still pending will not be served by it."""
+        await self.flush()
+        return await self._run(cancel_unserved, message)
 
     async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
         """One statement outside the event stream (commands table bookkeeping), after pending events."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from pathlib import Path
 
@@ -72,6 +73,16 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
     err = Console(stderr=True, highlight=False)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # CI logs: no squashed columns
     progress = HeadlessProgress(err)
+    terminated: list[int] = []
+
+    def on_terminate(signum: int, frame: object) -> None:
+        """SIGTERM and SIGHUP stop the run the way Ctrl-C does: flushed, marked interrupted, resumable."""
+        del frame
+        terminated.append(signum)
+        signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, on_terminate)
+    signal.signal(signal.SIGHUP, on_terminate)
     try:
         status = asyncio.run(
             run_suite(
@@ -81,7 +92,7 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
     except KeyboardInterrupt:
         progress.stop()
         err.print(f"proctor: interrupted; resume with --resume --db {args.db}", markup=False)
-        return ExitCode.INTERRUPTED
+        return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
     progress.stop()
     out.print(summary_table(args.db))
     with StoreReader(args.db) as reader:

@@ -15,6 +15,7 @@ from textual.widgets import Footer
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.state import Filters
+from proctor.store.lock import EngineLock
 from proctor.widgets.arms_panel import ArmsPanel
 from proctor.widgets.cost_panel import CostPanel
 from proctor.widgets.grounding_panel import GroundingPanel
@@ -25,6 +26,7 @@ from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, ce
 from proctor.widgets.variance_panel import VariancePanel
 
 PANEL_INTERVAL_S = 0.5
+ENGINE_CHECK_S = 1.0
 
 
 def _cycle(options: list[str], current: str | None) -> str | None:
@@ -59,6 +61,8 @@ class DashboardScreen(ProctorScreen):
         self._panels_details = False
         self._flushed_version = -1
         self._title_key: object = None
+        self._engine_checked_at = -ENGINE_CHECK_S
+        self._engine_held = True
 
     def compose(self) -> ComposeResult:
         yield TextPanel(id="run-title", classes="title")
@@ -130,9 +134,21 @@ class DashboardScreen(ProctorScreen):
         self._filters_shown = self.filters
         self._flush_progress()
 
+    def _engine_stopped(self) -> bool:
+        """A run marked running that no process holds: its engine died (checked once a second)."""
+        run = self.state.run
+        if run is None or run.status != "running":
+            return False
+        now = time.monotonic()
+        if now - self._engine_checked_at >= ENGINE_CHECK_S:
+            self._engine_checked_at = now
+            self._engine_held = EngineLock.is_held(self.host.feed.db_path)
+        return not self._engine_held
+
     def _flush_title(self) -> None:
         run = self.state.run
-        key = (self.state.loaded, run)
+        stopped = self._engine_stopped()
+        key = (self.state.loaded, run, stopped)
         if key == self._title_key:
             return
         self._title_key = key
@@ -144,6 +160,10 @@ class DashboardScreen(ProctorScreen):
             title = Text("proctor · ", style="bold", end="")
             title.append(one_line(run.id, 40), style="bold cyan")
             title.append(f" · suite {one_line(run.suite, 40)} · {one_line(run.status, 20)}")
+            if stopped:
+                title.append(
+                    " · engine stopped (no process holds the run; --resume continues it)", style="bold red"
+                )
         self.query_one("#run-title", TextPanel).show_text(title)
 
     def _flush_progress(self) -> None:

@@ -175,6 +175,7 @@ async def consume_commands(
         await poll_commands(run, cancel)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(halt.wait(), interval_s)
+    await poll_commands(run, cancel)  # answer what arrived since the last poll, never leave it pending
 
 
 async def execute_with_commands(
@@ -187,6 +188,7 @@ async def execute_with_commands(
     def cancel() -> None:
         nonlocal operator_cancelled
         operator_cancelled = True
+        run.cancel_status = "cancelled"
         execution.cancel()
 
     stop = asyncio.Event()

@@ -9,6 +9,7 @@ and every MCP server process is closed when the run ends, however it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -82,6 +83,7 @@ class Run:
     lock: EngineLock | None = None
     hooks: list[TrialHook] = field(default_factory=list)
     on_progress: Callable[[TrialRecord], None] | None = None
+    cancel_status: str = "interrupted"  # "cancelled" when an operator cancelled the run on purpose
     _providers: dict[str, Provider] = field(default_factory=dict)
     _limits: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
@@ -137,7 +139,7 @@ class Run:
                 self.provider(model)
             await asyncio.gather(*(one(t) for t in trials))
         except asyncio.CancelledError:
-            status = "cancelled"
+            status = self.cancel_status
             raise
         except BaseException:
             status = "error"
@@ -234,6 +236,10 @@ class Run:
                 await p.aclose()
         finally:
             try:
+                with contextlib.suppress(Exception):
+                    await self.writer.cancel_unserved_commands(
+                        "the engine stopped before serving it; run 'proctor judge' on the database to re-judge"
+                    )
                 await self.writer.close()
             finally:
                 if self.lock is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.store.lock import EngineLock
 from proctor.widgets.trial_matrix import TrialMatrix
 from tests.app.fixture_store import MODEL, Fixture
 from tests.app.helpers import commands, console, screen_text, wait_until
@@ -75,3 +76,16 @@ async def test_rerun_from_dashboard_enqueues_and_opens_the_trial_only_for_failur
         await wait_until(pilot, lambda: bool(commands(fx.db)), what="command row")
         assert commands(fx.db) == [("rerun_trial", {"trial_id": 3})]
         assert isinstance(app.screen, TrialScreen) and app.screen.trial_id == 3
+
+
+async def test_a_running_run_that_no_process_holds_says_engine_stopped(fx: Fixture) -> None:
+    lock = EngineLock.try_acquire(fx.db)  # a live engine holds the run
+    assert lock is not None
+    try:
+        async with console(fx.db) as (app, pilot):
+            await pilot.pause(0.2)
+            assert "engine stopped" not in screen_text(app)
+            lock.release()  # the engine died
+            await wait_until(pilot, lambda: "engine stopped" in screen_text(app), what="engine stopped")
+    finally:
+        lock.release()

@@ -101,19 +101,22 @@ def _gone(marker: str, timeout: float = 10.0) -> list[int]:
     return left
 
 
-def test_ctrl_c_stops_cleanly_with_exit_130_and_reaps_every_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 143)])
+def test_ctrl_c_sigterm_and_sighup_stop_cleanly_and_reap_every_server(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
     proc, db, marker = _start(tmp_path)
     _wait_for_trials(db, 3, proc)
     assert _processes_mentioning(marker), "servers should be running mid-run"
     servers = _wait_for_servers(proc, 4)  # codeintel, weather, handbook and the HTTP tickets server
-    os.kill(proc.pid, signal.SIGINT)
+    os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
+    assert proc.returncode == code, err.decode()
     assert b"--resume" in err
     assert _gone(marker) == []
     assert _alive(servers) == set()
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT status FROM runs").fetchone()[0] == "cancelled"
+    assert conn.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
     conn.close()
 
 

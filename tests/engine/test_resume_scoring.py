@@ -11,10 +11,12 @@ import pytest
 import yaml
 
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
+from proctor.engine.runs.runner import TrialContext
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
+from proctor.store.commands import enqueue_command
 from proctor.store.events import Judged, TrialStarted
-from proctor.store.reader import StoreReader
+from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.schema import MIGRATIONS, SCHEMA_VERSION, configure, migrate
 from proctor.store.writer import StoreWriter
 
@@ -158,3 +160,20 @@ def test_migration_gives_old_judgments_their_trials_attempt(tmp_path: Path) -> N
     conn.close()
     with StoreReader(db) as r:
         assert [(j.trial_id, j.judge) for j in r.judgments()] == [(1, "j")]
+
+
+async def test_a_command_sent_as_the_run_ends_is_answered_never_left_pending(tmp_path: Path) -> None:
+    loaded = load_suite(_suite(tmp_path / "suite"))
+    db = tmp_path / "run.db"
+
+    async def ask_at_the_end(ctx: TrialContext, record: TrialRecord) -> None:
+        enqueue_command(db, "rejudge", {"trial_ids": [record.id], "passes": 1})
+
+    options = RunOptions(db=db, arms=["baseline"], scenarios=["oslo"])
+    assert await run_suite(loaded, options, extra_hooks=[ask_at_the_end]) == "finished"
+    conn = sqlite3.connect(db)
+    try:
+        statuses = [r[0] for r in conn.execute("SELECT status FROM commands")]
+    finally:
+        conn.close()
+    assert statuses == ["done"]
