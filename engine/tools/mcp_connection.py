@@ -35,7 +35,12 @@ from proctor.store.redaction import register_env
 
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
+PROTOCOL_GRACE_S = 1.0
 _SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+
+
+class ProtocolFault(Exception):
+    """The server broke the protocol (invalid JSON-RPC) instead of answering."""
 
 
 class ServerStartError(Exception):
@@ -62,6 +67,8 @@ class McpConnection:
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+        self._fault = asyncio.Event()
+        self._last_fault = ""
         self._lock = asyncio.Lock()
         self._generation = 0
         self.restarts = 0
@@ -126,7 +133,7 @@ class McpConnection:
                 env=dict(cfg.env),
                 cwd=cfg.cwd,
             )
-            async with Client(stdio_client(params, errlog=log)) as client:
+            async with Client(stdio_client(params, errlog=log), message_handler=self._on_message) as client:
                 yield client
             return
         assert isinstance(cfg, HttpServer)
@@ -137,7 +144,7 @@ class McpConnection:
                 httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_s)
             )
             client = await stack.enter_async_context(
-                Client(streamable_http_client(cfg.url, http_client=http))
+                Client(streamable_http_client(cfg.url, http_client=http), message_handler=self._on_message)
             )
             yield client
 
@@ -165,8 +172,13 @@ class McpConnection:
             if client is None:
                 return self._outcome(tool, f"{self.name}: server is not running", start, "server_unavailable")
         generation = self._generation
+        fault = self._fault
         try:
-            result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+            result = await self._call_or_fault(client, tool, arguments, timeout_s, fault)
+        except ProtocolFault as exc:
+            return self._outcome(
+                tool, f"{self.name}.{tool}: {exc}{self._stderr_tail()}", start, "protocol_error"
+            )
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 return self._outcome(
@@ -196,6 +208,40 @@ class McpConnection:
             error_type="tool_error" if result.is_error else "",
             structured=result.structured_content if isinstance(result.structured_content, dict) else None,
         )
+
+    async def _call_or_fault(
+        self, client: Client, tool: str, arguments: dict[str, Any], timeout_s: float, fault: asyncio.Event
+    ) -> mtypes.CallToolResult:
+        """The call's result, unless the server sent invalid JSON-RPC and then no answer.
+
+        Without this a server that answers with garbage looks like one that is slow: the call
+        would wait for the whole timeout and be reported as a timeout.
+        """
+        call = asyncio.ensure_future(client.call_tool(tool, arguments, read_timeout_seconds=timeout_s))
+        faulted = asyncio.ensure_future(fault.wait())
+        try:
+            await asyncio.wait({call, faulted}, return_when=asyncio.FIRST_COMPLETED)
+            if not call.done():
+                try:
+                    async with asyncio.timeout(PROTOCOL_GRACE_S):
+                        return await asyncio.shield(call)
+                except TimeoutError:
+                    raise ProtocolFault(
+                        f"the server sent invalid JSON-RPC and no answer: {self._last_fault}"
+                    ) from None
+            return call.result()
+        finally:
+            faulted.cancel()
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(BaseException):
+                    await call
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self._last_fault = _describe(message)[:300]
+            fault, self._fault = self._fault, asyncio.Event()
+            fault.set()
 
     def _outcome(self, tool: str, message: str, start: float, kind: str) -> ToolCallOutcome:
         return ToolCallOutcome(self.name, tool, message, True, time.perf_counter() - start, kind)

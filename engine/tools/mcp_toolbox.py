@@ -11,6 +11,8 @@ from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import ServerConfig
 
+MAX_START_FAILURES = 2
+
 
 class ServerPool:
     """Starts each ``shared`` server once (on first use) and hands out fresh ``per_trial`` ones."""
@@ -21,26 +23,46 @@ class ServerPool:
         self._shared: dict[str, McpConnection] = {}
         self._starting: dict[str, asyncio.Lock] = {}
         self._per_trial: set[McpConnection] = set()
+        self._failures: dict[str, list[str]] = {}
 
     async def acquire(self, name: str, config: ServerConfig) -> McpConnection:
+        key = f"{name}\x00{config.model_dump_json()}"
+        self._check_breaker(key)
         if config.lifecycle == "per_trial":
             conn = McpConnection(name, config, self._log_dir, self._log_bytes)
             self._per_trial.add(conn)
             try:
-                await conn.start()
+                await self._started(key, conn)
             except BaseException:
                 await self.release(conn)
                 raise
             return conn
-        key = f"{name}\x00{config.model_dump_json()}"
         lock = self._starting.setdefault(key, asyncio.Lock())
         async with lock:
+            self._check_breaker(key)
             shared = self._shared.get(key)
             if shared is None:
                 shared = McpConnection(name, config, self._log_dir, self._log_bytes)
-                await shared.start()
+                await self._started(key, shared)
                 self._shared[key] = shared
             return shared
+
+    def _check_breaker(self, key: str) -> None:
+        failures = self._failures.get(key, [])
+        if len(failures) >= MAX_START_FAILURES:
+            raise ServerStartError(
+                f"{failures[0]} (failed to start {len(failures)} times; not tried again in this run: "
+                "fix the server and resume)"
+            )
+
+    async def _started(self, key: str, conn: McpConnection) -> None:
+        """Start ``conn``; count failures so a server that never comes up stops costing every trial."""
+        try:
+            await conn.start()
+        except ServerStartError as exc:
+            self._failures.setdefault(key, []).append(str(exc))
+            raise
+        self._failures.pop(key, None)
 
     async def release(self, conn: McpConnection) -> None:
         """Close a per-trial connection; shared ones stay up until ``aclose``."""

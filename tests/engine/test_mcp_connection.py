@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from proctor.engine.tools import mcp_connection
 from proctor.engine.tools.mcp_connection import MAX_RESTARTS, ServerStartError
-from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool
+from proctor.engine.tools.mcp_toolbox import MAX_START_FAILURES, McpToolbox, ServerPool
 from proctor.scenarios.schema import StdioServer
 from tests.engine.mcp_helpers import FAKES, child_pids, faulty
 
@@ -143,3 +144,41 @@ async def test_per_trial_lifecycle_starts_a_fresh_process(tmp_path: Path) -> Non
     await b.aclose()
     await pool.aclose()
     assert child_pids() == set()
+
+
+@pytest.mark.parametrize("reply", ["garbage", "shape"])
+async def test_invalid_json_rpc_without_an_answer_is_a_protocol_error_not_a_timeout(
+    tmp_path: Path, reply: str
+) -> None:
+    cfg = StdioServer(
+        command=sys.executable, args=[str(FAKES / "broken_jsonrpc_server.py"), "--reply", reply], timeout_s=60
+    )
+    pool, tb = await _toolbox(tmp_path, cfg)
+    try:
+        out = await asyncio.wait_for(tb.call("probe", {"x": "g"}), 30)
+        assert out.is_error and out.error_type == "protocol_error", out
+        assert "invalid JSON-RPC" in out.content
+    finally:
+        await pool.aclose()
+
+
+async def test_a_server_that_never_answers_initialize_is_not_retried_for_every_trial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_connection, "START_TIMEOUT_S", 0.5)
+    cfg = StdioServer(
+        command=sys.executable,
+        args=[str(FAKES / "broken_jsonrpc_server.py"), "--reply", "silent"],
+        lifecycle="per_trial",
+    )
+    pool = ServerPool(tmp_path / "logs")
+    messages = []
+    try:
+        for _ in range(MAX_START_FAILURES + 2):
+            with pytest.raises(ServerStartError) as info:
+                await pool.acquire("silent", cfg)
+            messages.append(str(info.value))
+    finally:
+        await pool.aclose()
+    assert all("no MCP handshake" in m for m in messages)
+    assert ["not tried again" in m for m in messages] == [False] * MAX_START_FAILURES + [True, True]

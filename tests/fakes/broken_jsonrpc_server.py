@@ -1,0 +1,52 @@
+"""A hand-written stdio "MCP server" with no SDK, that breaks the protocol on tools/call.
+
+It answers ``initialize`` and ``tools/list`` correctly, then answers every ``tools/call`` with a
+line that is not JSON-RPC (``--reply garbage``: not JSON at all; ``--reply shape``: JSON without
+``jsonrpc``/``id``) and never sends a real answer. ``--reply silent`` never answers ``initialize``. It writes to the real stdout, which a server
+built on the SDK cannot do by accident (the SDK guards it), so the client sees the bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+TOOL = {
+    "name": "probe",
+    "description": "Echo x.",
+    "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+}
+
+
+def _send(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reply", choices=("garbage", "shape", "silent"), default="garbage")
+    args = parser.parse_args()
+    if args.reply == "silent":  # never answers anything, not even initialize
+        time.sleep(3600)
+    for line in sys.stdin:
+        request = json.loads(line)
+        method, rid = request.get("method"), request.get("id")
+        if method == "initialize":
+            version = request["params"]["protocolVersion"]
+            _send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": version, "capabilities": {"tools": {}},
+                                                         "serverInfo": {"name": "broken", "version": "0"}}})  # fmt: skip
+        elif method == "tools/list":
+            _send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+        elif method == "tools/call":
+            sys.stdout.write("<<this is not json-rpc>>\n" if args.reply == "garbage" else '{"answer": 42}\n')
+            sys.stdout.flush()
+        elif rid is not None:
+            _send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
