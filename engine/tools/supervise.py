@@ -121,11 +121,15 @@ def _group_members(pgid: int) -> list[int]:
 
 def supervised(command: str, args: Sequence[str], log: Path, log_bytes: int) -> list[str]:
     """Arguments for ``sys.executable`` that run ``command args`` under the supervisor."""
-    return ["-m", __name__, "--log", str(log), "--log-bytes", str(log_bytes), "--", command, *args]
+    return [
+        "-m", __name__, "--parent", str(os.getpid()), "--log", str(log), "--log-bytes", str(log_bytes),
+        "--", command, *args,
+    ]  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="proctor-supervise")
+    parser.add_argument("--parent", type=int, required=True, help="proctor's pid: gone means stop")
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--log-bytes", type=int, default=DEFAULT_LOG_BYTES)
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -133,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no server command after --")
-    parent = os.getppid()
+    parent = args.parent  # not getppid(): proctor may already have died while this interpreter started
     if os.getpgid(0) != os.getpid():
         os.setpgid(0, 0)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
