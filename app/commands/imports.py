@@ -7,11 +7,11 @@ import sys
 
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.runs.imported_runs import save_import
-from proctor.scenarios.import_common import ImportedSuite
-from proctor.scenarios.import_livemcpbench import read_livemcpbench
-from proctor.scenarios.import_mcp_atlas import read_mcp_atlas
-from proctor.scenarios.import_mcpagentbench import read_mcpagentbench
-from proctor.scenarios.import_mcpservers import read_mcpservers
+from proctor.scenarios.importers.common import ImportedSuite
+from proctor.scenarios.importers.livemcpbench import read_livemcpbench
+from proctor.scenarios.importers.mcp_atlas import read_mcp_atlas
+from proctor.scenarios.importers.mcpagentbench import read_mcpagentbench
+from proctor.scenarios.importers.mcpservers import read_mcpservers
 from proctor.scenarios.loader import SuiteError
 
 

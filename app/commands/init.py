@@ -13,7 +13,7 @@ from proctor.app.exit_codes import ExitCode
 from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.tools.mcp_connection import ServerStartError
 from proctor.engine.tools.mcp_toolbox import ServerPool
-from proctor.scenarios.import_common import validated
+from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.loader import SuiteError
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.scenarios.skeleton import ToolInfo, skeleton

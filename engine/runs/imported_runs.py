@@ -24,12 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.scoring.toolmatch import match_tool_calls
-from proctor.scenarios.import_common import (
-    ImportedSuite,
-    ImportedTranscript,
-    staged_dir,
-    write_suite_files,
-)
+from proctor.scenarios.importers.common import ImportedSuite, ImportedTranscript
+from proctor.scenarios.importers.suite_files import staged_dir, write_suite_files
 from proctor.scenarios.schema import Scenario, Suite
 from proctor.store.events import (
     AssistantMessage,

@@ -6,14 +6,14 @@ from pathlib import Path
 
 from proctor.engine.runs.imported_runs import transcript_events, write_imported_run
 from proctor.engine.scoring import match_tool_calls, partition
-from proctor.scenarios.import_common import (
+from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedJudgment,
     ImportedResult,
     ImportedTranscript,
     ImportedTurn,
-    validated,
 )
+from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.schema import GoldCall
 from proctor.store.events import TrialFinished, TrialStarted
 from proctor.store.reader import StoreReader

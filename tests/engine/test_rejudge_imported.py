@@ -9,7 +9,7 @@ import pytest
 from proctor.engine.grading.rejudge import rejudge_db
 from proctor.engine.reports.report import build_report
 from proctor.engine.runs.imported_runs import save_import
-from proctor.scenarios.import_livemcpbench import read_livemcpbench
+from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.store.reader import StoreReader
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures" / "livemcpbench"

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from proctor.scenarios.import_common import (
+from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedSuite,
     ImportedTranscript,
@@ -39,9 +39,9 @@ from proctor.scenarios.import_common import (
     records_of,
     scenario_id,
     title_of,
-    validated,
 )
-from proctor.scenarios.import_mcpservers import add_server_arm
+from proctor.scenarios.importers.mcpservers import add_server_arm
+from proctor.scenarios.importers.suite_files import validated
 
 TASKS_FILE = Path("data/tasks.json")
 CONFIG_FILE = Path("configs/evaluation_config.json")

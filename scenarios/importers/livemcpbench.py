@@ -28,24 +28,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from proctor.scenarios.import_common import (
+from proctor.scenarios.importers.common import (
     ImportedJudgment,
     ImportedSuite,
     ImportedTranscript,
     ImportFormatError,
     json_object,
     key_points_from_steps,
-    last_assistant_text,
-    number_epochs,
-    openai_messages_to_turns,
     read_json,
     records_of,
     scenario_id,
     text_field,
     title_of,
-    validated,
 )
-from proctor.scenarios.import_mcpservers import enabled, normalize_servers
+from proctor.scenarios.importers.mcpservers import enabled, normalize_servers
+from proctor.scenarios.importers.suite_files import validated
+from proctor.scenarios.importers.transcripts import (
+    last_assistant_text,
+    number_epochs,
+    openai_messages_to_turns,
+)
 
 ARM = "livemcptool"
 ROUTER_SERVER = "copilot"

@@ -14,8 +14,8 @@ import pytest
 
 from proctor.app.cli import main
 from proctor.engine.runs.imported_runs import save_import
-from proctor.scenarios.import_common import ImportFormatError
-from proctor.scenarios.import_mcpagentbench import read_mcpagentbench
+from proctor.scenarios.importers.common import ImportFormatError
+from proctor.scenarios.importers.mcpagentbench import read_mcpagentbench
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import StdioServer
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.engine.runs.imported_runs import save_import
-from proctor.scenarios.import_common import ImportFormatError
-from proctor.scenarios.import_mcpservers import load_server_set, read_mcpservers, strip_jsonc
+from proctor.scenarios.importers.common import ImportFormatError
+from proctor.scenarios.importers.mcpservers import load_server_set, read_mcpservers, strip_jsonc
 from proctor.scenarios.loader import expand_server, load_suite
 from proctor.scenarios.schema import HttpServer, StdioServer
 

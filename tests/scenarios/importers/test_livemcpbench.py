@@ -10,14 +10,14 @@ import pytest
 
 from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.scoring import partition
-from proctor.scenarios.import_common import ImportFormatError
-from proctor.scenarios.import_livemcpbench import ARM, read_livemcpbench
+from proctor.scenarios.importers.common import ImportFormatError
+from proctor.scenarios.importers.livemcpbench import ARM, read_livemcpbench
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import StdioServer
 from proctor.store.events import ToolResult
 from proctor.store.reader import StoreReader
 
-FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures"
+FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures"
 NVDA, GOLD = "39c4c9fc-9074-474a-850f-4b088d499d8c", "b276e772-28b5-42fd-bb85-fd73e017fe25"
 
 

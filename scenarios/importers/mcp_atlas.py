@@ -35,15 +35,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from proctor.scenarios.import_common import (
+from proctor.scenarios.importers.common import (
     ImportedSuite,
     ImportedTranscript,
     ImportedTurn,
     ImportFormatError,
     complexity_of,
     json_object,
-    last_assistant_text,
-    openai_messages_to_turns,
     parse_list_text,
     read_json,
     records_of,
@@ -52,9 +50,10 @@ from proctor.scenarios.import_common import (
     str_list,
     text_field,
     title_of,
-    validated,
 )
-from proctor.scenarios.import_mcpservers import add_server_arm
+from proctor.scenarios.importers.mcpservers import add_server_arm
+from proctor.scenarios.importers.suite_files import validated
+from proctor.scenarios.importers.transcripts import last_assistant_text, openai_messages_to_turns
 
 COLUMNS = ("TASK", "PROMPT", "ENABLED_TOOLS", "TRAJECTORY", "GTFA", "GTFA_CLAIMS")
 REQUIRED = ("TASK", "PROMPT", "GTFA_CLAIMS")

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from proctor.scenarios.import_common import (
+from proctor.scenarios.importers.common import (
     ImportFormatError,
     complexity_of,
     key_points_from_steps,
-    openai_messages_to_turns,
     parse_list_text,
     scenario_id,
     split_prefixed,
-    staged_dir,
     str_list,
 )
+from proctor.scenarios.importers.suite_files import staged_dir
+from proctor.scenarios.importers.transcripts import openai_messages_to_turns
 
 
 def test_list_cells_accept_json_and_python_literals_but_never_evaluate() -> None:

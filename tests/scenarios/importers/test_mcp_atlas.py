@@ -12,12 +12,12 @@ import pytest
 
 from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.scoring import partition
-from proctor.scenarios.import_common import ImportFormatError
-from proctor.scenarios.import_mcp_atlas import REFERENCE_ARM, REFERENCE_MODEL, read_mcp_atlas
+from proctor.scenarios.importers.common import ImportFormatError
+from proctor.scenarios.importers.mcp_atlas import REFERENCE_ARM, REFERENCE_MODEL, read_mcp_atlas
 from proctor.scenarios.loader import load_suite
 from proctor.store.reader import StoreReader
 
-FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures"
+FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures"
 BARBER = "6888e207a34beb25cfedda3b"
 
 

@@ -27,7 +27,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import yaml
 from pydantic import ValidationError
 
-from proctor.scenarios.import_common import ImportedSuite, ImportFormatError, scenario_id, validated
+from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, scenario_id
+from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.schema import HttpServer, StdioServer
 
 # AUTH but not AUTHOR (GIT_AUTHOR_NAME is not a credential; AUTHORIZATION is).

@@ -1,0 +1,1 @@
+"""Importers: public benchmarks and client mcpServers files as proctor suites, one module per format."""
