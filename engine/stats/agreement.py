@@ -98,65 +98,30 @@ def _check_pair(x: Sequence[float], y: Sequence[float]) -> None:
         raise ValueError("score vectors must be finite")
 
 
-def _sign(v: float) -> int:
-    return (v > 0) - (v < 0)
-
-
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> Correlation:
-    """Kendall τ-b: (concordant − discordant) / sqrt((n0 − n1)(n0 − n2)).
+    """Kendall τ-b (scipy.stats.kendalltau, variant b): ties in either vector are corrected for.
 
-    n0 is the number of pairs, n1 and n2 the pairs tied in x and in y. Pairs tied in either
-    vector count as neither concordant nor discordant. Undefined when either vector is constant
-    or has fewer than two items. O(n²), meant for panels of at most a few thousand items.
+    Undefined, with the reason, when either vector is constant or has fewer than two items.
     """
     _check_pair(x, y)
     n = len(x)
     if n < 2:
         return Correlation(None, n, "needs at least 2 items")
-    concordant = discordant = tied_x = tied_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            sx, sy = _sign(x[i] - x[j]), _sign(y[i] - y[j])
-            tied_x += sx == 0
-            tied_y += sy == 0
-            product = sx * sy
-            concordant += product > 0
-            discordant += product < 0
-    pairs = n * (n - 1) // 2
-    if tied_x == pairs or tied_y == pairs:
+    if len(set(x)) == 1 or len(set(y)) == 1:
         return Correlation(None, n, "a score vector is constant: τ-b is undefined")
-    return Correlation((concordant - discordant) / math.sqrt((pairs - tied_x) * (pairs - tied_y)), n)
+    from scipy.stats import kendalltau  # imported here: scipy costs the console's start-up otherwise
 
-
-def average_ranks(values: Sequence[float]) -> list[float]:
-    """Ranks 1..n; tied values share the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        shared = (start + end) / 2 + 1
-        for position in range(start, end + 1):
-            ranks[order[position]] = shared
-        start = end + 1
-    return ranks
+    return Correlation(float(kendalltau(x, y, variant="b").statistic), n)
 
 
 def spearman_rho(x: Sequence[float], y: Sequence[float]) -> Correlation:
-    """Spearman ρ: Pearson correlation of the average ranks. Undefined for constant vectors."""
+    """Spearman ρ (scipy.stats.spearmanr: Pearson correlation of average ranks). Undefined for constant vectors."""
     _check_pair(x, y)
     n = len(x)
     if n < 2:
         return Correlation(None, n, "needs at least 2 items")
-    rx, ry = average_ranks(x), average_ranks(y)
-    mean = (n + 1) / 2
-    dx = [r - mean for r in rx]
-    dy = [r - mean for r in ry]
-    sxx = math.fsum(d * d for d in dx)
-    syy = math.fsum(d * d for d in dy)
-    if sxx == 0 or syy == 0:
+    if len(set(x)) == 1 or len(set(y)) == 1:
         return Correlation(None, n, "a score vector is constant: ρ is undefined")
-    sxy = math.fsum(a * b for a, b in zip(dx, dy, strict=True))
-    return Correlation(max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy))), n)
+    from scipy.stats import spearmanr
+
+    return Correlation(max(-1.0, min(1.0, float(spearmanr(x, y).statistic))), n)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np
@@ -55,15 +54,12 @@ class McNemarResult:
 
 
 def binomial_two_sided_half(k: int, n: int) -> float:
-    """Exact two-sided p-value of k successes in n trials under p = 1/2.
-
-    The null distribution is symmetric, so the p-value is twice the smaller tail, capped at 1.
-    Computed with integers, so it is exact up to the final conversion to float.
-    """
+    """Exact two-sided p-value of k successes in n trials under p = 1/2 (scipy.stats.binomtest)."""
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
-    tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1))
-    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+    from scipy.stats import binomtest  # imported here: scipy costs the console's start-up otherwise
+
+    return min(1.0, float(binomtest(k, n, 0.5, alternative="two-sided").pvalue))
 
 
 def mcnemar_exact(pairs: Iterable[tuple[bool, bool]]) -> McNemarResult:

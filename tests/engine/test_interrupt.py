@@ -78,7 +78,14 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, str]:
     env = dict(os.environ, PROCTOR_CACHE=str(cache))
     db = tmp_path / "run.db"
     args = [sys.executable, "-m", "proctor.app.cli", "demo", "--headless", "--db", str(db)]
-    args += ["--arms", "codeintel,codeintel+distractors", "--epochs", "3", "--concurrency", "2"]
+    args += [
+        "--arms",
+        "codeintel,codeintel+distractors",
+        "--epochs",
+        "40",
+        "--concurrency",
+        "2",
+    ]  # long enough to be mid-run
     proc = subprocess.Popen(
         args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from proctor.engine.stats import (
     agreement_with_labels,
-    average_ranks,
     kendall_tau_b,
     majority_vote,
     spearman_rho,
@@ -85,12 +84,6 @@ def test_kendall_undefined() -> None:
         kendall_tau_b([1, 2], [1])
     with pytest.raises(ValueError, match="finite"):
         kendall_tau_b([1, math.nan], [1, 2])
-
-
-def test_average_ranks() -> None:
-    assert average_ranks([10, 20, 20, 30]) == [1.0, 2.5, 2.5, 4.0]
-    assert average_ranks([0.3, 0.1, 0.3, 0.3]) == [3.0, 1.0, 3.0, 3.0]
-    assert average_ranks([]) == []
 
 
 def test_spearman_by_hand() -> None:
