@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -35,6 +34,7 @@ from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import HelpScreen
 from proctor.app.screens.judge import JudgeScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.app.signals import stop_signals
 from proctor.app.state import ConsoleState
 from proctor.store.commands import CommandName, enqueue_command
 from proctor.widgets.sanitize import one_line
@@ -89,7 +89,7 @@ class ProctorApp(App[int]):
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in stop_signals():
             # Like quitting: the engine is cancelled and flushed, the run stays resumable.
             loop.add_signal_handler(sig, lambda: self.run_worker(self._terminate(), group="terminate"))
         self.set_interval(IDLE_FLUSH_S, self.flush)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from proctor.app.exit_codes import ExitCode
+from proctor.app.signals import stop_signals
 from proctor.engine.grading.anchors import verify_before_run
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.session import run_suite, serve_run
@@ -75,21 +75,28 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
     progress = HeadlessProgress(err)
     terminated: list[int] = []
 
-    def on_terminate(signum: int, frame: object) -> None:
-        """SIGTERM and SIGHUP stop the run the way Ctrl-C does: flushed, marked interrupted, resumable."""
-        del frame
-        terminated.append(signum)
-        signal.raise_signal(signal.SIGINT)
+    async def run_until_signalled() -> str:
+        """SIGTERM and SIGHUP stop the run the way Ctrl-C does: flushed, marked interrupted, resumable.
 
-    signal.signal(signal.SIGTERM, on_terminate)
-    signal.signal(signal.SIGHUP, on_terminate)
-    try:
-        status = asyncio.run(
-            run_suite(
-                loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
-            )
+        A signal the process inherited as ignored (SIGHUP under nohup) stays ignored.
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in stop_signals():
+
+            def stop(sig: int = sig) -> None:
+                terminated.append(sig)
+                task.cancel()
+
+            loop.add_signal_handler(sig, stop)
+        return await run_suite(
+            loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
         )
-    except KeyboardInterrupt:
+
+    try:
+        status = asyncio.run(run_until_signalled())
+    except (KeyboardInterrupt, asyncio.CancelledError):
         progress.stop()
         err.print(f"proctor: interrupted; resume with --resume --db {args.db}", markup=False)
         return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED

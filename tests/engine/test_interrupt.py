@@ -73,6 +73,12 @@ def _wait_for_trials(db: Path, n: int, proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.05)
 
 
+def _as_from_a_terminal() -> None:
+    """A job started in the background (CI, nohup) inherits SIGINT/SIGHUP ignored; a terminal does not."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, str]:
     cache = tmp_path / "cache-marker-dir"
     env = dict(os.environ, PROCTOR_CACHE=str(cache))
@@ -87,7 +93,12 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, str]:
         "2",
     ]  # long enough to be mid-run
     proc = subprocess.Popen(
-        args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        args,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
     )
     return proc, db, str(cache)
 
