@@ -17,7 +17,13 @@ from collections.abc import Mapping
 
 import re2
 
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRIVATE)", re.IGNORECASE)
+# A name part (split at _ or -) that says "secret", or a name ending in KEY/TOKEN/SECRET (APIKEY);
+# GIT_AUTHOR_NAME or KEYBOARD_LAYOUT are not secrets.
+SECRET_NAME = re.compile(
+    r"(?:^|[_-])(?:API)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|AUTHORIZATION|PAT|COOKIE)"
+    r"(?:$|[_-])|(?:KEY|TOKEN|SECRET)$",
+    re.IGNORECASE,
+)
 MIN_SECRET_CHARS = 8
 
 # (kind, pattern); order matters where shapes nest (sk-ant- before sk-). Each shape must start

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.store.redaction import Redactor, redact, register_secret
+from proctor.store.redaction import Redactor, redact, register_secret, secret_values
 
 # Planted, well-formed but fake credentials of every shape the redactor knows.
 PLANTED = {
@@ -47,3 +47,13 @@ def test_short_or_ordinary_values_are_untouched() -> None:
     assert (
         redact("tinyq/retry.py:42 compute_backoff sk-short") == "tinyq/retry.py:42 compute_backoff sk-short"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [("ANTHROPIC_API_KEY", True), ("Authorization", True), ("x-api-key", True), ("GITHUB_PAT", True),
+     ("DB_PASSWORD", True), ("APIKEY", True), ("GIT_AUTHOR_NAME", False), ("KEYBOARD_LAYOUT", False),
+     ("PATH", False)],
+)  # fmt: skip
+def test_secret_looking_names(name: str, secret: bool) -> None:
+    assert bool(secret_values({name: "a-value-long-enough"})) is secret
