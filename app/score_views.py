@@ -147,7 +147,6 @@ def arm_rows(
                 judged=len(judged),
                 fairness=statistics.fmean(fair) if fair else None,
                 tool_calls=who.tool_calls,
-                ended=len(ended),
                 attributable=who.attributable,
             )
         )

@@ -23,7 +23,6 @@ class ArmRow:
     judged: int
     fairness: float | None
     tool_calls: int
-    ended: int
     attributable: bool
 
 
