@@ -12,6 +12,7 @@ from rich.console import Console
 from proctor.app.exit_codes import ExitCode
 from proctor.app.signals import stop_signals
 from proctor.engine.grading.anchors import verify_before_run
+from proctor.engine.runs.gold_check import check_gold_tools
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.session import run_suite, serve_run
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
@@ -30,9 +31,13 @@ def watch_command(args: argparse.Namespace) -> int:
 
 
 def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:
-    """Refuse before anything starts: locked anchors that fail, another suite's run, or a held run."""
+    """Refuse before anything starts: locked anchors that fail, another suite's run, a held run,
+    or gold calls to tools no arm offers."""
     verify_before_run(loaded)
     check_resumable(db, loaded, resume=resume)
+    skipped = asyncio.run(check_gold_tools(loaded))
+    if skipped:
+        print(f"note: {skipped}", file=sys.stderr)
     lock = EngineLock.try_acquire(db) if db.exists() else None
     if db.exists() and lock is None:
         raise RunError(f"{db} is being run by another proctor process (pid {EngineLock.holder(db)})")
