@@ -16,10 +16,13 @@ import pytest
 import yaml
 
 from proctor.app.cli import main
+from proctor.app.tui import ProctorApp
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
 from proctor.store.reader import StoreReader
+from proctor.widgets.transcript_view import TranscriptView
+from tests.app.helpers import open_trial, screen_text, wait_until
 from tests.fakes.hostile_mcp_server import PLANTED
 
 pytestmark = pytest.mark.slow
@@ -100,6 +103,21 @@ async def test_no_planted_secret_reaches_the_database_logs_reports_or_exports(tm
         for path in stores:
             assert fragment.encode() not in path.read_bytes(), (fragment, path.name)
     assert _wait_gone(_pids(pidfile)) == [], "the server or its grandchild outlived the run"
+    console_text = await _trial_screen_with_every_entry_expanded(db)
+    assert "[redacted: github-token]" in console_text
+    for fragment in FRAGMENTS:
+        assert fragment not in console_text, fragment
+
+
+async def _trial_screen_with_every_entry_expanded(db: Path) -> str:
+    app = ProctorApp(db)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await wait_until(pilot, lambda: app.state.details_loaded)
+        screen = await open_trial(app, pilot, 0, 0)
+        await pilot.press("e")  # expand every entry: the whole tool output is on the screen's lines
+        await pilot.pause()
+        view = screen.query_one(TranscriptView)
+        return "\n".join(line.plain for line in view.lines) + screen_text(app)
 
 
 async def test_a_30_mb_line_is_stored_and_sent_capped_and_stderr_floods_are_rotated(tmp_path: Path) -> None:
