@@ -102,6 +102,7 @@ class StoreWriter:
         self._batch_size = batch_size
         self._interval = flush_interval_s
         self._pending: list[_Pending] = []
+        self._last_write: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
         self._closed = False
@@ -211,12 +212,21 @@ class StoreWriter:
             self._wake.set()
 
     async def flush(self) -> None:
-        """Write everything queued so far, in one transaction."""
+        """Write everything queued so far; return once it is committed, whoever submitted it.
+
+        The one writer thread runs batches in order, so waiting for the last batch submitted
+        (possibly by a concurrent flush) means every earlier event is in the file too.
+        """
         if self._failure is not None:
             raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
         while self._pending:
             batch, self._pending = self._pending, []
-            await self._run(_write_batch, batch)
+            self._last_write = asyncio.get_running_loop().run_in_executor(
+                self._pool, _write_batch, self._conn, batch
+            )
+            await asyncio.shield(self._last_write)
+        if self._last_write is not None and not self._last_write.done():
+            await asyncio.shield(self._last_write)
 
     async def _flush_loop(self) -> None:
         try:

@@ -208,6 +208,7 @@ class Run:
             finally:
                 await toolbox.aclose()
         ctx.emit(finished)
+        await self.writer.flush()  # a finished trial is on disk before anything counts it: kill -9 loses none
         record = _as_record(t, ctx.attempt, finished)
         for hook in self.hooks:
             try:
