@@ -182,6 +182,24 @@ def _directories(entries: dict[str, TreeEntry]) -> set[str]:
     return dirs
 
 
+def clean_checkout(source: Path, commit: str, dest: Path) -> str:
+    """A checkout of ``commit`` at ``dest`` that shares ``source``'s objects but not its working tree.
+
+    Servers are pointed here, never at the user's folder: a write-capable server edits this copy,
+    and uncommitted changes in the user's tree are not what the run is pinned to. Reset to the
+    commit (tracked files restored, untracked removed) every time it is prepared.
+    """
+    if not (source / ".git").exists() and not (source / "HEAD").exists():
+        raise RepoError(f"{source}: not a git repository")
+    full = _git(source, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").decode().strip()
+    if not (dest / ".git").exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _git(dest.parent, "clone", "--quiet", "--shared", "--no-checkout", str(source.resolve()), str(dest))
+    _git(dest, "checkout", "--quiet", "--force", "--detach", full)
+    _git(dest, "clean", "--quiet", "-fdx")
+    return full
+
+
 def _inside(link: Path, root: Path) -> bool:
     target = (link.parent / os.readlink(link)).resolve()
     return target == root or root in target.parents

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proctor.scenarios.loader import LoadedSuite, SuiteError, expand_server
-from proctor.scenarios.repo import PinnedRepo, RepoError, materialize
+from proctor.scenarios.repo import PinnedRepo, RepoError, clean_checkout, materialize
 from proctor.scenarios.schema import HttpServer, RepoSpec, Scenario, ServerConfig
 
 
@@ -66,7 +66,9 @@ class Workspace:
                     )
                 return PinnedRepo(dest, sha)
             assert spec.path is not None
-            return PinnedRepo((self.loaded.root / spec.path).resolve(), spec.commit)
+            source = (self.loaded.root / spec.path).resolve()
+            dest = cache_dir() / "checkouts" / f"{_safe(source.name)}-{spec.commit}"
+            return PinnedRepo(dest, clean_checkout(source, spec.commit, dest))
         except RepoError as exc:
             raise SuiteError(f"{where}: field '{field}': {exc}") from exc
 
@@ -102,3 +104,7 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "repo"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from proctor.scenarios.repo import PinnedRepo, RepoError, materialize
+from proctor.scenarios.loader import load_suite
+from proctor.scenarios.repo import PinnedRepo, RepoError, clean_checkout, materialize
+from proctor.scenarios.schema import StdioServer
+from proctor.scenarios.workspace import Workspace
 
 
 def test_tool_caches_in_the_source_do_not_change_the_commit(tmp_path: Path) -> None:
@@ -48,3 +52,55 @@ def test_a_symlink_out_of_the_source_is_refused_and_one_inside_stays_a_link(tmp_
     (src / "leak.txt").symlink_to(outside)
     with pytest.raises(RepoError, match=r"leak\.txt: a symbolic link to .*outside the repository"):
         materialize(src, tmp_path / "b")
+
+
+def _git_repo(root: Path) -> str:
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True)
+    (root / "app.py").write_text("VERSION = 1\n")
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "one"], check=True)
+    out = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    )
+    return out.stdout.strip()
+
+
+def test_a_path_repository_is_served_from_a_clean_checkout_never_the_users_tree(tmp_path: Path) -> None:
+    user = tmp_path / "my-repo"
+    commit = _git_repo(user)
+    (user / "app.py").write_text("VERSION = 2  # uncommitted\n")
+    (user / "notes.txt").write_text("untracked\n")
+    dest = tmp_path / "cache" / "checkout"
+    assert clean_checkout(user, commit[:10], dest) == commit
+    assert (dest / "app.py").read_text() == "VERSION = 1\n" and not (dest / "notes.txt").exists()
+    (dest / "app.py").write_text("edited by a server\n")
+    (dest / "scratch.txt").write_text("written by a server\n")
+    assert clean_checkout(user, commit, dest) == commit
+    assert (dest / "app.py").read_text() == "VERSION = 1\n" and not (dest / "scratch.txt").exists()
+    assert (user / "app.py").read_text() == "VERSION = 2  # uncommitted\n", "the user's tree is never written"
+    assert PinnedRepo(dest, commit).lines("app.py") == ["VERSION = 1"]
+
+
+def test_servers_get_the_clean_checkout_as_proctor_repo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROCTOR_CACHE", str(tmp_path / "cache"))
+    user = tmp_path / "my-repo"
+    commit = _git_repo(user)
+    suite = tmp_path / "suite"
+    (suite / "scenarios").mkdir(parents=True)
+    (suite / "suite.yaml").write_text(
+        "name: t\nrepo: {path: ../my-repo, commit: " + commit + "}\n"
+        "mcpServers:\n  fs: {command: server, args: ['${PROCTOR_REPO}']}\n"
+        "arms:\n  fs: {servers: [fs]}\n"
+    )
+    (suite / "scenarios" / "one.yaml").write_text("id: one\nprompt: hi\n")
+    loaded = load_suite(suite)
+    workspace = Workspace.prepare(loaded)
+    served = workspace.servers_for(["fs"], loaded.scenarios[0])["fs"]
+    assert isinstance(served, StdioServer)
+    (repo_arg,) = served.args
+    assert Path(repo_arg).is_relative_to(tmp_path / "cache") and Path(repo_arg) != user.resolve()
+    assert (Path(repo_arg) / "app.py").read_text() == "VERSION = 1\n"
