@@ -18,6 +18,8 @@ from proctor.scenarios.loader import LoadedSuite, SuiteError, expand_server
 from proctor.scenarios.repo import PinnedRepo, RepoError, clean_checkout, materialize
 from proctor.scenarios.schema import HttpServer, RepoSpec, Scenario, ServerConfig
 
+TRIAL_DIR_MARK = "@@PROCTOR_TRIAL_DIR@@"  # no JSON escaping, so it survives model_dump_json
+
 
 def cache_dir() -> Path:
     root = os.environ.get("PROCTOR_CACHE") or os.path.join(
@@ -86,6 +88,7 @@ class Workspace:
             "PROCTOR_SUITE_DIR": str(self.loaded.root),
             "PROCTOR_REPO": str(repo.path) if repo else "",
             "PROCTOR_COMMIT": repo.commit if repo else "",
+            "PROCTOR_TRIAL_DIR": TRIAL_DIR_MARK,  # a fresh folder per trial, filled in by the server pool
         }
         out: dict[str, ServerConfig] = {}
         for name in names:
@@ -97,6 +100,11 @@ class Workspace:
                 out[name] = expand_server(name, cfg, variables)
             except SuiteError as exc:
                 raise SuiteError(f"{self.loaded.root / 'suite.yaml'}: {exc}") from exc
+            if cfg.lifecycle != "per_trial" and TRIAL_DIR_MARK in out[name].model_dump_json():
+                raise SuiteError(
+                    f"{self.loaded.root / 'suite.yaml'}: field 'mcpServers.{name}': ${{PROCTOR_TRIAL_DIR}} is a "
+                    "fresh folder per trial, so the server needs 'lifecycle: per_trial'"
+                )
         return out
 
 

@@ -63,6 +63,7 @@ class McpConnection:
             register_env(config.launch.env)
         self.log_path = log_dir / f"{_safe_name(name)}.stderr.log"
         self.log_bytes = log_bytes
+        self.scratch: Path | None = None  # a per-trial server's ${PROCTOR_TRIAL_DIR}
         log_dir.mkdir(parents=True, exist_ok=True)
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None

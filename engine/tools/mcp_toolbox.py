@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ from proctor.engine.tools.mcp_connection import McpConnection, ServerStartError
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import ServerConfig
+from proctor.scenarios.workspace import TRIAL_DIR_MARK
 
 MAX_START_FAILURES = 2
 
@@ -29,7 +33,13 @@ class ServerPool:
         key = f"{name}\x00{config.model_dump_json()}"
         self._check_breaker(key)
         if config.lifecycle == "per_trial":
+            scratch = None
+            if TRIAL_DIR_MARK in config.model_dump_json():
+                scratch = Path(tempfile.mkdtemp(prefix=f"proctor-trial-{name}-"))
+                filled = config.model_dump_json().replace(TRIAL_DIR_MARK, json.dumps(str(scratch))[1:-1])
+                config = type(config).model_validate_json(filled)
             conn = McpConnection(name, config, self._log_dir, self._log_bytes)
+            conn.scratch = scratch
             self._per_trial.add(conn)
             try:
                 await self._started(key, conn)
@@ -69,12 +79,17 @@ class ServerPool:
         if conn in self._per_trial:
             self._per_trial.discard(conn)
             await conn.aclose()
+            if conn.scratch is not None:  # the trial's state goes with it
+                shutil.rmtree(conn.scratch, ignore_errors=True)
 
     async def aclose(self) -> None:
         conns = [*self._shared.values(), *self._per_trial]
         self._shared.clear()
         self._per_trial.clear()
         await asyncio.gather(*(c.aclose() for c in conns), return_exceptions=True)
+        for c in conns:
+            if c.scratch is not None:
+                shutil.rmtree(c.scratch, ignore_errors=True)
 
 
 class McpToolbox:

@@ -10,7 +10,9 @@ import pytest
 from proctor.engine.tools import mcp_connection
 from proctor.engine.tools.mcp_connection import MAX_RESTARTS, ServerStartError
 from proctor.engine.tools.mcp_toolbox import MAX_START_FAILURES, McpToolbox, ServerPool
+from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.scenarios.schema import StdioServer
+from proctor.scenarios.workspace import TRIAL_DIR_MARK, Workspace
 from tests.engine.mcp_helpers import FAKES, child_pids, faulty
 
 pytestmark = pytest.mark.slow
@@ -182,3 +184,37 @@ async def test_a_server_that_never_answers_initialize_is_not_retried_for_every_t
         await pool.aclose()
     assert all("no MCP handshake" in m for m in messages)
     assert ["not tried again" in m for m in messages] == [False] * MAX_START_FAILURES + [True, True]
+
+
+async def test_per_trial_servers_get_a_fresh_scratch_folder_removed_after_the_trial(tmp_path: Path) -> None:
+    cfg = StdioServer(
+        command=sys.executable,
+        args=[str(FAKES / "scratch_mcp_server.py"), TRIAL_DIR_MARK],
+        lifecycle="per_trial",
+    )
+    pool = ServerPool(tmp_path / "logs")
+    folders = []
+    try:
+        for _ in range(2):
+            tb = await McpToolbox.open(pool, {"scratch": cfg}, None)
+            first = (await tb.call("bump", {})).content.split(" ", 1)
+            second = (await tb.call("bump", {})).content.split(" ", 1)
+            assert (first[0], second[0]) == ("1", "2"), "state is kept within a trial"
+            folders.append(Path(first[1]))
+            assert folders[-1].is_dir()
+            await tb.aclose()
+            assert not folders[-1].exists(), "the trial's folder goes with it"
+    finally:
+        await pool.aclose()
+    assert folders[0] != folders[1]
+
+
+def test_proctor_trial_dir_on_a_shared_server_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "suite.yaml").write_text(
+        "name: t\nmcpServers:\n  s: {command: x, args: ['${PROCTOR_TRIAL_DIR}']}\narms:\n  a: {servers: [s]}\n"
+    )
+    (tmp_path / "scenarios" / "one.yaml").write_text("id: one\nprompt: hi\n")
+    loaded = load_suite(tmp_path)
+    with pytest.raises(SuiteError, match="needs 'lifecycle: per_trial'"):
+        Workspace.prepare(loaded).servers_for(["s"], loaded.scenarios[0])
