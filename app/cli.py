@@ -31,6 +31,7 @@ BAD_INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("proctor.engine.grading.rejudge", "RejudgeError"),
     ("proctor.engine.providers.registry", "ProviderConfigError"),
     ("proctor.engine.reports.gate", "GateInputError"),
+    ("proctor.app.commands.servers", "CallInputError"),
 )
 
 _SubParsers = Any  # argparse's _SubParsersAction is private; add_parser is all we use
@@ -103,6 +104,15 @@ def _add_runs(sub: _SubParsers) -> None:
     check = servers_sub.add_parser("check", help="start each server, list its tools")
     check.add_argument("config", type=Path, help="a suite folder or an mcpServers JSON/YAML file")
     _command(check, "servers:check_command")
+    call = servers_sub.add_parser("call", help="start one server, call one tool, print what proctor records")
+    call.add_argument("config", type=Path, help="a suite folder or an mcpServers file")
+    call.add_argument("server")
+    call.add_argument("tool")
+    call.add_argument(
+        "--args", default="{}", help='the arguments as a JSON object, e.g. \'{"path": "README.md"}\''
+    )
+    call.add_argument("--json", action="store_true", help="print the recorded result as JSON")
+    _command(call, "servers:call_command")
 
 
 def _add_judging(sub: _SubParsers) -> None:

@@ -216,3 +216,24 @@ def test_require_anchors_needs_to_know_the_suite(
         == EXIT_BAD_INPUT
     )
     assert "pass --suite DIR" in capsys.readouterr().err
+
+
+def test_servers_call_prints_what_a_run_would_record(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo"
+    args = [
+        "servers",
+        "call",
+        str(demo),
+        "codeintel",
+        "find_definition",
+        "--args",
+        '{"symbol": "compute_backoff"}',
+    ]
+    assert main([*args, "--json"]) == 0
+    recorded = json.loads(capsys.readouterr().out)
+    assert recorded["server"] == "codeintel" and recorded["is_error"] is False
+    assert "def compute_backoff(" in recorded["content"]
+    assert main(["servers", "call", str(demo), "codeintel", "no_such_tool"]) == 3
+    assert "unknown_tool" in capsys.readouterr().out
+    assert main(["servers", "call", str(demo), "nope", "x"]) == 2
+    assert "no server 'nope'" in capsys.readouterr().err
