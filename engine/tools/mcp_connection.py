@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -348,17 +349,32 @@ def _port_open(host: str, port: int) -> bool:
 
 
 def _result_text(result: mtypes.CallToolResult) -> str:
+    """Every content block as text the transcript and the model can hold; nothing is dropped silently.
+
+    Binary blocks become a labelled placeholder with their MIME type and size; a result with no
+    text block but ``structuredContent`` is that JSON, pretty-printed.
+    """
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, mtypes.TextContent):
             parts.append(block.text)
-        elif isinstance(block, mtypes.ImageContent):
-            parts.append(f"[image {block.mime_type}, {len(block.data)} base64 chars]")
+        elif isinstance(block, mtypes.ImageContent | mtypes.AudioContent):
+            kind = "image" if isinstance(block, mtypes.ImageContent) else "audio"
+            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4:,} bytes]")
+        elif isinstance(block, mtypes.ResourceLink):
+            mime = f", {block.mime_type}" if block.mime_type else ""
+            parts.append(f"[resource link {block.uri} ({block.name}{mime})]")
         elif isinstance(block, mtypes.EmbeddedResource):
             res = block.resource
-            parts.append(getattr(res, "text", None) or f"[resource {res.uri}]")
+            text = getattr(res, "text", None)
+            mime = f" {res.mime_type}" if res.mime_type else ""
+            parts.append(text if text is not None else f"[resource {res.uri}{mime}, binary]")
         else:
             parts.append(f"[{type(block).__name__}]")
+    if not any(isinstance(b, mtypes.TextContent) for b in result.content) and isinstance(
+        result.structured_content, dict
+    ):
+        parts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False, default=str))
     return "\n".join(parts)
 
 

@@ -218,3 +218,22 @@ def test_proctor_trial_dir_on_a_shared_server_is_refused(tmp_path: Path) -> None
     loaded = load_suite(tmp_path)
     with pytest.raises(SuiteError, match="needs 'lifecycle: per_trial'"):
         Workspace.prepare(loaded).servers_for(["s"], loaded.scenarios[0])
+
+
+async def test_images_resource_links_and_structured_only_results_are_kept_as_labelled_text(
+    tmp_path: Path,
+) -> None:
+    cfg = StdioServer(command=sys.executable, args=[str(FAKES / "content_mcp_server.py")])
+    pool, tb = await _toolbox(tmp_path, cfg, "content")
+    try:
+        picture = await tb.call("picture", {})
+        assert not picture.is_error, picture
+        assert picture.content.splitlines() == [
+            "[image image/png, 300 bytes]",
+            "[resource link file:///repo/README.md (README.md, text/markdown)]",
+        ]
+        stats = await tb.call("stats", {})
+        assert not stats.is_error and stats.structured == {"files": 3, "lines": 120}
+        assert '"lines": 120' in stats.content
+    finally:
+        await pool.aclose()
