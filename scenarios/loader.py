@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
 from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
 
 M = TypeVar("M", bound=BaseModel)
@@ -34,6 +35,7 @@ class LoadedSuite:
     servers: dict[str, ServerConfig]
     scenario_files: dict[str, Path] = field(default_factory=dict)
     files: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()  # what loading ignored on purpose (a client's UI-only keys)
 
     @property
     def content_hash(self) -> str:
@@ -48,7 +50,7 @@ class LoadedSuite:
     @property
     def warnings(self) -> list[str]:
         """What will not be measured as the user may expect (printed before a run)."""
-        return [
+        return [*self.notes] + [
             f"{self.scenario_files.get(s.id, self.root)}: scenario {s.id!r} defines no claims, key points, "
             "keywords, rubric or gold calls, so its trials will be 'not judged' (no pass, no fairness); add one"
             for s in self.scenarios
@@ -108,8 +110,11 @@ def _validate(model: type[M], data: Any, path: Path) -> M:
         raise SuiteError(_format_validation(path, exc)) from exc
 
 
-def load_servers_file(path: Path) -> dict[str, ServerConfig]:
-    """Read an ``mcpServers`` file (JSON as Claude Desktop/Cursor write it, or YAML)."""
+def load_servers_file(path: Path, notes: list[str] | None = None) -> dict[str, ServerConfig]:
+    """Read an ``mcpServers`` file (JSON or JSONC as Claude Desktop, Cursor or VS Code write it, or YAML).
+
+    Keys only a client's UI reads are dropped, each named in ``notes``.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -120,12 +125,30 @@ def load_servers_file(path: Path) -> dict[str, ServerConfig]:
             "save the file as UTF-8 YAML"
         ) from exc
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(strip_jsonc(text)) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise SuiteError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
     if isinstance(data, dict) and "mcpServers" not in data and "servers" in data:
         data = {"mcpServers": data["servers"]}  # VS Code's mcp.json spelling
+    if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
+        data = {
+            "mcpServers": {n: _without_client_keys(path, n, e, notes) for n, e in data["mcpServers"].items()}
+        }
     return dict(_validate(McpServersFile, data, path).mcpServers)
+
+
+def _without_client_keys(path: Path, name: str, entry: Any, notes: list[str] | None) -> Any:
+    """A server entry without the keys only a client's UI reads (autoApprove, alwaysAllow, ...)."""
+    if not isinstance(entry, dict):
+        return entry
+    ignored = sorted(k for k in entry if k in CLIENT_ONLY_KEYS)
+    if ignored and notes is not None:
+        notes.append(f"{path}: server {name!r}: ignored client-only field(s) {', '.join(ignored)}")
+    out = {k: v for k, v in entry.items() if k not in CLIENT_ONLY_KEYS}
+    if "transport" in out:  # some clients spell the transport this way
+        out.setdefault("type", out["transport"])
+        del out["transport"]
+    return out
 
 
 def expand_vars(value: str, env: dict[str, str], where: str) -> str:
@@ -174,8 +197,9 @@ def load_suite(root: str | Path) -> LoadedSuite:
     suite = _validate(Suite, _read_yaml(suite_file), suite_file)
 
     servers: dict[str, ServerConfig] = {}
+    notes: list[str] = []
     if suite.servers_file:
-        servers |= load_servers_file(root / suite.servers_file)
+        servers |= load_servers_file(root / suite.servers_file, notes)
     servers |= suite.mcpServers
     for arm_name, arm in suite.arms.items():
         for s in [*arm.servers, *arm.distractors]:
@@ -209,4 +233,5 @@ def load_suite(root: str | Path) -> LoadedSuite:
         servers=servers,
         scenario_files=seen,
         files=tuple(f.resolve() for f in sources),
+        notes=tuple(notes),
     )

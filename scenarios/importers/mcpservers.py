@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, scenario_id
 from proctor.scenarios.importers.suite_files import validated
+from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
 from proctor.scenarios.schema import HttpServer, StdioServer
 
 # AUTH but not AUTHOR (GIT_AUTHOR_NAME is not a credential; AUTHORIZATION is).
@@ -42,64 +43,11 @@ _KEY_SHAPE = re.compile(
 )
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$")
 _CLIENT_VAR = re.compile(r"\$\{(input|env):([^}]+)\}|\$\{(workspaceFolder|userHome)\}")
-_IGNORED_KEYS = {
-    "autoApprove",
-    "alwaysAllow",
-    "autoapprove",
-    "gallery",
-    "version",
-    "icon",
-    "name",
-    "envFile",
-    "dev",
-    "networkTimeout",
-    "disabledTools",
-    "enabledTools",
-    "trust",
-}
 _HTTP_TYPES = {"http", "streamable-http", "streamablehttp", "streamable_http", "sse"}
 
 
 def _var_name(*parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", "_".join(parts)).strip("_").upper() or "SECRET"
-
-
-def strip_jsonc(text: str) -> str:
-    """JSON with ``//`` and ``/* */`` comments and trailing commas, as strict JSON."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    in_string = False
-    while i < n:
-        c = text[i]
-        if in_string:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-            out.append(c)
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            continue
-        elif c in "}]":
-            j = len(out) - 1
-            while j >= 0 and out[j].isspace():
-                j -= 1
-            if j >= 0 and out[j] == ",":
-                del out[j]
-            out.append(c)
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def read_client_config(path: Path) -> dict[str, Any]:
@@ -241,7 +189,7 @@ def normalize_servers(raw: Mapping[str, Any], where: str) -> tuple[dict[str, dic
         kind = str(entry.pop("type", entry.pop("transport", entry.pop("transportType", "")))).lower()
         if "serverUrl" in entry and "url" not in entry:
             entry["url"] = entry.pop("serverUrl")
-        ignored = sorted(k for k in entry if k in _IGNORED_KEYS)
+        ignored = sorted(k for k in entry if k in CLIENT_ONLY_KEYS)
         for k in ignored:
             entry.pop(k)
         if ignored:
@@ -371,5 +319,4 @@ __all__ = [
     "normalize_servers",
     "read_client_config",
     "read_mcpservers",
-    "strip_jsonc",
 ]

@@ -159,3 +159,26 @@ def test_a_binary_suite_file_is_named_not_a_traceback(tmp_path: Path) -> None:
     (root / "suite.yaml").write_bytes(b"\xff\xfe\x00name: t")
     with pytest.raises(SuiteError, match=r"suite\.yaml: not UTF-8 text"):
         load_suite(root)
+
+
+def test_a_vs_code_jsonc_servers_file_with_client_keys_loads_and_says_what_it_ignored(tmp_path: Path) -> None:
+    (tmp_path / "mcp.json").write_text(
+        """{
+  // VS Code's mcp.json: comments, trailing commas, inputs, servers, UI-only keys
+  "inputs": [{"type": "promptString", "id": "tok", "password": true}],
+  "servers": {
+    "fs": {"type": "stdio", "command": "npx", "args": ["-y", "server-filesystem", "."], "autoApprove": ["read"],},
+    "remote": {"transport": "http", "url": "http://127.0.0.1:9/mcp", "alwaysAllow": []},
+    "off": {"command": "x", "disabled": true},
+  },
+}"""
+    )
+    suite = GOOD_SUITE.replace(
+        "mcpServers:\n  s1: {command: python, args: [-m, x]}\n", "servers_file: mcp.json\n"
+    )
+    loaded = load_suite(_suite(tmp_path, suite.replace("servers: [s1]", "servers: [fs, remote]")))
+    assert set(loaded.servers) == {"fs", "remote", "off"} and loaded.servers["off"].disabled
+    assert isinstance(loaded.servers["remote"], HttpServer)
+    notes = [w for w in loaded.warnings if "client-only" in w]
+    assert any("'fs'" in n and "autoApprove" in n for n in notes)
+    assert any("'remote'" in n and "alwaysAllow" in n for n in notes)

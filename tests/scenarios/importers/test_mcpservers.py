@@ -9,7 +9,8 @@ import pytest
 
 from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.importers.common import ImportFormatError
-from proctor.scenarios.importers.mcpservers import load_server_set, read_mcpservers, strip_jsonc
+from proctor.scenarios.importers.mcpservers import load_server_set, read_mcpservers
+from proctor.scenarios.jsonc import strip_jsonc
 from proctor.scenarios.loader import expand_server, load_suite
 from proctor.scenarios.schema import HttpServer, StdioServer
 
