@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -31,7 +32,7 @@ from proctor.app.screens.anchors import AnchorsScreen
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.compare import CompareScreen
 from proctor.app.screens.dashboard import DashboardScreen
-from proctor.app.screens.dialogs import HelpScreen
+from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
 from proctor.app.screens.judge import JudgeScreen
 from proctor.app.screens.trial import TrialScreen
 from proctor.app.signals import stop_signals
@@ -61,6 +62,7 @@ class ProctorApp(App[int]):
         db_path: Path,
         engine: EngineFactory | None = None,
         *,
+        live: bool = False,
         poll_interval: float = 0.01,
         flush_interval: float = 0.1,
         clock: Callable[[], float] = time.time,
@@ -71,6 +73,7 @@ class ProctorApp(App[int]):
         self.feed = StoreFeed(self.db_path)
         self.feed.prefetch()
         self._engine_factory = engine
+        self._live = live  # this process is running the run's trials (run, demo), not only watching
         self._engine_worker: Worker[object] | None = None
         self.engine_error: str | None = None
         self._poll_interval = poll_interval
@@ -191,10 +194,33 @@ class ProctorApp(App[int]):
         self.exit(ExitCode.TERMINATED, return_code=ExitCode.TERMINATED)
 
     async def action_quit(self) -> None:
-        """Cancel the engine (the run stays resumable), then leave."""
+        """Leave; on a run this process is still executing, ask first (it stays resumable)."""
+        worker = self._engine_worker
+        running = self.state.run is not None and self.state.run.status == "running"
+        if self._live and worker is not None and not worker.is_finished and running:
+            done, total = self.state.progress()
+            lines = [
+                Text(f"{done} of {total} trials are done; the rest stop now."),
+                Text("The run stays resumable: run the same command again with --resume."),
+            ]
+
+            def answered(stop: bool | None) -> None:
+                if stop:
+                    self.run_worker(self._interrupt(), group="terminate")
+
+            self.push_screen(ConfirmScreen("stop the run?", lines), answered)
+            return
         await self._stop_engine()
         code = 1 if self.engine_error else 0
         self.exit(code, return_code=code)
+
+    async def _interrupt(self) -> None:
+        await self._stop_engine()
+        self.exit(
+            ExitCode.INTERRUPTED,
+            return_code=ExitCode.INTERRUPTED,
+            message=f"proctor: interrupted; resume with --resume --db {self.db_path}",
+        )
 
     async def _stop_engine(self) -> None:
         worker = self._engine_worker
@@ -288,9 +314,9 @@ def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str]]:
     return sorted(rows, key=lambda r: (r[2], r[0]))
 
 
-def run_console(db_path: Path, engine: EngineFactory | None = None) -> int:
+def run_console(db_path: Path, engine: EngineFactory | None = None, *, live: bool = False) -> int:
     """Run the console until the operator quits; returns a process exit code."""
-    app = ProctorApp(db_path, engine)
+    app = ProctorApp(db_path, engine, live=live)
     result = app.run()
     return int(result if result is not None else (app.return_code or 0))
 

@@ -67,7 +67,9 @@ def run_command(args: argparse.Namespace) -> int:
 
         init_db(args.db)  # the console opens the database before the engine's first write
         return run_console(
-            args.db, engine=lambda: run_suite(loaded, options, check_anchors=False, serve_after=True)
+            args.db,
+            engine=lambda: run_suite(loaded, options, check_anchors=False, serve_after=True),
+            live=True,
         )
     return _run_headless(args, loaded, options)
 

@@ -64,6 +64,35 @@ async def test_quit_cancels_the_engine_worker_and_returns_zero(fx: Fixture) -> N
     assert seen == ["cancelled"] and app.return_code == 0
 
 
+async def test_q_on_a_live_run_asks_first_and_leaving_exits_130(fx: Fixture) -> None:
+    import asyncio
+
+    from proctor.app.screens.dialogs import ConfirmScreen
+
+    seen: list[str] = []
+    started = asyncio.Event()
+
+    async def engine() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    async with console(fx.db, engine=engine, live=True) as (app, pilot):
+        await asyncio.wait_for(started.wait(), 5)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the stop question")
+        assert "stop the run?" in screen_text(app) and "--resume" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="back to the run")
+        assert app.is_running and seen == []
+        await pilot.press("q", "y")
+        await wait_until(pilot, lambda: not app.is_running or seen == ["cancelled"])
+    assert seen == ["cancelled"] and app.return_code == 130
+
+
 async def test_engine_failure_is_reported_without_markup_and_keeps_the_console(fx: Fixture) -> None:
     async def engine() -> None:
         raise RuntimeError("[@click=app.quit]boom[/] x [/] y")
