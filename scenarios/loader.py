@@ -83,16 +83,20 @@ def _format_validation(path: Path, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise SuiteError(
             f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
-            "save the file as UTF-8 YAML"
+            "save the file as UTF-8"
         ) from exc
+
+
+def _read_yaml(path: Path) -> Any:
+    text = _read_text(path)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -115,15 +119,7 @@ def load_servers_file(path: Path, notes: list[str] | None = None) -> dict[str, S
 
     Keys only a client's UI reads are dropped, each named in ``notes``.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise SuiteError(
-            f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
-            "save the file as UTF-8 YAML"
-        ) from exc
+    text = _read_text(path)
     try:
         data = json.loads(strip_jsonc(text)) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:

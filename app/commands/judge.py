@@ -11,6 +11,7 @@ from typing import Any
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.grading.rejudge import load_run_suite, rejudge_db
+from proctor.engine.runs.options import suite_drift
 from proctor.store.commands import enqueue_command
 from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader
@@ -21,11 +22,11 @@ def _warn_if_suite_changed(db: Path) -> None:
     _, loaded = load_run_suite(db)
     with StoreReader(db) as reader:
         run = reader.run()
-    recorded = run.config.get("suite_hash") if run else None
-    if isinstance(recorded, str) and recorded != loaded.content_hash:
+    drift = suite_drift(run.config, loaded) if run else None
+    if drift is not None:
         print(
-            f"warning: {loaded.root} has changed since the run (content hash {loaded.content_hash[:12]}, the run "
-            f"recorded {recorded[:12]}); new passes are scored against the suite as it is now",
+            f"warning: {loaded.root} has changed since the run ({drift}); "
+            "new passes are scored against the suite as it is now",
             file=sys.stderr,
         )
 

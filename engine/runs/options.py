@@ -55,9 +55,17 @@ def check_resumable(db: Path, loaded: LoadedSuite, *, resume: bool) -> tuple[str
     return existing
 
 
-def _check_same_suite(db: Path, config: dict[str, Any], loaded: LoadedSuite) -> None:
+def suite_drift(config: dict[str, Any], loaded: LoadedSuite) -> str | None:
+    """How ``loaded`` differs from the suite the run recorded, or None when it is the same (or unrecorded)."""
     recorded = config.get("suite_hash")
     if not isinstance(recorded, str) or recorded == loaded.content_hash:
+        return None
+    return f"content hash {loaded.content_hash[:12]}, the run recorded {recorded[:12]}"
+
+
+def _check_same_suite(db: Path, config: dict[str, Any], loaded: LoadedSuite) -> None:
+    drift = suite_drift(config, loaded)
+    if drift is None:
         return
     ran_from = config.get("suite_dir", "?")
     same_place = str(loaded.root) == ran_from
@@ -65,8 +73,8 @@ def _check_same_suite(db: Path, config: dict[str, Any], loaded: LoadedSuite) -> 
         "has changed since the run started" if same_place else f"is not the suite the run used ({ran_from})"
     )
     raise RunError(
-        f"{db}: the suite {loaded.root} {what} (content hash {loaded.content_hash[:12]}, the run recorded "
-        f"{recorded[:12]}); resume with the run's own suite, or start a new run with another --db"
+        f"{db}: the suite {loaded.root} {what} ({drift}); "
+        "resume with the run's own suite, or start a new run with another --db"
     )
 
 
@@ -91,4 +99,4 @@ def resumed_options(options: RunOptions, config: dict[str, Any]) -> RunOptions:
     )
 
 
-__all__ = ["RunError", "RunOptions", "check_resumable", "resumed_options"]
+__all__ = ["RunError", "RunOptions", "check_resumable", "resumed_options", "suite_drift"]

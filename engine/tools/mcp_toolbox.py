@@ -30,13 +30,14 @@ class ServerPool:
         self._failures: dict[str, list[str]] = {}
 
     async def acquire(self, name: str, config: ServerConfig) -> McpConnection:
-        key = f"{name}\x00{config.model_dump_json()}"
+        dumped = config.model_dump_json()
+        key = f"{name}\x00{dumped}"
         self._check_breaker(key)
         if config.lifecycle == "per_trial":
             scratch = None
-            if TRIAL_DIR_MARK in config.model_dump_json():
+            if TRIAL_DIR_MARK in dumped:
                 scratch = Path(tempfile.mkdtemp(prefix=f"proctor-trial-{name}-"))
-                filled = config.model_dump_json().replace(TRIAL_DIR_MARK, json.dumps(str(scratch))[1:-1])
+                filled = dumped.replace(TRIAL_DIR_MARK, json.dumps(str(scratch))[1:-1])
                 config = type(config).model_validate_json(filled)
             conn = McpConnection(name, config, self._log_dir, self._log_bytes)
             conn.scratch = scratch

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from proctor.app.screens.dashboard import DashboardScreen
-from proctor.app.screens.dialogs import HelpScreen
+from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
 from tests.app.fixture_store import Fixture
 from tests.app.helpers import console, screen_text, wait_until
 
@@ -43,20 +45,25 @@ async def test_command_palette_offers_every_bound_action(fx: Fixture) -> None:
         await wait_until(pilot, lambda: screen.filters.status == "queued", what="palette ran the action")
 
 
-async def test_quit_cancels_the_engine_worker_and_returns_zero(fx: Fixture) -> None:
-    import asyncio
+class _Engine:
+    """An engine that runs until cancelled, and says whether it started and was cancelled."""
 
-    seen: list[str] = []
-    started = asyncio.Event()
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.seen: list[str] = []
 
-    async def engine() -> None:
-        started.set()
+    async def __call__(self) -> None:
+        self.started.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
-            seen.append("cancelled")
+            self.seen.append("cancelled")
             raise
 
+
+async def test_quit_cancels_the_engine_worker_and_returns_zero(fx: Fixture) -> None:
+    engine = _Engine()
+    seen, started = engine.seen, engine.started
     async with console(fx.db, engine=engine) as (app, pilot):
         await asyncio.wait_for(started.wait(), 5)
         await pilot.press("q")
@@ -65,21 +72,8 @@ async def test_quit_cancels_the_engine_worker_and_returns_zero(fx: Fixture) -> N
 
 
 async def test_q_on_a_live_run_asks_first_and_leaving_exits_130(fx: Fixture) -> None:
-    import asyncio
-
-    from proctor.app.screens.dialogs import ConfirmScreen
-
-    seen: list[str] = []
-    started = asyncio.Event()
-
-    async def engine() -> None:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            seen.append("cancelled")
-            raise
-
+    engine = _Engine()
+    seen, started = engine.seen, engine.started
     async with console(fx.db, engine=engine, live=True) as (app, pilot):
         await asyncio.wait_for(started.wait(), 5)
         await pilot.press("q")
