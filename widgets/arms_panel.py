@@ -27,21 +27,20 @@ class ArmRow:
 
 
 def arms_text(rows: Sequence[ArmRow]) -> Text:
-    text = Text("arms · pass rate · fairness · MCP calls\n", style="bold", end="")
+    """Lines of at most ~38 cells: the side column is about 40 wide at 100x30."""
+    text = Text("arm · passed · fairness · MCP calls\n", style="bold", end="")
     for row in rows:
-        text.append(f"{one_line(row.arm, 18):<18} ")
+        text.append(f"{one_line(row.arm, 16):<16} ")
         rate = f"{row.passed}/{row.judged}" if row.judged else "–"
-        fair = "  –  " if row.fairness is None else f"{row.fairness:.2f}"
-        text.append(f"{rate:>7}  {fair:>5}", style="bold")
+        fair = "–" if row.fairness is None else f"{row.fairness:.2f}"
+        text.append(f"{rate:>5} {fair:>4}", style="bold")
         if row.baseline:
             text.append("  baseline\n", style="dim")
         elif not row.attributable:
-            text.append(f"  {row.tool_calls} calls\n", style="yellow")
-            text.append(
-                "  ⚠ tools never called: Δ vs baseline not attributable to the server\n", style="yellow"
-            )
+            text.append(f"  {row.tool_calls}\n", style="yellow")
+            text.append("  ⚠ tools unused: Δ not attributable\n", style="yellow")
         else:
-            text.append(f"  {row.tool_calls} calls\n", style="dim")
+            text.append(f"  {row.tool_calls}\n", style="dim")
     if not rows:
         text.append("no trials ended yet\n", style="dim")
     return text

@@ -31,10 +31,9 @@ def variance_text(
     text = Text(f"judge σ by layer · floor {floor:.2f} · up to {passes} passes\n", style="bold", end="")
     if deterministic and len(deterministic) >= judges:
         names = ", ".join(deterministic)
-        text.append(f"deterministic judge ({names}): its passes agree by construction,\n", style="yellow")
-        text.append(
-            "so σ measures nothing here; add an LLM judge to measure judge variance\n", style="yellow"
-        )
+        text.append(f"deterministic judge ({names}):\n", style="yellow")
+        text.append("its passes agree by construction, so σ\n", style="yellow")
+        text.append("measures nothing; add an LLM judge\n", style="yellow")
         return text
     if deterministic:
         text.append(f"σ leaves out {', '.join(deterministic)} (deterministic)\n", style="dim")
