@@ -177,3 +177,19 @@ async def test_a_command_sent_as_the_run_ends_is_answered_never_left_pending(tmp
     finally:
         conn.close()
     assert statuses == ["done"]
+
+
+async def test_a_trial_is_on_disk_before_the_engine_counts_it_finished(tmp_path: Path) -> None:
+    loaded = load_suite(_suite(tmp_path / "suite"))
+    db = tmp_path / "run.db"
+    on_disk: list[str] = []
+
+    def counted(record: TrialRecord) -> None:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            on_disk.append(conn.execute("SELECT status FROM trials WHERE id = ?", (record.id,)).fetchone()[0])
+        finally:
+            conn.close()
+
+    await run_suite(loaded, RunOptions(db=db, epochs=3), score=False, on_progress=counted)
+    assert on_disk == ["finished"] * 12, "a kill -9 at that moment would lose a trial already counted"
