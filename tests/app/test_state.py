@@ -6,7 +6,7 @@ import pytest
 
 from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.state import ConsoleState, Filters, display_status
-from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, Usage
+from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
 from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord
 from tests.app.events_factory import stored, trial
 
@@ -224,3 +224,19 @@ def test_series_buckets_finished_trials_and_cost() -> None:
     assert sum(series["throughput"].values) == 2
     assert sum(series["cost"].values) == pytest.approx(2.0)
     assert len(series["events"].values) == 60
+
+
+def test_a_new_attempt_clears_the_trials_scores_and_verdicts() -> None:
+    state = loaded_state()
+    state.apply_batch(
+        TailBatch(
+            events=[
+                stored(Scored(name="fairness", value=0.7, details={}), trial_id=1, event_id=201),
+                stored(judged(1, 0.8, {"c": 0.8}), trial_id=1, event_id=202),
+            ]
+        )
+    )
+    assert state.scores[1]["fairness"].value == 0.7 and state.judgments.verdicts(1)
+    started = TrialStarted(scenario="s1", arm="a", model="m", epoch=0, seed=1, attempt=2)
+    state.apply_batch(TailBatch(events=[stored(started, trial_id=1, attempt=2, event_id=203)]))
+    assert 1 not in state.scores and state.judgments.verdicts(1) == []
