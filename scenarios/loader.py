@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ class LoadedSuite:
         """sha256 over every file the suite was loaded from: a run is resumed only by the suite it ran."""
         digest = hashlib.sha256()
         for f in sorted(self.files):
-            digest.update(f.relative_to(self.root).as_posix().encode() + b"\0")
+            digest.update(Path(os.path.relpath(f, self.root)).as_posix().encode() + b"\0")  # may be ../
             digest.update(f.read_bytes() if f.is_file() else b"")
             digest.update(b"\0")
         return digest.hexdigest()

@@ -182,3 +182,14 @@ def test_a_vs_code_jsonc_servers_file_with_client_keys_loads_and_says_what_it_ig
     notes = [w for w in loaded.warnings if "client-only" in w]
     assert any("'fs'" in n and "autoApprove" in n for n in notes)
     assert any("'remote'" in n and "alwaysAllow" in n for n in notes)
+
+
+def test_a_servers_file_outside_the_suite_folder_is_part_of_its_hash(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (tmp_path / "mcp.json").write_text('{"mcpServers": {"s1": {"command": "python"}}}')
+    loaded = load_suite(_suite(suite, GOOD_SUITE.replace("mcpServers:\n  s1: {command: python, args: [-m, x]}\n",
+                                                          "servers_file: ../mcp.json\n")))  # fmt: skip
+    before = loaded.content_hash
+    (tmp_path / "mcp.json").write_text('{"mcpServers": {"s1": {"command": "python3"}}}')
+    assert load_suite(suite).content_hash != before
