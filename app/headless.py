@@ -13,6 +13,7 @@ from rich.text import Text
 from proctor.engine.reports.report import OFFLINE_NOTE
 from proctor.engine.runs.runner import Run
 from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.scores import ScoreName
 
 
 class HeadlessProgress:
@@ -49,7 +50,7 @@ def summary_table(db: Path) -> Table:
     with StoreReader(db) as reader:
         trials = reader.trials()
         scores = reader.scores()
-    fairness = {s.trial_id: s.value for s in scores if s.name == "fairness"}
+    fairness = {s.trial_id: s.value for s in scores if s.name == ScoreName.FAIRNESS}
     groups: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
     for t in trials:
         groups[(t.arm, t.model)].append(t)

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from proctor.app.cost_fold import UsageBook, cost_rows
 from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.judgment_fold import JudgmentBook
-from proctor.app.score_views import arm_rows, grounding_rows
+from proctor.app.score_views import arm_rows, grounding_rows, is_not_judged
 from proctor.store.events import OperatorCommand, Scored, TrialStarted
 from proctor.store.reader import AnchorRecord, RunRecord, ScoreRecord, StoredEvent, TrialRecord
+from proctor.store.scores import ScoreName, UnreadableScore
 from proctor.widgets.arms_panel import ArmRow
 from proctor.widgets.cost_panel import CostRow
 from proctor.widgets.grounding_panel import GroundingRow
@@ -31,15 +32,15 @@ SPARK_BUCKETS = 40
 RATE_WINDOW_S = 60.0
 
 
-def display_status(trial: TrialRecord, scores: Mapping[str, ScoreRecord] | None = None) -> str:
+def display_status(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord] | None = None) -> str:
     """queued, running, scoring (finished, not yet scored), passed, failed, not judged or error.
 
     "not judged": the trial's scenario defines no check, so it has no pass (see Scenario.has_checks).
     """
     if trial.status == "finished":
         if trial.passed is None:
-            passed = (scores or {}).get("passed")
-            return "not judged" if passed is not None and passed.details.get("not_judged") else "scoring"
+            passed = (scores or {}).get(ScoreName.PASSED)
+            return "not judged" if passed is not None and is_not_judged(passed) else "scoring"
         return "passed" if trial.passed else "failed"
     if trial.status in ("queued", "running", "error"):
         return trial.status
@@ -80,7 +81,8 @@ class ConsoleState:
         self.run: RunRecord | None = None
         self.trials: dict[int, TrialRecord] = {}
         self.statuses: dict[int, str] = {}
-        self.scores: dict[int, dict[str, ScoreRecord]] = {}
+        self.scores: dict[int, dict[ScoreName, ScoreRecord]] = {}
+        self.unreadable: dict[int, dict[ScoreName, str]] = {}
         self.judgments = JudgmentBook()
         self.usage = UsageBook()
         self.anchors: list[AnchorRecord] = []
@@ -111,9 +113,7 @@ class ConsoleState:
         self.loaded = True
 
     def apply_details(self, details: Details) -> None:
-        for s in details.scores:
-            self.scores.setdefault(s.trial_id, {})[s.name] = s
-            self._changed.add(s.trial_id)
+        self._put_scores(details.scores)
         self.judgments.add_records(details.judgments)
         self.anchors = details.anchors
         self._fold_commands(details.commands)
@@ -170,22 +170,48 @@ class ConsoleState:
             self.version += 1
         for stored in events:
             ev = stored.event
-            if isinstance(ev, TrialStarted) and stored.trial_id in self.scores:
-                del self.scores[stored.trial_id]  # a new attempt: the old scores judged another answer
-                self._changed.add(stored.trial_id)
+            if isinstance(ev, TrialStarted) and stored.trial_id is not None:
+                self._forget_scores(stored.trial_id)
             if isinstance(ev, Scored) and stored.trial_id is not None:
-                self.scores.setdefault(stored.trial_id, {})[ev.name] = ScoreRecord(
-                    stored.trial_id, ev.name, ev.value, ev.details
-                )
-                self._changed.add(stored.trial_id)
-                self.scores_version += 1
+                self._put_scores([ScoreRecord(stored.trial_id, ev.name, ev.value, ev.details)])
                 trial = self.trials.get(stored.trial_id)
-                if ev.name == "passed" and trial is not None:
-                    status = display_status(trial, self.scores[stored.trial_id])
+                if ev.name == ScoreName.PASSED and trial is not None:
+                    status = display_status(trial, self.scores.get(stored.trial_id))
                     if self.statuses.get(trial.id) != status:
                         self.statuses[trial.id] = status
                         self.status_version += 1
         self._fold_commands(events)
+
+    def add_loaded_scores(self, records: list[ScoreRecord]) -> None:
+        """Scores read with one trial's transcript; they fill in only what the tail has not
+        delivered, since a loaded row can be older than a live event folded meanwhile."""
+        self._put_scores(
+            [r for r in records if r.name not in self.scores.get(r.trial_id, {})],
+        )
+        self.version += 1
+
+    def _forget_scores(self, trial_id: int) -> None:
+        """A new attempt starts: the old scores judged another answer."""
+        had = self.scores.pop(trial_id, None), self.unreadable.pop(trial_id, None)
+        if any(had):
+            self._changed.add(trial_id)
+            self.scores_version += 1
+
+    def _put_scores(self, records: list[ScoreRecord]) -> None:
+        """The one way scores enter the state: validated against the score vocabulary, so a
+        panel never reads a malformed row, and counted in ``scores_version`` for the caches."""
+        for r in records:
+            try:
+                _ = r.typed
+            except UnreadableScore as err:
+                self.scores.get(r.trial_id, {}).pop(r.name, None)
+                self.unreadable.setdefault(r.trial_id, {})[r.name] = str(err)
+            else:
+                self.scores.setdefault(r.trial_id, {})[r.name] = r
+                self.unreadable.get(r.trial_id, {}).pop(r.name, None)
+            self._changed.add(r.trial_id)
+        if records:
+            self.scores_version += 1
 
     def _fold_commands(self, events: list[StoredEvent]) -> None:
         for stored in events:
@@ -287,7 +313,10 @@ class ConsoleState:
 
     def grounding_rows(self) -> list[GroundingRow]:
         if self._grounding_cache is None or self._grounding_cache[0] != self.scores_version:
-            self._grounding_cache = (self.scores_version, grounding_rows(self.trials, self.scores))
+            self._grounding_cache = (
+                self.scores_version,
+                grounding_rows(self.trials, self.scores, self.unreadable),
+            )
         return self._grounding_cache[1]
 
     # -- the matrix -------------------------------------------------------------------------------
@@ -300,7 +329,7 @@ class ConsoleState:
         return list(dict.fromkeys(t.model for t in self.trials.values()))
 
     def cell(self, trial_id: int) -> MatrixCell:
-        fairness = self.scores.get(trial_id, {}).get("fairness")
+        fairness = self.scores.get(trial_id, {}).get(ScoreName.FAIRNESS)
         note = f"{fairness.value:.2f}" if fairness is not None and fairness.value is not None else ""
         return MatrixCell(trial_id, self.statuses.get(trial_id, "queued"), note)
 

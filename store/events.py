@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from proctor.store.scores import D, ScoreDetails, ScoreName, dump_details, parse_details
+
 Phase = Literal["reasoning", "tool_io", "judge"]
 
 
@@ -181,12 +183,22 @@ class OperatorCommand(_Event):
 
 
 class Scored(_Event):
-    """A score computed for a trial; ``name`` says which (fairness, adoption, grounding, ...)."""
+    """A score computed for a trial; ``details`` is the JSON form of its ``DETAILS_MODEL``.
+
+    Build one with ``Scored.of`` so that the details are checked against the score's model.
+    """
 
     kind: Literal["score"] = "score"
-    name: str
+    name: ScoreName
     value: float | None
     details: dict[str, Any]
+
+    @classmethod
+    def of(cls, name: ScoreName, value: float | None, details: ScoreDetails) -> Scored:
+        return cls(name=name, value=value, details=dump_details(name, details))
+
+    def parsed(self, model: type[D]) -> D:
+        return parse_details(self.name, self.details, model)
 
 
 class Judged(_Event):

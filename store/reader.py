@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from proctor.store.events import Event, parse_event
 from proctor.store.schema import SCHEMA_VERSION, SchemaError
+from proctor.store.scores import D, ScoreDetails, ScoreName, UnreadableScore, parse_details
 from proctor.store.writer import decode_payload
 
 
@@ -98,10 +100,29 @@ class AnchorRecord:
 
 @dataclass(frozen=True)
 class ScoreRecord:
+    """One stored score; ``details`` is the raw JSON, ``parsed`` validates it against its model."""
+
     trial_id: int
-    name: str
+    name: ScoreName
     value: float | None
     details: dict[str, Any]
+
+    @cached_property
+    def typed(self) -> ScoreDetails:
+        """The details validated by this score's model, once; raises ``UnreadableScore``."""
+        try:
+            return parse_details(self.name, self.details, ScoreDetails)
+        except UnreadableScore as err:
+            raise UnreadableScore(f"trial {self.trial_id}: {err}") from err
+
+    def parsed(self, model: type[D]) -> D:
+        """The details as ``model``, which must be this score's model or one of its bases."""
+        typed = self.typed
+        if not isinstance(typed, model):
+            raise TypeError(
+                f"score {self.name.value} has {type(typed).__name__} details, not {model.__name__}"
+            )
+        return typed
 
 
 class StoreReader:
@@ -231,13 +252,23 @@ class StoreReader:
             if trial_id is not None
             else self._conn.execute(sql + " ORDER BY trial_id, name")
         )
-        return [ScoreRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+        return [ScoreRecord(r[0], _score_name(r[1], self.path), r[2], json.loads(r[3])) for r in rows]
 
     def anchors(self) -> list[AnchorRecord]:
         rows = self._conn.execute(
             "SELECT scenario, lock_file, sha256, source_run, locked_at FROM anchors ORDER BY scenario"
         )
         return [AnchorRecord(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _score_name(name: str, db: Path) -> ScoreName:
+    try:
+        return ScoreName(name)
+    except ValueError:
+        raise UnreadableScore(
+            f"{db}: unknown score name {name!r} in the scores table; this proctor knows "
+            f"{', '.join(n.value for n in ScoreName)}: upgrade proctor to read this run"
+        ) from None
 
 
 class EventTail:

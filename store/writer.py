@@ -32,6 +32,7 @@ from proctor.store.events import (
 )
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
+from proctor.store.scores import ScoreName
 
 COMPRESS_OVER_BYTES = 64 * 1024
 # How long the first queued event waits for company before a commit; bounds what a live
@@ -374,7 +375,7 @@ def _on_score(cur: sqlite3.Cursor, item: _Derived) -> None:
         "INSERT OR REPLACE INTO scores (trial_id, name, value, details, created_at) VALUES (?, ?, ?, ?, ?)",
         (trial_id, event.name, event.value, json.dumps(event.details, sort_keys=True), ts),
     )
-    if event.name == "passed":
+    if event.name == ScoreName.PASSED:
         passed = None if event.value is None else int(event.value >= 0.5)
         cur.execute("UPDATE trials SET passed = ? WHERE id = ?", (passed, trial_id))
 

@@ -19,6 +19,7 @@ class GroundingRow:
     hallucinated: int
     trials_scored: int
     without_citations: int
+    unreadable: int = 0
 
     @property
     def total(self) -> int:
@@ -38,7 +39,10 @@ def grounding_text(rows: Sequence[GroundingRow]) -> Text:
         text.append(f"  ✓{row.grounded}", style="green")
         text.append(f" ?{row.unresolved}", style="yellow")
         text.append(f" ✗{row.hallucinated}", style="red")
-        text.append(f"  {row.trials_scored} trials · {row.without_citations} uncited\n", style="dim")
+        text.append(f"  {row.trials_scored} trials · {row.without_citations} uncited", style="dim")
+        if row.unreadable:
+            text.append(f" · {row.unreadable} unreadable", style="bold red")
+        text.append("\n")
     if not rows:
         text.append("no grounding scores yet\n", style="dim")
     return text

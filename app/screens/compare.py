@@ -18,11 +18,11 @@ from proctor.app.screens.base import ProctorScreen
 from proctor.app.state import ConsoleState
 from proctor.app.transcript_state import CallView, TranscriptState
 from proctor.store.reader import StoredEvent, TrialRecord
+from proctor.store.scores import DISPLAY_ORDER
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line, sanitize
 from proctor.widgets.text_panel import TextPanel
 
-SCORES = ("passed", "fairness", "adoption", "grounding", "claims", "keywords", "efficiency", "tfs", "tefs")
 SEP = " │ "
 
 
@@ -73,7 +73,7 @@ def compare_lines(
     lines.append(Text("scores", style="bold underline"))
     ls = state.scores.get(left[0].id, {}) if left[0] else {}
     rs = state.scores.get(right[0].id, {}) if right[0] else {}
-    for name in SCORES:
+    for name in DISPLAY_ORDER:
         if name in ls or name in rs:
             lv, rv = (s[name].value if name in s else None for s in (ls, rs))
             cells = [Text(f"{name:<12} " + ("—" if v is None else f"{v:.3f}")) for v in (lv, rv)]
@@ -160,8 +160,7 @@ class CompareScreen(ProctorScreen):
 
     async def _load(self, trial_id: int) -> None:
         loaded = await self.host.feed.load_trial(trial_id)
-        for s in loaded.scores:
-            self.state.scores.setdefault(s.trial_id, {})[s.name] = s
+        self.state.add_loaded_scores(loaded.scores)
         self.transcripts[trial_id].load(loaded.events)
         self.flush()
 

@@ -13,8 +13,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
-from proctor.app.score_views import CitationInfo
 from proctor.scenarios.repo import PinnedRepo, RepoError
+from proctor.store.scores import CitationDetails
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line, safe_text, sanitize
 from proctor.widgets.transcript_model import BADGE
@@ -138,7 +138,7 @@ class PagerScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-def cited_lines(citation: CitationInfo, lines: list[str]) -> list[Text]:
+def cited_lines(citation: CitationDetails, lines: list[str]) -> list[Text]:
     """The cited range with context, numbered; cited lines and the named symbol highlighted."""
     first = citation.line
     if first is None and citation.symbol:
@@ -169,7 +169,7 @@ class CitationScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
 
-    def __init__(self, citation: CitationInfo, repo: str, commit: str) -> None:
+    def __init__(self, citation: CitationDetails, repo: str, commit: str) -> None:
         super().__init__()
         self.citation = citation
         self._repo = repo

@@ -17,29 +17,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Static
 
-from proctor.app.score_views import Grounding, failure_of, grounding_of
+from proctor.app.score_views import Grounding, failure_of, grounding_of, not_applicable
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import CitationScreen, PagerScreen
 from proctor.app.transcript_state import TranscriptState
 from proctor.store.reader import StoredEvent
+from proctor.store.scores import DISPLAY_ORDER, ScoreName
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.text_panel import TextPanel
 from proctor.widgets.transcript_model import BADGE
 from proctor.widgets.transcript_view import TranscriptView
 from proctor.widgets.trial_matrix import cell_text
-
-SCORE_ORDER = (
-    "passed",
-    "fairness",
-    "adoption",
-    "grounding",
-    "claims",
-    "keywords",
-    "efficiency",
-    "tfs",
-    "tefs",
-)
 
 
 class TrialScreen(ProctorScreen):
@@ -97,8 +86,7 @@ class TrialScreen(ProctorScreen):
 
     async def _load(self) -> None:
         loaded = await self.host.feed.load_trial(self.trial_id)
-        for s in loaded.scores:
-            self.state.scores.setdefault(s.trial_id, {})[s.name] = s
+        self.state.add_loaded_scores(loaded.scores)
         self.transcript.load(loaded.events)
         self._side_version = -1
         self.flush()
@@ -149,16 +137,18 @@ class TrialScreen(ProctorScreen):
     def _flush_scores(self) -> None:
         scores = self.state.scores.get(self.trial_id, {})
         text = Text("scores\n", style="bold", end="")
-        names = [n for n in SCORE_ORDER if n in scores] + sorted(n for n in scores if n not in SCORE_ORDER)
+        names = [n for n in DISPLAY_ORDER if n in scores] + sorted(
+            n for n in scores if n not in DISPLAY_ORDER and n != ScoreName.FAILURE_MODE
+        )
         for name in names:
-            if name == "failure_mode":
-                continue
             value = scores[name].value
             shown = "n/a" if value is None else f"{value:.3f}"
-            if value is None and scores[name].details.get("na"):
-                shown = f"n/a ({one_line(str(scores[name].details['na']), 20)})"
+            if value is None:
+                shown = f"n/a ({one_line(na, 20)})" if (na := not_applicable(scores[name])) else shown
             text.append(f"{one_line(name, 14):<14} {shown}\n")
-        if not names:
+        for name, problem in sorted(self.state.unreadable.get(self.trial_id, {}).items()):
+            text.append(f"{one_line(name, 14):<14} unreadable: {one_line(problem, 60)}\n", style="bold red")
+        if not names and not self.state.unreadable.get(self.trial_id):
             text.append("not scored yet\n", style="dim")
         self.query_one("#scores", TextPanel).show_text(text)
 
@@ -180,6 +170,9 @@ class TrialScreen(ProctorScreen):
 
     def _flush_citations(self) -> None:
         lines: list[Text] = []
+        problem = self.state.unreadable.get(self.trial_id, {}).get(ScoreName.GROUNDING)
+        if problem is not None:
+            lines.append(Text(f"grounding unreadable: {one_line(problem, 120)}", style="bold red"))
         for c in self._grounding.citations if self._grounding else []:
             glyph, style = BADGE.get(c.status, ("?", Style(reverse=True)))
             line = Text(f" {glyph} ", style=style, end="")

@@ -49,8 +49,9 @@ from proctor.scenarios.loader import LoadedSuite, load_suite
 from proctor.store.events import Judged, OperatorCommand, Scored
 from proctor.store.reader import StoreReader
 from proctor.store.schema import configure
+from proctor.store.scores import ScoreName
 
-GOLD_METRIC = "llm_quality"
+GOLD_METRIC = ScoreName.LLM_QUALITY
 RELOCK_HINT = (
     "if the change is deliberate, review it and re-lock: "
     "proctor anchors lock --suite {suite} --db RUN.db (then commit the new lock file)"
@@ -132,8 +133,8 @@ def _frozen_trials(db: Path, held: list[str]) -> tuple[str, dict[str, list[_Froz
                     transcript_document(t.scenario, t.arm, t.model, t.epoch, t.id, agent),
                     {
                         GOLD_METRIC: gold,
-                        "fairness": scores.get((t.id, "fairness")),
-                        "passed": scores.get((t.id, "passed")),
+                        ScoreName.FAIRNESS: scores.get((t.id, ScoreName.FAIRNESS)),
+                        ScoreName.PASSED: scores.get((t.id, ScoreName.PASSED)),
                         "trial_id": t.id,
                     },
                 )

@@ -34,6 +34,21 @@ from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
 from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
+from proctor.store.scores import (
+    ADOPTION_BASELINE,
+    AdoptionDetails,
+    CitationDetails,
+    EfficiencyDetails,
+    FailureModeDetails,
+    FairnessDetails,
+    GroundingCounts,
+    GroundingDetails,
+    LlmQualityDetails,
+    PassedDetails,
+    ScoreDetails,
+    ScoreName,
+    ToolMatchDetails,
+)
 
 ROUTER_TOOL = EXECUTE.name
 
@@ -85,60 +100,59 @@ def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
     return replace(c, server=server, tool=inner, arguments=args)
 
 
-def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str, Scored]:
+Scores = dict[ScoreName, Scored]
+
+
+def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
     """Grounding, keywords, claims (lexical), key points, tool-call match, efficiency."""
     sc, cfg = trial.scenario, trial.scoring
-    out: dict[str, Scored] = {}
+    out: Scores = {}
+
+    def put(name: ScoreName, value: float | None, details: ScoreDetails) -> None:
+        out[name] = Scored.of(name, value, details)
+
     if trial.repo is not None:
         results = check_citations(transcript.answer_text, trial.repo, cfg.symbol_tolerance_lines)
         report = grounding_report(results)
-        out["grounding"] = Scored(
-            name="grounding",
-            value=report.rate,
-            details={
-                "counts": {
-                    "grounded": report.grounded,
-                    "unresolved": report.unresolved,
-                    "hallucinated": report.hallucinated,
-                },
-                "label": report.label,
-                "commit": trial.repo.commit,
-                "repo": str(trial.repo.path),
-                "tolerance": cfg.symbol_tolerance_lines,
-                "citations": [
-                    {
-                        "raw": r.citation.raw,
-                        "path": r.resolved_path or r.citation.path,
-                        "line": r.citation.line,
-                        "line_end": r.citation.end_line,
-                        "symbol": r.citation.symbol or r.citation.hint,
-                        "status": r.status,
-                        "reason": r.reason,
-                    }
+        put(
+            ScoreName.GROUNDING,
+            report.rate,
+            GroundingDetails(
+                counts=GroundingCounts(
+                    grounded=report.grounded, unresolved=report.unresolved, hallucinated=report.hallucinated
+                ),
+                label=report.label,
+                commit=trial.repo.commit,
+                repo=str(trial.repo.path),
+                tolerance=cfg.symbol_tolerance_lines,
+                citations=[
+                    CitationDetails(
+                        raw=r.citation.raw,
+                        path=r.resolved_path or r.citation.path,
+                        line=r.citation.line,
+                        line_end=r.citation.end_line,
+                        symbol=r.citation.symbol or r.citation.hint,
+                        status=r.status,
+                        reason=r.reason,
+                    )
                     for r in results
                 ],
-            },
+            ),
         )
     kw = keyword_coverage(transcript.answer_text, sc.keywords.required, sc.keywords.bonus)
-    out["keywords"] = Scored(name="keywords", value=kw.value, details=kw.to_details())
+    put(ScoreName.KEYWORDS, kw.value, kw.to_details())
     if sc.claims:
         claims = judge_claims(sc.claims, transcript.answer_text, cfg.claims_pass_threshold)
-        out["claims"] = Scored(
-            name="claims", value=claims.coverage, details=claims.to_details() | {"pass": claims.passed}
-        )
+        put(ScoreName.CLAIMS, claims.coverage, claims.to_details())
     if sc.key_points:
         kp = judge_key_points(sc.key_points, transcript.answer_text, transcript.audit_text)
-        out["key_points"] = Scored(
-            name="key_points",
-            value=None if kp.success is None else float(kp.success),
-            details=kp.to_details(),
-        )
+        put(ScoreName.KEY_POINTS, None if kp.success is None else float(kp.success), kp.to_details())
     if sc.gold_tool_calls:
         gold = _gold_for_arm(trial)
         if gold is None:
-            na = {"na": "the arm does not offer the gold calls' tools"}
-            out["tfs"] = Scored(name="tfs", value=None, details=na)
-            out["tefs"] = Scored(name="tefs", value=None, details=na)
+            na = ToolMatchDetails(na="the arm does not offer the gold calls' tools")
+            put(ScoreName.TFS, None, na)
+            put(ScoreName.TEFS, None, na)
         else:
             m = match_tool_calls(
                 gold,
@@ -147,16 +161,14 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> dict[str,
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
             )
-            out["tfs"] = Scored(name="tfs", value=float(m.finished), details=m.to_details())
-            out["tefs"] = Scored(name="tefs", value=float(m.efficiently_finished), details=m.to_details())
+            put(ScoreName.TFS, float(m.finished), m.to_details())
+            put(ScoreName.TEFS, float(m.efficiently_finished), m.to_details())
     if not transcript.wall_s or transcript.tokens is None:
         # Imported transcripts carry no wall clock: a 0 would read as perfectly efficient.
-        out["efficiency"] = Scored(
-            name="efficiency", value=None, details={"na": "wall time or tokens not recorded"}
-        )
+        put(ScoreName.EFFICIENCY, None, EfficiencyDetails(na="wall time or tokens not recorded"))
     else:
         eff = efficiency(transcript.tokens, transcript.wall_s, cfg.token_ceiling, cfg.time_ceiling_s)
-        out["efficiency"] = Scored(name="efficiency", value=eff.value, details=eff.to_details())
+        put(ScoreName.EFFICIENCY, eff.value, eff.to_details())
     return out
 
 
@@ -197,52 +209,60 @@ def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
 def layer_scores(
     trial: TrialInput,
     transcript: Transcript,
-    deterministic: dict[str, Scored],
+    deterministic: Scores,
     verdicts: Sequence[Verdict],
     by_judge: Mapping[str, Sequence[Verdict]] | None = None,
-) -> dict[str, Scored]:
+) -> Scores:
     """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode.
 
     With ``by_judge`` naming two or more judges (a panel), ``passed`` is their majority vote.
     """
     cfg = trial.scoring
-    out: dict[str, Scored] = {}
+    out: Scores = {}
+
+    def put(name: ScoreName, value: float | None, details: ScoreDetails) -> None:
+        out[name] = Scored.of(name, value, details)
+
     judged = trial.scenario.has_checks
     errored = ended_in_error(trial.events)
     if errored:
         verdicts = []
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
-    out["llm_quality"] = Scored(
-        name="llm_quality",
-        value=quality,
-        details={
-            "passes": len(verdicts),
-            "scores": [v.score for v in verdicts],
-            "sd": statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
-        }
-        | ({"na": ERRORED} if errored else {} if judged else {"na": NOT_JUDGED}),
+    put(
+        ScoreName.LLM_QUALITY,
+        quality,
+        LlmQualityDetails(
+            passes=len(verdicts),
+            scores=[v.score for v in verdicts],
+            sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
+            na=ERRORED if errored else None if judged else NOT_JUDGED,
+        ),
     )
 
-    def value(name: str) -> float | None:
+    def value(name: ScoreName) -> float | None:
         s = deterministic.get(name)
         return None if s is None else s.value
 
     fair = fairness(
-        keyword_coverage=value("keywords"),
+        keyword_coverage=value(ScoreName.KEYWORDS),
         llm_quality=quality,
-        citation_grounding=value("grounding"),
-        efficiency=value("efficiency"),
+        citation_grounding=value(ScoreName.GROUNDING),
+        efficiency=value(ScoreName.EFFICIENCY),
         weights=cfg.fairness,
     )
     if errored:
-        out["fairness"] = Scored(name="fairness", value=None, details={"na": ERRORED})
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=ERRORED))
     elif judged:
-        out["fairness"] = Scored(name="fairness", value=fair.value, details=fair.to_details())
+        put(ScoreName.FAIRNESS, fair.value, fair.to_details(FairnessDetails))
     else:
-        out["fairness"] = Scored(name="fairness", value=None, details={"na": NOT_JUDGED})
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=NOT_JUDGED))
     if trial.arm.baseline:
         adopt = adoption(tool_fluency=None, discoverability=None, weights=cfg.adoption, baseline=True)
-        out["adoption"] = Scored(name="adoption", value=None, details=adopt.to_details() | {"na": "baseline"})
+        put(
+            ScoreName.ADOPTION,
+            None,
+            adopt.to_details(AdoptionDetails).model_copy(update={"na": ADOPTION_BASELINE}),
+        )
     else:
         relevant = [g.tool for step in trial.scenario.gold_tool_calls for g in step]
         signals = adoption_signals(
@@ -255,30 +275,28 @@ def layer_scores(
         adopt = adoption(
             tool_fluency=signals.tool_fluency, discoverability=signals.discoverability, weights=cfg.adoption
         )
-        out["adoption"] = Scored(
-            name="adoption", value=adopt.value, details=adopt.to_details() | signals.to_details()
-        )
+        put(ScoreName.ADOPTION, adopt.value, signals.to_details(adopt.to_details(AdoptionDetails)))
     if errored:
         passed = None
-        out["passed"] = Scored(name="passed", value=None, details={"rule": ERRORED, "errored": True})
+        put(ScoreName.PASSED, None, PassedDetails(rule=ERRORED, errored=True))
     elif not judged:
         passed = None
-        out["passed"] = Scored(name="passed", value=None, details={"rule": NOT_JUDGED, "not_judged": True})
+        put(ScoreName.PASSED, None, PassedDetails(rule=NOT_JUDGED, not_judged=True))
     elif by_judge is not None and len(by_judge) > 1:
         passed, panel = _panel_passed(trial, deterministic, by_judge)
-        out["passed"] = Scored(name="passed", value=None if passed is None else float(passed), details=panel)
+        put(ScoreName.PASSED, None if passed is None else float(passed), panel)
     else:
         passed, rule = _passed(trial, deterministic, verdicts, quality)
-        out["passed"] = Scored(
-            name="passed", value=None if passed is None else float(passed), details={"rule": rule}
-        )
+        put(ScoreName.PASSED, None if passed is None else float(passed), PassedDetails(rule=rule))
     if passed is False:
-        out["failure_mode"] = _failure_mode(trial, transcript, verdicts)
+        out[ScoreName.FAILURE_MODE] = Scored.of(
+            ScoreName.FAILURE_MODE, None, _failure_mode(trial, transcript, verdicts)
+        )
     return out
 
 
 def _passed(
-    trial: TrialInput, deterministic: dict[str, Scored], verdicts: Sequence[Verdict], quality: float | None
+    trial: TrialInput, deterministic: Scores, verdicts: Sequence[Verdict], quality: float | None
 ) -> tuple[bool | None, str]:
     """Claims decide where a scenario has them, then key points, then the judges' mean score."""
     if not verdicts:
@@ -292,8 +310,8 @@ def _passed(
         ]
         coverage = statistics.fmean(per_pass)
         return coverage >= threshold, f"judged claims coverage {coverage:.2f} >= {threshold}"
-    if trial.scenario.claims and "claims" in deterministic:
-        cov = deterministic["claims"].value
+    if trial.scenario.claims and ScoreName.CLAIMS in deterministic:
+        cov = deterministic[ScoreName.CLAIMS].value
         return (cov is not None and cov >= threshold), f"lexical claims coverage >= {threshold}"
     if trial.scenario.key_points:
         kp = [v.key_points_success for v in verdicts if v.key_points_success is not None]
@@ -305,22 +323,24 @@ def _passed(
 
 
 def _panel_passed(
-    trial: TrialInput, deterministic: dict[str, Scored], by_judge: Mapping[str, Sequence[Verdict]]
-) -> tuple[bool | None, dict[str, Any]]:
+    trial: TrialInput, deterministic: Scores, by_judge: Mapping[str, Sequence[Verdict]]
+) -> tuple[bool | None, PassedDetails]:
     votes: dict[str, bool | None] = {}
     for judge, verdicts in by_judge.items():
         quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
         votes[judge] = _passed(trial, deterministic, verdicts, quality)[0] if verdicts else None
     vote = majority_vote(list(votes.values()))
-    return vote.verdict, {
-        "rule": f"panel majority of {len(votes)} judges (an even split passes; judge errors abstain)",
-        "votes": votes,
-        "tied": vote.tied,
-        "abstained": vote.abstained,
-    }
+    return vote.verdict, PassedDetails(
+        rule=f"panel majority of {len(votes)} judges (an even split passes; judge errors abstain)",
+        votes=votes,
+        tied=vote.tied,
+        abstained=vote.abstained,
+    )
 
 
-def _failure_mode(trial: TrialInput, transcript: Transcript, verdicts: Sequence[Verdict]) -> Scored:
+def _failure_mode(
+    trial: TrialInput, transcript: Transcript, verdicts: Sequence[Verdict]
+) -> FailureModeDetails:
     diagnosis = diagnose(
         transcript,
         tools_available=not trial.arm.baseline,
@@ -329,27 +349,11 @@ def _failure_mode(trial: TrialInput, transcript: Transcript, verdicts: Sequence[
         names_only=trial.scoring.names_only_tools,
     )
     if diagnosis is not None:
-        first = diagnosis.call_ids[0] if diagnosis.call_ids else None
-        return Scored(
-            name="failure_mode",
-            value=None,
-            details=diagnosis.to_details()
-            | {"evidence": diagnosis.explanation, "first_failing_call_id": first},
-        )
+        return diagnosis.to_details()
     modes = [v.failure_mode for v in verdicts if v.failure_mode]
     if modes:
         mode = max(set(modes), key=modes.count)
-        return Scored(
-            name="failure_mode",
-            value=None,
-            details={"mode": mode, "category": "cognitive", "evidence": "judge"},
-        )
-    return Scored(
-        name="failure_mode",
-        value=None,
-        details={
-            "mode": None,
-            "category": None,
-            "evidence": "the trace proves no tool-call failure; no LLM judge for cognitive modes",
-        },
+        return FailureModeDetails(mode=mode, category="cognitive", evidence="judge")
+    return FailureModeDetails(
+        evidence="the trace proves no tool-call failure; no LLM judge for cognitive modes"
     )

@@ -33,9 +33,9 @@ from proctor.scenarios.schema import ArmSpec
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, Scored, ToolCall, ToolResult
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
+from proctor.store.scores import DETERMINISTIC, FailureModeDetails, ScoreName
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
-DETERMINISTIC = ("grounding", "keywords", "claims", "key_points", "tfs", "tefs", "efficiency")
 DEFAULT_CONCURRENCY = 8
 
 
@@ -90,7 +90,7 @@ def stored_verdicts(judgments: Sequence[JudgmentRecord], judge_id: str) -> list[
     return out
 
 
-def _stored_deterministic(scores: Sequence[ScoreRecord]) -> dict[str, Scored]:
+def _stored_deterministic(scores: Sequence[ScoreRecord]) -> dict[ScoreName, Scored]:
     return {
         s.name: Scored(name=s.name, value=s.value, details=s.details)
         for s in scores
@@ -171,7 +171,7 @@ async def _rejudge_one(
     )
     transcript = transcript_of(events)
     det = _stored_deterministic(scores)
-    if "keywords" not in det:
+    if ScoreName.KEYWORDS not in det:
         det = deterministic_scores(item, transcript)
         for s in det.values():
             emit(s)
@@ -199,20 +199,18 @@ async def _rejudge_one(
             by_judge[judge.judge_id].append(outcome.verdict)
     verdicts = [v for vs in by_judge.values() for v in vs]
     layers = layer_scores(item, transcript, det, verdicts, by_judge)
-    if "failure_mode" not in layers and any(s.name == "failure_mode" for s in scores):
-        layers["failure_mode"] = Scored(
-            name="failure_mode",
-            value=None,
-            details={"mode": None, "category": None, "evidence": "no longer a failure after re-judging"},
+    if ScoreName.FAILURE_MODE not in layers and any(s.name == ScoreName.FAILURE_MODE for s in scores):
+        layers[ScoreName.FAILURE_MODE] = Scored.of(
+            ScoreName.FAILURE_MODE, None, FailureModeDetails(evidence="no longer a failure after re-judging")
         )
     for s in layers.values():
         emit(s)
-    passed = layers["passed"].value
+    passed = layers[ScoreName.PASSED].value
     return RejudgeResult(
         trial.id,
         {k: tuple(v) for k, v in new.items()},
         errors,
-        layers["llm_quality"].value,
+        layers[ScoreName.LLM_QUALITY].value,
         None if passed is None else passed >= 0.5,
     )
 

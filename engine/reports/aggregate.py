@@ -17,6 +17,14 @@ from typing import Any
 from proctor.engine.judges.panel import is_human, parsed_verdicts
 from proctor.engine.stats import PassKSummary, paired_bootstrap_ci, pass_k_over_tasks
 from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
+from proctor.store.scores import (
+    ADOPTION_BASELINE,
+    AdoptionDetails,
+    GroundingDetails,
+    PassedDetails,
+    ScoreName,
+    ToolMatchDetails,
+)
 
 CLAIM_THRESHOLDS = (0.75, 0.5)  # MCP-Atlas reports both; the suite's own threshold is added
 BOOTSTRAP_RESAMPLES = 2000
@@ -37,7 +45,7 @@ class TrialUsage:
 @dataclass(frozen=True)
 class ReportInputs:
     trials: Sequence[TrialRecord]
-    scores: Mapping[int, Mapping[str, ScoreRecord]]
+    scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
     judgments: Sequence[JudgmentRecord]
     usage: Mapping[int, TrialUsage]
     claims_threshold: float = 0.75
@@ -117,18 +125,18 @@ def mean_ci(values: Sequence[float], seed: int = 0) -> MeanCI | None:
     return MeanCI(ci.mean_delta, ci.low, ci.high, ci.n)
 
 
-def value(scores: Mapping[str, ScoreRecord], name: str) -> float | None:
+def value(scores: Mapping[ScoreName, ScoreRecord], name: ScoreName) -> float | None:
     s = scores.get(name)
     return None if s is None or s.value is None or not math.isfinite(s.value) else s.value
 
 
-def is_baseline(scores: Mapping[str, ScoreRecord]) -> bool:
-    adoption = scores.get("adoption")
-    return adoption is not None and adoption.details.get("na") == "baseline"
+def is_baseline(scores: Mapping[ScoreName, ScoreRecord]) -> bool:
+    adoption = scores.get(ScoreName.ADOPTION)
+    return adoption is not None and adoption.parsed(AdoptionDetails).na == ADOPTION_BASELINE
 
 
 def claims_coverage(
-    trial_id: int, scores: Mapping[str, ScoreRecord], verdicts: Mapping[tuple[str, int], Sequence[Any]]
+    trial_id: int, scores: Mapping[ScoreName, ScoreRecord], verdicts: Mapping[tuple[str, int], Sequence[Any]]
 ) -> float | None:
     """Judged claims coverage (mean over machine-judge passes that judged claims), else the lexical one."""
     per_pass = [
@@ -138,51 +146,54 @@ def claims_coverage(
         for v in vs
         if v.claims
     ]
-    return statistics.fmean(per_pass) if per_pass else value(scores, "claims")
+    return statistics.fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
 
 
-def _grounding(scores: Mapping[str, ScoreRecord]) -> Grounding:
-    g = scores.get("grounding")
-    counts = g.details.get("counts", {}) if g is not None else {}
-    return Grounding(
-        int(counts.get("grounded", 0)), int(counts.get("unresolved", 0)), int(counts.get("hallucinated", 0))
-    )
+def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> Grounding:
+    g = scores.get(ScoreName.GROUNDING)
+    if g is None:
+        return Grounding(0, 0, 0)
+    counts = g.parsed(GroundingDetails).counts
+    return Grounding(counts.grounded, counts.unresolved, counts.hallucinated)
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def _gold_weighted(scores: Sequence[Mapping[str, ScoreRecord]], name: str) -> float | None:
+def _gold_weighted(scores: Sequence[Mapping[ScoreName, ScoreRecord]], name: ScoreName) -> float | None:
     """TFS/TEFS across trials as MCPAgentBench defines them: each trial weighs its gold calls."""
     total = weight = 0.0
     for s in scores:
         v = value(s, name)
         if v is None:
             continue
-        calls = s[name].details.get("gold_calls")
-        w = float(calls) if isinstance(calls, int | float) and calls > 0 else 1.0
+        calls = s[name].parsed(ToolMatchDetails).gold_calls
+        w = float(calls) if calls is not None and calls > 0 else 1.0
         total += v * w
         weight += w
     return total / weight if weight else None
 
 
-def match_mode(scores: Sequence[Mapping[str, ScoreRecord]]) -> str | None:
+def match_mode(scores: Sequence[Mapping[ScoreName, ScoreRecord]]) -> str | None:
     """The tool-match mode that scored TFS/TEFS ("mixed" when trials differ), for the report."""
-    modes = {str(s["tfs"].details.get("mode", "strict")) for s in scores if value(s, "tfs") is not None}
+    modes = {
+        s[ScoreName.TFS].parsed(ToolMatchDetails).mode for s in scores if value(s, ScoreName.TFS) is not None
+    }
     return None if not modes else modes.pop() if len(modes) == 1 else "mixed"
 
 
 def _tool_match_by_epoch(
-    trials: Sequence[TrialRecord], scores: Sequence[Mapping[str, ScoreRecord]]
+    trials: Sequence[TrialRecord], scores: Sequence[Mapping[ScoreName, ScoreRecord]]
 ) -> tuple[tuple[int, float | None, float | None], ...]:
     """(epoch, TFS, TEFS) per epoch: a benchmark publishes one figure per run, an epoch here."""
-    by_epoch: dict[int, list[Mapping[str, ScoreRecord]]] = defaultdict(list)
+    by_epoch: dict[int, list[Mapping[ScoreName, ScoreRecord]]] = defaultdict(list)
     for t, s in zip(trials, scores, strict=True):
-        if value(s, "tfs") is not None:
+        if value(s, ScoreName.TFS) is not None:
             by_epoch[t.epoch].append(s)
     return tuple(
-        (e, _gold_weighted(by_epoch[e], "tfs"), _gold_weighted(by_epoch[e], "tefs")) for e in sorted(by_epoch)
+        (e, _gold_weighted(by_epoch[e], ScoreName.TFS), _gold_weighted(by_epoch[e], ScoreName.TEFS))
+        for e in sorted(by_epoch)
     )
 
 
@@ -221,9 +232,9 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
         ]
         grounding = [_grounding(s) for s in scores]
         usage = [inputs.usage.get(t.id, TrialUsage()) for t in trials]
-        fair = [v for s in scores if (v := value(s, "fairness")) is not None]
-        adopt = [v for s in scores if (v := value(s, "adoption")) is not None]
-        quality = [v for s in scores if (v := value(s, "llm_quality")) is not None]
+        fair = [v for s in scores if (v := value(s, ScoreName.FAIRNESS)) is not None]
+        adopt = [v for s in scores if (v := value(s, ScoreName.ADOPTION)) is not None]
+        quality = [v for s in scores if (v := value(s, ScoreName.LLM_QUALITY)) is not None]
         out.append(
             ArmModelSummary(
                 arm=arm,
@@ -234,7 +245,11 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
                 errors=sum(t.status == "error" for t in trials),
                 passed=sum(t.passed is True for t in trials),
                 judged=sum(t.passed is not None for t in trials),
-                not_judged=sum(bool(s["passed"].details.get("not_judged")) for s in scores if "passed" in s),
+                not_judged=sum(
+                    s[ScoreName.PASSED].parsed(PassedDetails).not_judged
+                    for s in scores
+                    if ScoreName.PASSED in s
+                ),
                 fairness=mean_ci(fair, seed=index),
                 adoption=None if baseline else mean_ci(adopt, seed=index),
                 llm_quality=mean_ci(quality, seed=index),
@@ -248,8 +263,8 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
                     for th in sorted({*CLAIM_THRESHOLDS, inputs.claims_threshold}, reverse=True)
                 },
                 claims_trials=len(coverage),
-                tfs=_gold_weighted(scores, "tfs"),
-                tefs=_gold_weighted(scores, "tefs"),
+                tfs=_gold_weighted(scores, ScoreName.TFS),
+                tefs=_gold_weighted(scores, ScoreName.TEFS),
                 tool_match=match_mode(scores),
                 tool_match_by_epoch=_tool_match_by_epoch(trials, scores),
                 tokens=Tokens(

@@ -37,6 +37,7 @@ from proctor.engine.stats import (
     rank_arms,
 )
 from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
+from proctor.store.scores import ScoreName
 
 PairKey = tuple[str, int]
 
@@ -62,12 +63,12 @@ class JudgeVariance:
 
 
 def fairness_ranking(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[str, ScoreRecord]], floor: float
+    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]], floor: float
 ) -> Ranking:
     """Rank arm × model by mean scenario-level fairness (epochs averaged); sub-floor gaps tie."""
     cells: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for t in trials:
-        v = value(scores.get(t.id, {}), "fairness")
+        v = value(scores.get(t.id, {}), ScoreName.FAIRNESS)
         if v is not None:
             cells[(t.arm, t.model, t.scenario)].append(v)
     means = [ScenarioMean(a, m, s, statistics.fmean(vs), len(vs)) for (a, m, s), vs in cells.items()]
@@ -79,7 +80,7 @@ def _by_pair(trials: Sequence[TrialRecord], arm: str, model: str) -> dict[PairKe
 
 
 def baseline_comparisons(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[str, ScoreRecord]]
+    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
 ) -> list[BaselineComparison]:
     """Every non-baseline arm against the baseline arm run with the same model."""
     baselines = sorted({t.arm for t in trials if is_baseline(scores.get(t.id, {}))})
@@ -105,8 +106,8 @@ def baseline_comparisons(
         fair = [
             (a, b)
             for k in shared
-            if (a := value(scores.get(first[k].id, {}), "fairness")) is not None
-            and (b := value(scores.get(second[k].id, {}), "fairness")) is not None
+            if (a := value(scores.get(first[k].id, {}), ScoreName.FAIRNESS)) is not None
+            and (b := value(scores.get(second[k].id, {}), ScoreName.FAIRNESS)) is not None
         ]
         delta = paired_bootstrap_ci(fair, n_resamples=2000, seed=0) if fair else None
         arm_trials = [t for t in trials if t.model == model]

@@ -11,14 +11,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from proctor.store.reader import ScoreRecord, TrialRecord
+from proctor.store.scores import AdoptionDetails, ScoreName
 
 
-def arm_tool_calls(trial: TrialRecord, scores: Mapping[str, ScoreRecord]) -> int | None:
+def arm_tool_calls(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord]) -> int | None:
     """Calls to the arm's own servers (adoption's count), else every tool call; None before the end."""
-    adoption = scores.get("adoption")
-    if adoption is not None and isinstance(adoption.details.get("arm_calls"), int):
-        return int(adoption.details["arm_calls"])
-    return trial.tool_calls
+    adoption = scores.get(ScoreName.ADOPTION)
+    arm_calls = None if adoption is None else adoption.parsed(AdoptionDetails).arm_calls
+    return trial.tool_calls if arm_calls is None else arm_calls
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Attribution:
 
 
 def attribution(
-    arm: str, trials: Iterable[TrialRecord], scores: Mapping[int, Mapping[str, ScoreRecord]]
+    arm: str, trials: Iterable[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
 ) -> Attribution:
     """Over the arm's ended trials (running ones have not had their chance to call yet)."""
     counted = [

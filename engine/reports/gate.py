@@ -18,6 +18,7 @@ from pathlib import Path
 
 from proctor.engine.stats.paired import paired_bootstrap_ci
 from proctor.store.reader import StoreReader
+from proctor.store.scores import ScoreName
 
 TOLERANCE = 1e-9
 
@@ -134,7 +135,7 @@ def load_fairness(db: Path) -> list[FairnessSample]:
     """Every trial's ``fairness`` score with its trial's scenario, arm, model and epoch."""
     with StoreReader(db) as reader:
         trials = {t.id: t for t in reader.trials()}
-        scores = [s for s in reader.scores() if s.name == "fairness" and s.value is not None]
+        scores = [s for s in reader.scores() if s.name == ScoreName.FAIRNESS and s.value is not None]
     out = []
     for s in scores:
         t = trials.get(s.trial_id)

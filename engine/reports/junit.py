@@ -18,6 +18,14 @@ from typing import Any
 
 from proctor.engine.reports.gate import FairnessGateResult
 from proctor.engine.reports.report_markdown import cell
+from proctor.store.scores import (
+    D,
+    FailureModeDetails,
+    PassedDetails,
+    ScoreName,
+    UnreadableScore,
+    parse_details,
+)
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 MAX_OUTPUT_CHARS = 4000
@@ -39,15 +47,24 @@ class _Case:
 def _failure_reason(trial: dict[str, Any]) -> str:
     scores = trial.get("scores") or {}
     parts = [f"epoch {trial['epoch']}"]
-    rule = ((scores.get("passed") or {}).get("details") or {}).get("rule")
-    if rule:
-        parts.append(f"pass rule not met: {rule}")
-    mode = (scores.get("failure_mode") or {}).get("details") or {}
-    if mode.get("mode"):
-        parts.append(
-            f"failure mode {mode['mode']}: {mode.get('explanation') or mode.get('evidence') or ''}".strip()
-        )
+    passed = _details(scores, ScoreName.PASSED, PassedDetails)
+    if passed is not None and passed.rule:
+        parts.append(f"pass rule not met: {passed.rule}")
+    mode = _details(scores, ScoreName.FAILURE_MODE, FailureModeDetails)
+    if mode is not None and mode.mode:
+        parts.append(f"failure mode {mode.mode}: {mode.explanation or mode.evidence}".strip())
     return "; ".join(parts)
+
+
+def _details(scores: dict[str, Any], name: ScoreName, model: type[D]) -> D | None:
+    """A score's details from the report's per-trial JSON; unreadable ones add nothing to the reason."""
+    stored = scores.get(name)
+    if not isinstance(stored, dict) or not isinstance(stored.get("details"), dict):
+        return None
+    try:
+        return parse_details(name, stored["details"], model)
+    except UnreadableScore:
+        return None
 
 
 def _case_element(case: _Case, suite_name: str) -> tuple[ET.Element, str]:

@@ -34,6 +34,7 @@ from proctor.store.events import (
 )
 from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord
 from proctor.store.redaction import redact
+from proctor.store.scores import GroundingDetails, LayerDetails, ScoreDetails, UnreadableScore
 
 if TYPE_CHECKING:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -53,6 +54,15 @@ def _nanos(ts: float) -> int:
 def _id(size: int, *parts: object) -> bytes:
     """Deterministic ids, so exporting twice gives the same traces."""
     return hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:size]
+
+
+def _label(score: ScoreRecord) -> str | None:
+    """The score's human label where it has one (grounding, the layers), as the conventions ask."""
+    try:
+        details = score.parsed(ScoreDetails)
+    except UnreadableScore:
+        return None
+    return details.label or None if isinstance(details, GroundingDetails | LayerDetails) else None
 
 
 def _text(value: object) -> str:
@@ -221,9 +231,7 @@ class _TraceBuilder:
                     {
                         "gen_ai.evaluation.name": s.name,
                         "gen_ai.evaluation.score.value": s.value,
-                        "gen_ai.evaluation.score.label": s.details.get("label")
-                        if isinstance(s.details.get("label"), str)
-                        else None,
+                        "gen_ai.evaluation.score.label": _label(s),
                     }
                 ),
             )

@@ -24,6 +24,7 @@ from proctor.engine.reports.report_sections import anchors_section, arm_rows, ju
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import Judged, ModelResponse, OperatorCommand
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.scores import ScoreName
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
 OFFLINE_JUDGE_NOTE = (
@@ -148,7 +149,7 @@ def build_report(db: Path) -> dict[str, Any]:
     floor = float(scoring.get("variance_floor", DEFAULT_FLOOR))
     threshold = float(scoring.get("claims_pass_threshold", DEFAULT_CLAIMS_THRESHOLD))
     by_trial: dict[int, dict[str, Any]] = {}
-    score_map: dict[int, dict[str, ScoreRecord]] = {}
+    score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
     for s in scores:
         by_trial.setdefault(s.trial_id, {})[s.name] = {"value": s.value, "details": s.details}
         score_map.setdefault(s.trial_id, {})[s.name] = s

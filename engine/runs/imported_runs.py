@@ -45,6 +45,7 @@ from proctor.store.events import (
 )
 from proctor.store.reader import StoreReader
 from proctor.store.redaction import redact
+from proctor.store.scores import ScoreName
 from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
 
 DB_NAME = "imported.db"
@@ -131,8 +132,8 @@ def tool_match_scores(t: ImportedTranscript, scenario: Scenario, suite: Suite) -
     )
     details = m.to_details()
     return [
-        Scored(name="tfs", value=float(m.finished), details=details),
-        Scored(name="tefs", value=float(m.efficiently_finished), details=details),
+        Scored.of(ScoreName.TFS, float(m.finished), details),
+        Scored.of(ScoreName.TEFS, float(m.efficiently_finished), details),
     ]
 
 

@@ -11,6 +11,7 @@ from proctor.engine.judges.base import Judge
 from proctor.engine.runs.runner import Run, TrialContext, TrialHook
 from proctor.store.events import Event
 from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.scores import ScoreName
 
 
 def trial_input(run: Run, scenario_id: str, arm: str, model: str, events: Sequence[Event]) -> TrialInput:
@@ -44,7 +45,7 @@ async def score_unscored(run: Run, judges: Sequence[Judge], passes: int) -> list
     """
     await run.writer.flush()
     with StoreReader(run.options.db) as reader:
-        scored = {s.trial_id for s in reader.scores() if s.name == "passed"}
+        scored = {s.trial_id for s in reader.scores() if s.name == ScoreName.PASSED}
         ids = [t.id for t in reader.trials() if t.status in ("finished", "error") and t.id not in scored]
     if ids:
         target = RejudgeTarget(run.options.db, run.writer, run.run_id, run.loaded, run.workspace)

@@ -21,6 +21,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from proctor.store.scores import AdoptionDetails, LayerDetails
+
 from .keywords import mentions
 from .toolschema import argument_problems
 from .transcript import ToolCallRecord
@@ -36,16 +38,18 @@ class AdoptionSignals:
     undiscovered: tuple[str, ...]
     told: tuple[str, ...]
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "tool_fluency": self.tool_fluency,
-            "discoverability": self.discoverability,
-            "arm_calls": self.arm_calls,
-            "fluent_calls": self.fluent_calls,
-            "discovered": list(self.discovered),
-            "undiscovered": list(self.undiscovered),
-            "told": list(self.told),
-        }
+    def to_details(self, layer: AdoptionDetails) -> AdoptionDetails:
+        """The adoption layer's details with the signals that produced it."""
+        return AdoptionDetails(
+            **layer.model_dump(include=set(LayerDetails.model_fields)),
+            tool_fluency=self.tool_fluency,
+            discoverability=self.discoverability,
+            arm_calls=self.arm_calls,
+            fluent_calls=self.fluent_calls,
+            discovered=list(self.discovered),
+            undiscovered=list(self.undiscovered),
+            told=list(self.told),
+        )
 
 
 def is_fluent(call: ToolCallRecord, schema: Mapping[str, Any] | None) -> bool:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from proctor.store.scores import ClaimDetails, ClaimsDetails
 
 from .lexical import Evidence, Match, evidence, match, statement
 
@@ -52,18 +54,18 @@ class ClaimsResult:
     passed: bool | None
     passed_at_half: bool | None
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "judge": "offline:lexical",
-            "coverage": self.coverage,
-            "threshold": self.threshold,
-            "passed": self.passed,
-            "passed_at_0.5": self.passed_at_half,
-            "verdicts": [
-                {"claim": v.claim, "verdict": v.verdict, "score": v.score, "justification": v.justification}
+    def to_details(self) -> ClaimsDetails:
+        return ClaimsDetails(
+            judge="offline:lexical",
+            coverage=self.coverage,
+            threshold=self.threshold,
+            passed=self.passed,
+            passed_at_half=self.passed_at_half,
+            verdicts=[
+                ClaimDetails(claim=v.claim, verdict=v.verdict, score=v.score, justification=v.justification)
                 for v in self.verdicts
             ],
-        }
+        )
 
 
 def verdict_for(m: Match) -> ClaimVerdictKind:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from proctor.scenarios.schema import GoldCall
+from proctor.store.scores import FailureModeDetails
 
 from .toolmatch import normalize_arguments, normalize_value
 from .toolschema import argument_problems
@@ -60,14 +61,16 @@ class Diagnosis:
     explanation: str
     call_ids: tuple[str, ...] = ()
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "category": self.category,
-            "rule": self.rule,
-            "explanation": self.explanation,
-            "call_ids": list(self.call_ids),
-        }
+    def to_details(self) -> FailureModeDetails:
+        return FailureModeDetails(
+            mode=self.mode,
+            category=self.category,
+            rule=self.rule,
+            explanation=self.explanation,
+            call_ids=list(self.call_ids),
+            evidence=self.explanation,
+            first_failing_call_id=self.call_ids[0] if self.call_ids else None,
+        )
 
 
 def _argument_issue(call: ToolCallRecord, schemas: Mapping[str, Mapping[str, Any]]) -> str | None:

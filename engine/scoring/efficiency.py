@@ -8,7 +8,8 @@ clamped at 0, so a trial over a ceiling scores 0 on that half, never below.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from proctor.store.scores import EfficiencyDetails
 
 
 @dataclass(frozen=True)
@@ -21,16 +22,16 @@ class Efficiency:
     token_ceiling: int
     time_ceiling_s: float
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "value": self.value,
-            "token_part": self.token_part,
-            "time_part": self.time_part,
-            "tokens": self.tokens,
-            "wall_s": self.wall_s,
-            "token_ceiling": self.token_ceiling,
-            "time_ceiling_s": self.time_ceiling_s,
-        }
+    def to_details(self) -> EfficiencyDetails:
+        return EfficiencyDetails(
+            value=self.value,
+            token_part=self.token_part,
+            time_part=self.time_part,
+            tokens=self.tokens,
+            wall_s=self.wall_s,
+            token_ceiling=self.token_ceiling,
+            time_ceiling_s=self.time_ceiling_s,
+        )
 
 
 def efficiency(tokens: int, wall_s: float, token_ceiling: int, time_ceiling_s: float) -> Efficiency:

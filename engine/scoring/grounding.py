@@ -84,16 +84,6 @@ class GroundingReport:
     def label(self) -> str:
         return "no citations" if self.rate is None else f"{self.rate:.1%} grounded"
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "grounded": self.grounded,
-            "unresolved": self.unresolved,
-            "hallucinated": self.hallucinated,
-            "rate": self.rate,
-            "label": self.label,
-        }
-
 
 class _FileInfo:
     __slots__ = ("_idents", "_lines", "n_lines")

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from proctor.store.scores import KeyPointDetails, KeyPointsDetails
 
 from .lexical import Match, evidence, match, statement
 
@@ -41,24 +42,24 @@ class KeyPointsResult:
     def satisfied(self) -> int:
         return sum(c.satisfied for c in self.checks)
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "judge": "offline:lexical",
-            "success": self.success,
-            "satisfied": self.satisfied,
-            "total": len(self.checks),
-            "reason": self.reason,
-            "checks": [
-                {
-                    "key_point": c.key_point,
-                    "satisfied": c.satisfied,
-                    "in_answer": c.in_answer,
-                    "in_trajectory": c.in_trajectory,
-                    "justification": c.justification,
-                }
+    def to_details(self) -> KeyPointsDetails:
+        return KeyPointsDetails(
+            judge="offline:lexical",
+            success=self.success,
+            satisfied=self.satisfied,
+            total=len(self.checks),
+            reason=self.reason,
+            checks=[
+                KeyPointDetails(
+                    key_point=c.key_point,
+                    satisfied=c.satisfied,
+                    in_answer=c.in_answer,
+                    in_trajectory=c.in_trajectory,
+                    justification=c.justification,
+                )
                 for c in self.checks
             ],
-        }
+        )
 
 
 def judge_key_points(

@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+
+from proctor.store.scores import KeywordsDetails
 
 BONUS_WEIGHT = 0.5
 
@@ -33,14 +34,14 @@ class KeywordCoverage:
     bonus_hits: tuple[str, ...]
     bonus_missed: tuple[str, ...]
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "value": self.value,
-            "required_hits": list(self.required_hits),
-            "required_missed": list(self.required_missed),
-            "bonus_hits": list(self.bonus_hits),
-            "bonus_missed": list(self.bonus_missed),
-        }
+    def to_details(self) -> KeywordsDetails:
+        return KeywordsDetails(
+            value=self.value,
+            required_hits=list(self.required_hits),
+            required_missed=list(self.required_missed),
+            bonus_hits=list(self.bonus_hits),
+            bonus_missed=list(self.bonus_missed),
+        )
 
 
 @lru_cache(maxsize=4096)

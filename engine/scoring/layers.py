@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from proctor.scenarios.schema import AdoptionWeights, FairnessWeights
+from proctor.store.scores import LayerDetails
 
 Layer = Literal["fairness", "adoption"]
+L = TypeVar("L", bound=LayerDetails)
 BASELINE_LABEL = "n/a (baseline)"
 
 
@@ -37,17 +39,17 @@ class LayerScore:
     missing: tuple[str, ...] = ()
     structural_na: bool = False
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "layer": self.layer,
-            "value": self.value,
-            "label": self.label,
-            "components": dict(self.components),
-            "weights": dict(self.weights),
-            "effective_weights": dict(self.effective_weights),
-            "missing": list(self.missing),
-            "structural_na": self.structural_na,
-        }
+    def to_details(self, model: type[L]) -> L:
+        return model(
+            layer=self.layer,
+            value=self.value,
+            label=self.label,
+            components=dict(self.components),
+            weights=dict(self.weights),
+            effective_weights=dict(self.effective_weights),
+            missing=list(self.missing),
+            structural_na=self.structural_na,
+        )
 
 
 def combine(layer: Layer, components: Mapping[str, float | None], weights: Mapping[str, float]) -> LayerScore:

@@ -33,6 +33,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from proctor.scenarios.schema import GoldCall, ToolMatchMode
+from proctor.store.scores import ToolMatchDetails
 
 from .toolmatch_upstream import upstream_match
 from .toolschema import argument_problems, required_arguments
@@ -131,17 +132,17 @@ class ToolMatch:
     agent_steps: int
     mode: ToolMatchMode
 
-    def to_details(self) -> dict[str, Any]:
-        return {
-            "gold_calls": self.gold_calls,
-            "finished": self.finished,
-            "efficiently_finished": self.efficiently_finished,
-            "missing": list(self.missing),
-            "unexpected": list(self.unexpected),
-            "gold_steps": self.gold_steps,
-            "agent_steps": self.agent_steps,
-            "mode": self.mode,
-        }
+    def to_details(self) -> ToolMatchDetails:
+        return ToolMatchDetails(
+            gold_calls=self.gold_calls,
+            finished=self.finished,
+            efficiently_finished=self.efficiently_finished,
+            missing=list(self.missing),
+            unexpected=list(self.unexpected),
+            gold_steps=self.gold_steps,
+            agent_steps=self.agent_steps,
+            mode=self.mode,
+        )
 
 
 class _Keyer:

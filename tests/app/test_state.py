@@ -8,6 +8,7 @@ from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.state import ConsoleState, Filters, display_status
 from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
 from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord
+from proctor.store.scores import FairnessDetails, GroundingCounts, GroundingDetails, ScoreName
 from tests.app.events_factory import stored, trial
 
 RUN = RunRecord("r1", "suite", {"held_out": ["s2"], "variance_floor": 0.1}, 0.0, 0.0, None, "running")
@@ -165,8 +166,8 @@ def test_grounding_rows_sum_counts_per_arm() -> None:
     state.apply_details(
         Details(
             scores=[
-                ScoreRecord(1, "grounding", 0.5, details),
-                ScoreRecord(2, "grounding", None, {"counts": {}}),
+                ScoreRecord(1, ScoreName.GROUNDING, 0.5, details),
+                ScoreRecord(2, ScoreName.GROUNDING, None, {"counts": {}}),
             ],
             judgments=[],
             anchors=[],
@@ -176,6 +177,42 @@ def test_grounding_rows_sum_counts_per_arm() -> None:
     rows = {r.arm: r for r in state.grounding_rows()}
     assert (rows["baseline"].grounded, rows["baseline"].total, rows["baseline"].rate) == (2, 4, 0.5)
     assert rows["mcp"].rate is None and rows["mcp"].without_citations == 1
+
+
+def test_a_malformed_score_row_is_kept_apart_and_named_not_shown_blank() -> None:
+    state = loaded_state()
+    state.apply_details(
+        Details(
+            scores=[
+                ScoreRecord(1, ScoreName.GROUNDING, 0.5, {"counts": {"grounded": "two"}}),
+                ScoreRecord(1, ScoreName.FAIRNESS, 0.7, {"layer": "fairness"}),
+            ],
+            judgments=[],
+            anchors=[],
+            commands=[],
+        )
+    )
+    assert ScoreName.GROUNDING not in state.scores[1] and state.scores[1][ScoreName.FAIRNESS].value == 0.7
+    assert "counts.grounded" in state.unreadable[1][ScoreName.GROUNDING]
+    assert state.grounding_rows()[0].unreadable == 1
+    # A valid row for the same score (re-scoring) replaces the unreadable one.
+    fixed = Scored.of(ScoreName.GROUNDING, 1.0, GroundingDetails(counts=GroundingCounts(grounded=2)))
+    state.apply_batch(TailBatch(events=[stored(fixed, trial_id=1, event_id=101)]))
+    assert not state.unreadable[1] and state.grounding_rows()[0].grounded == 2
+
+
+def test_scores_loaded_with_a_transcript_never_replace_newer_live_ones() -> None:
+    state = loaded_state()
+    live = Scored.of(ScoreName.FAIRNESS, 0.9, FairnessDetails(layer="fairness", value=0.9))
+    state.apply_batch(TailBatch(events=[stored(live, trial_id=1, event_id=101)]))
+    before = state.scores_version
+    state.add_loaded_scores(
+        [ScoreRecord(1, ScoreName.FAIRNESS, 0.1, {}), ScoreRecord(1, ScoreName.KEYWORDS, 1.0, {})]
+    )
+    assert (
+        state.scores[1][ScoreName.FAIRNESS].value == 0.9 and state.scores[1][ScoreName.KEYWORDS].value == 1.0
+    )
+    assert state.scores_version > before
 
 
 def test_matrix_filters_by_status_arm_model_and_scenario() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from proctor.app.screens.dialogs import CitationScreen, PagerScreen
 from proctor.store.events import FinalAnswer, ToolCall, TrialStarted
 from proctor.store.writer import StoreWriter
@@ -25,6 +27,19 @@ async def test_trial_view_shows_transcript_scores_citations_and_judgments(fx: Fi
         assert "✗  tinyq/job.py:999  hallucinated" in text
         assert "pass 2 openai:gpt-4o-mini: 0.800" in text
         assert "● following the tail" in text
+
+
+async def test_a_reshaped_score_is_named_unreadable_not_a_blank_panel(fx: Fixture) -> None:
+    """Grounding details of the wrong shape (another version, a hand edit) say which field failed."""
+    with sqlite3.connect(fx.db) as conn:
+        conn.execute(
+            "UPDATE scores SET details = ? WHERE name = 'grounding'", ('{"citations": [{"raw": 1}]}',)
+        )
+    async with console(fx.db) as (app, pilot):
+        await open_trial(app, pilot, 0, 1)
+        text = screen_text(app)
+        assert "grounding      unreadable: trial" in text and "citations.0.raw" in text
+        assert "grounding unreadable: trial" in text and "fairness       0.700" in text
 
 
 async def test_tool_output_expands_collapses_and_pages_through_the_whole_output(fx: Fixture) -> None:

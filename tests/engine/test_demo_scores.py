@@ -12,6 +12,14 @@ from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.reader import StoreReader
+from proctor.store.scores import (
+    ADOPTION_BASELINE,
+    DETAILS_MODEL,
+    AdoptionDetails,
+    FailureModeDetails,
+    GroundingDetails,
+    ScoreName,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -28,10 +36,10 @@ async def test_demo_scores_separate_good_stale_and_baseline(tmp_path: Path) -> N
     fairness: dict[str, list[float]] = defaultdict(list)
     hallucinated: dict[str, int] = defaultdict(int)
     for s in scores:
-        if s.name == "fairness" and s.value is not None:
+        if s.name == ScoreName.FAIRNESS and s.value is not None:
             fairness[arm_of[s.trial_id]].append(s.value)
-        if s.name == "grounding":
-            hallucinated[arm_of[s.trial_id]] += s.details["counts"]["hallucinated"]
+        if s.name == ScoreName.GROUNDING:
+            hallucinated[arm_of[s.trial_id]] += s.parsed(GroundingDetails).counts.hallucinated
     mean = {arm: sum(v) / len(v) for arm, v in fairness.items()}
     assert len({round(v, 3) for v in mean.values()}) == 3, mean
     assert mean["codeintel"] > mean["baseline"] > mean["codeintel_stale"], mean
@@ -39,12 +47,20 @@ async def test_demo_scores_separate_good_stale_and_baseline(tmp_path: Path) -> N
     assert len(judgments) == 2 * len(arm_of)
     assert all(j.judge == "offline:lexical" and j.prompt_version and j.rubric_hash for j in judgments)
     modes = [
-        s.details.get("mode") for s in scores if s.name == "failure_mode" and arm_of[s.trial_id] == "baseline"
+        s.parsed(FailureModeDetails).mode
+        for s in scores
+        if s.name == ScoreName.FAILURE_MODE and arm_of[s.trial_id] == "baseline"
     ]
     assert modes and "wrong_tool" not in modes, modes  # the baseline does not offer the gold tools
-    adoption = {s.trial_id: s for s in scores if s.name == "adoption"}
+    adoption = {s.trial_id: s for s in scores if s.name == ScoreName.ADOPTION}
     for tid, arm in arm_of.items():
         if arm == "baseline":
-            assert adoption[tid].value is None and adoption[tid].details["na"] == "baseline"
+            assert (
+                adoption[tid].value is None and adoption[tid].parsed(AdoptionDetails).na == ADOPTION_BASELINE
+            )
         else:
             assert adoption[tid].value is not None
+    # Every score of a real run fits its score's details model, and the run writes each kind.
+    for s in scores:
+        s.parsed(DETAILS_MODEL[s.name])
+    assert {s.name for s in scores} == set(ScoreName) - {ScoreName.KEY_POINTS}

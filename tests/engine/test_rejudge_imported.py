@@ -11,6 +11,7 @@ from proctor.engine.reports.report import build_report
 from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.store.reader import StoreReader
+from proctor.store.scores import DETAILS_MODEL, ScoreName
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures" / "livemcpbench"
 
@@ -31,7 +32,12 @@ async def test_imported_trials_without_their_arm_in_the_suite_are_rejudged(tmp_p
     with StoreReader(saved) as r:
         offline = [j for j in r.judgments() if j.judge == "offline:lexical"]
         humans = [j for j in r.judgments() if "human" in j.source]
+        scores = r.scores()
     assert len(offline) == len(results) and humans
+    # Upstream's annotations become key points; every score of the re-judged import fits its model.
+    assert ScoreName.KEY_POINTS in {s.name for s in scores}
+    for s in scores:
+        s.parsed(DETAILS_MODEL[s.name])
 
 
 async def test_proctors_judge_does_not_join_the_imported_panels_majority(tmp_path: Path) -> None:

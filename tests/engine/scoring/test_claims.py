@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from proctor.engine.scoring import judge_claims
 from proctor.engine.scoring.lexical import Number, number_matches, statement
+from proctor.store.events import Scored
+from proctor.store.scores import ScoreName
 
 HAIRCUT = [
     "The average rating of haircuts registered in the environment is 4.25625.",
@@ -92,8 +94,10 @@ def test_coverage_threshold_and_no_claims() -> None:
 
 def test_details_record_the_judge_and_threshold() -> None:
     d = judge_claims(HAIRCUT[:1], "4.25625 average rating of haircuts").to_details()
-    assert d["judge"] == "offline:lexical" and d["threshold"] == 0.75
-    assert d["verdicts"][0]["score"] == 1.0
+    assert d.judge == "offline:lexical" and d.threshold == 0.75
+    assert d.verdicts[0].score == 1.0
+    stored = Scored.of(ScoreName.CLAIMS, d.coverage, d).details
+    assert stored["passed_at_0.5"] is True and "na" not in stored
 
 
 @settings(deadline=None, derandomize=True)

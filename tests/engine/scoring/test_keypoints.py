@@ -49,4 +49,4 @@ def test_term_ratio_threshold() -> None:
 
 def test_no_key_points_is_none() -> None:
     r = judge_key_points(["", " "], "answer", "")
-    assert r.success is None and r.to_details()["total"] == 0
+    assert r.success is None and r.to_details().total == 0

@@ -15,6 +15,7 @@ from proctor.engine.scoring import (
     fairness,
 )
 from proctor.scenarios.schema import AdoptionWeights, FairnessWeights
+from proctor.store.scores import FairnessDetails
 
 
 def test_efficiency_formula() -> None:
@@ -60,10 +61,8 @@ def test_fairness_renormalizes_over_present_components() -> None:
         "efficiency": pytest.approx(0.2 / 0.75),
     }
     assert s.label == "0.720 (without keyword_coverage, citation_grounding)"
-    details = s.to_details()
-    assert (
-        details["weights"]["citation_grounding"] == 0.15 and details["components"]["keyword_coverage"] is None
-    )
+    details = s.to_details(FairnessDetails)
+    assert details.weights["citation_grounding"] == 0.15 and details.components["keyword_coverage"] is None
 
 
 def test_fairness_custom_weights_and_nothing_present() -> None:

@@ -1,0 +1,302 @@
+"""The score vocabulary: every score's name and the shape of its details.
+
+Scoring writes these, the store keeps them as JSON, and reports, export and the console read
+them back through ``parse_details``. A renamed score or a reshaped field is then a type error
+at the writer and a named validation error at the reader, never a blank panel.
+
+The models ignore keys they do not know so that a database written by a later patch release
+still reads; constructing one with an unknown keyword is a mypy error (pydantic's plugin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ScoreName(StrEnum):
+    GROUNDING = "grounding"
+    KEYWORDS = "keywords"
+    CLAIMS = "claims"
+    KEY_POINTS = "key_points"
+    TFS = "tfs"
+    TEFS = "tefs"
+    EFFICIENCY = "efficiency"
+    LLM_QUALITY = "llm_quality"
+    FAIRNESS = "fairness"
+    ADOPTION = "adoption"
+    PASSED = "passed"
+    FAILURE_MODE = "failure_mode"
+
+
+DETERMINISTIC: frozenset[ScoreName] = frozenset(
+    {
+        ScoreName.GROUNDING,
+        ScoreName.KEYWORDS,
+        ScoreName.CLAIMS,
+        ScoreName.KEY_POINTS,
+        ScoreName.TFS,
+        ScoreName.TEFS,
+        ScoreName.EFFICIENCY,
+    }
+)
+"""Scores computed from the transcript alone; re-judging keeps them and recomputes the rest."""
+
+DISPLAY_ORDER: tuple[ScoreName, ...] = (
+    ScoreName.PASSED,
+    ScoreName.FAIRNESS,
+    ScoreName.ADOPTION,
+    ScoreName.GROUNDING,
+    ScoreName.CLAIMS,
+    ScoreName.KEYWORDS,
+    ScoreName.EFFICIENCY,
+    ScoreName.TFS,
+    ScoreName.TEFS,
+)
+"""How screens list a trial's scores: the verdict first, then the layers, then their inputs."""
+
+ADOPTION_BASELINE = "baseline"
+"""adoption's ``na`` on a baseline arm: it offers no tools, so adoption does not apply."""
+
+CitationStatus = Literal["grounded", "unresolved", "hallucinated"]
+ClaimVerdictKind = Literal["fulfilled", "partially", "not"]
+
+
+class ScoreDetails(BaseModel):
+    """Common to every score: ``na`` says why its value is None when it does not apply."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    na: str | None = None
+
+
+class GroundingCounts(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    grounded: int = 0
+    unresolved: int = 0
+    hallucinated: int = 0
+
+
+class CitationDetails(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    raw: str
+    path: str
+    line: int | None = None
+    line_end: int | None = None
+    symbol: str | None = None
+    status: CitationStatus
+    reason: str = ""
+
+
+class GroundingDetails(ScoreDetails):
+    counts: GroundingCounts = GroundingCounts()
+    label: str = ""
+    commit: str = ""
+    repo: str = ""
+    tolerance: int = 0
+    citations: list[CitationDetails] = []
+
+
+class KeywordsDetails(ScoreDetails):
+    value: float | None = None
+    required_hits: list[str] = []
+    required_missed: list[str] = []
+    bonus_hits: list[str] = []
+    bonus_missed: list[str] = []
+
+
+class ClaimDetails(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    claim: str
+    verdict: ClaimVerdictKind
+    score: float
+    justification: str = ""
+
+
+class ClaimsDetails(ScoreDetails):
+    judge: str = ""
+    coverage: float | None = None
+    threshold: float = 0.0
+    passed: bool | None = None
+    passed_at_half: bool | None = Field(default=None, alias="passed_at_0.5")
+    verdicts: list[ClaimDetails] = []
+
+
+class KeyPointDetails(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    key_point: str
+    satisfied: bool
+    in_answer: bool
+    in_trajectory: bool
+    justification: str = ""
+
+
+class KeyPointsDetails(ScoreDetails):
+    judge: str = ""
+    success: bool | None = None
+    satisfied: int = 0
+    total: int = 0
+    reason: str = ""
+    checks: list[KeyPointDetails] = []
+
+
+class ToolMatchDetails(ScoreDetails):
+    """tfs and tefs share one match; ``mode`` names the rule set that produced it."""
+
+    gold_calls: int | None = None
+    finished: bool | None = None
+    efficiently_finished: bool | None = None
+    missing: list[str] = []
+    unexpected: list[str] = []
+    gold_steps: int | None = None
+    agent_steps: int | None = None
+    mode: str = "strict"
+
+
+class EfficiencyDetails(ScoreDetails):
+    value: float | None = None
+    token_part: float | None = None
+    time_part: float | None = None
+    tokens: int | None = None
+    wall_s: float | None = None
+    token_ceiling: int | None = None
+    time_ceiling_s: float | None = None
+
+
+class LlmQualityDetails(ScoreDetails):
+    passes: int = 0
+    scores: list[float] = []
+    sd: float | None = None
+
+
+class LayerDetails(ScoreDetails):
+    """A fairness or adoption layer: components, the weights asked for and those used."""
+
+    layer: Literal["fairness", "adoption"] | None = None
+    value: float | None = None
+    label: str = ""
+    components: dict[str, float | None] = {}
+    weights: dict[str, float] = {}
+    effective_weights: dict[str, float] = {}
+    missing: list[str] = []
+    structural_na: bool = False
+
+
+class FairnessDetails(LayerDetails):
+    pass
+
+
+class AdoptionDetails(LayerDetails):
+    """The layer plus the signals behind it (absent on a baseline arm, which offers no tools)."""
+
+    tool_fluency: float | None = None
+    discoverability: float | None = None
+    arm_calls: int | None = None
+    fluent_calls: int | None = None
+    discovered: list[str] = []
+    undiscovered: list[str] = []
+    told: list[str] = []
+
+
+class PassedDetails(ScoreDetails):
+    rule: str = ""
+    errored: bool = False
+    not_judged: bool = False
+    votes: dict[str, bool | None] | None = None
+    tied: bool | None = None
+    abstained: int | None = None
+
+
+class FailureModeDetails(ScoreDetails):
+    mode: str | None = None
+    category: str | None = None
+    rule: str | None = None
+    explanation: str | None = None
+    call_ids: list[str] = []
+    evidence: str = ""
+    first_failing_call_id: str | None = None
+
+
+DETAILS_MODEL: Mapping[ScoreName, type[ScoreDetails]] = {
+    ScoreName.GROUNDING: GroundingDetails,
+    ScoreName.KEYWORDS: KeywordsDetails,
+    ScoreName.CLAIMS: ClaimsDetails,
+    ScoreName.KEY_POINTS: KeyPointsDetails,
+    ScoreName.TFS: ToolMatchDetails,
+    ScoreName.TEFS: ToolMatchDetails,
+    ScoreName.EFFICIENCY: EfficiencyDetails,
+    ScoreName.LLM_QUALITY: LlmQualityDetails,
+    ScoreName.FAIRNESS: FairnessDetails,
+    ScoreName.ADOPTION: AdoptionDetails,
+    ScoreName.PASSED: PassedDetails,
+    ScoreName.FAILURE_MODE: FailureModeDetails,
+}
+
+D = TypeVar("D", bound=ScoreDetails)
+
+
+class UnreadableScore(ValueError):
+    """Stored details that do not fit their score's model; the message names score and field."""
+
+
+def dump_details(name: ScoreName, details: ScoreDetails) -> dict[str, Any]:
+    """The JSON form stored for ``name``; refuses a details model that belongs to another score."""
+    expected = DETAILS_MODEL[name]
+    if type(details) is not expected:
+        raise TypeError(f"score {name.value} takes {expected.__name__}, not {type(details).__name__}")
+    return details.model_dump(mode="json", by_alias=True, exclude={"na"} if details.na is None else None)
+
+
+def parse_details(name: ScoreName, raw: Mapping[str, Any], model: type[D]) -> D:
+    """Details of score ``name`` validated by its own model, which must be ``model`` or derive from it.
+
+    Asking for a base (``ScoreDetails`` for ``na``, ``LayerDetails`` for either layer) reads any
+    score that has those fields; asking a score for another score's model is a programming error.
+    """
+    own = DETAILS_MODEL[name]
+    if not issubclass(own, model):
+        raise TypeError(f"score {name.value} has {own.__name__} details, not {model.__name__}")
+    try:
+        parsed = own.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "details"
+        raise UnreadableScore(f"score {name.value}: details field {where}: {first['msg']}") from err
+    assert isinstance(parsed, model)
+    return parsed
+
+
+__all__ = [
+    "ADOPTION_BASELINE",
+    "DETAILS_MODEL",
+    "DETERMINISTIC",
+    "DISPLAY_ORDER",
+    "AdoptionDetails",
+    "CitationDetails",
+    "ClaimDetails",
+    "ClaimsDetails",
+    "EfficiencyDetails",
+    "FailureModeDetails",
+    "FairnessDetails",
+    "GroundingCounts",
+    "GroundingDetails",
+    "KeyPointDetails",
+    "KeyPointsDetails",
+    "KeywordsDetails",
+    "LayerDetails",
+    "LlmQualityDetails",
+    "PassedDetails",
+    "ScoreDetails",
+    "ScoreName",
+    "ToolMatchDetails",
+    "UnreadableScore",
+    "dump_details",
+    "parse_details",
+]
