@@ -17,7 +17,6 @@ from proctor.scenarios.loader import load_suite
 from proctor.store.commands import enqueue_command
 from proctor.store.events import Judged, TrialStarted
 from proctor.store.reader import StoreReader, TrialRecord
-from proctor.store.schema import MIGRATIONS, SCHEMA_VERSION, configure, migrate
 from proctor.store.writer import StoreWriter
 
 
@@ -144,22 +143,6 @@ async def test_a_new_attempt_starts_with_no_judgments_and_no_scores(tmp_path: Pa
     finally:
         conn.close()
     assert stored == [(t.attempt,), (t.attempt,)], "the old attempt's verdicts stay stored, out of view"
-
-
-def test_migration_gives_old_judgments_their_trials_attempt(tmp_path: Path) -> None:
-    db = tmp_path / "old.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    configure(conn)
-    conn.executescript(f"BEGIN;\n{MIGRATIONS[0]}\nPRAGMA user_version = 1;\nCOMMIT;")
-    conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r', 's', '{}', 0)")
-    conn.execute("INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed, status, attempt) "
-                 "VALUES (1, 'r', 'a', 'b', 'm', 0, 0, 'finished', 3)")  # fmt: skip
-    conn.execute("INSERT INTO judgments (trial_id, pass_no, judge, created_at) VALUES (1, 1, 'j', 0)")
-    assert migrate(conn, str(db)) == 1
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    conn.close()
-    with StoreReader(db) as r:
-        assert [(j.trial_id, j.judge) for j in r.judgments()] == [(1, "j")]
 
 
 async def test_a_command_sent_as_the_run_ends_is_answered_never_left_pending(tmp_path: Path) -> None:
