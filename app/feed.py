@@ -30,6 +30,7 @@ from proctor.store.reader import (
     StoredEvent,
     StoreReader,
     TrialRecord,
+    UnreadableScoreRow,
 )
 from proctor.store.schema import SchemaError
 
@@ -49,6 +50,7 @@ class Snapshot:
 @dataclass(frozen=True)
 class Details:
     scores: list[ScoreRecord]
+    unreadable_scores: list[UnreadableScoreRow]
     judgments: list[JudgmentRecord]
     anchors: list[AnchorRecord]
     commands: list[StoredEvent]
@@ -80,6 +82,7 @@ class TrialLoad:
     trial: TrialRecord | None
     events: list[StoredEvent]
     scores: list[ScoreRecord]
+    unreadable_scores: list[UnreadableScoreRow]
     judgments: list[JudgmentRecord]
 
 
@@ -183,7 +186,7 @@ class StoreFeed:
             if len(chunk) < 500:
                 break
             after = chunk[-1].id
-        return Details(reader.scores(), reader.judgments(), reader.anchors(), commands)
+        return Details(*reader.score_rows(), reader.judgments(), reader.anchors(), commands)
 
     # -- live -------------------------------------------------------------------------------
 
@@ -238,7 +241,7 @@ class StoreFeed:
         return TrialLoad(
             reader.trial(trial_id),
             reader.trial_events(trial_id),
-            reader.scores(trial_id),
+            *reader.score_rows(trial_id),
             reader.judgments(trial_id),
         )
 

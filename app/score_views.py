@@ -77,7 +77,7 @@ def not_applicable(record: ScoreRecord) -> str | None:
 def grounding_rows(
     trials: Mapping[int, TrialRecord],
     scores: Mapping[int, Scores],
-    unreadable: Mapping[int, Mapping[ScoreName, str]],
+    unreadable: Mapping[int, Mapping[str, str]],
 ) -> list[GroundingRow]:
     acc: dict[str, list[int]] = {}
     for trial_id, problems in unreadable.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from proctor.app.cost_fold import UsageBook, cost_rows
@@ -18,7 +18,14 @@ from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.judgment_fold import JudgmentBook
 from proctor.app.score_views import arm_rows, grounding_rows, is_not_judged
 from proctor.store.events import OperatorCommand, Scored, TrialStarted
-from proctor.store.reader import AnchorRecord, RunRecord, ScoreRecord, StoredEvent, TrialRecord
+from proctor.store.reader import (
+    AnchorRecord,
+    RunRecord,
+    ScoreRecord,
+    StoredEvent,
+    TrialRecord,
+    UnreadableScoreRow,
+)
 from proctor.store.scores import ScoreName, UnreadableScore
 from proctor.widgets.arms_panel import ArmRow
 from proctor.widgets.cost_panel import CostRow
@@ -82,7 +89,7 @@ class ConsoleState:
         self.trials: dict[int, TrialRecord] = {}
         self.statuses: dict[int, str] = {}
         self.scores: dict[int, dict[ScoreName, ScoreRecord]] = {}
-        self.unreadable: dict[int, dict[ScoreName, str]] = {}
+        self.unreadable: dict[int, dict[str, str]] = {}
         self.judgments = JudgmentBook()
         self.usage = UsageBook()
         self.anchors: list[AnchorRecord] = []
@@ -113,7 +120,7 @@ class ConsoleState:
         self.loaded = True
 
     def apply_details(self, details: Details) -> None:
-        self._put_scores(details.scores)
+        self._put_scores(details.scores, details.unreadable_scores)
         self.judgments.add_records(details.judgments)
         self.anchors = details.anchors
         self._fold_commands(details.commands)
@@ -182,11 +189,12 @@ class ConsoleState:
                         self.status_version += 1
         self._fold_commands(events)
 
-    def add_loaded_scores(self, records: list[ScoreRecord]) -> None:
+    def add_loaded_scores(self, records: list[ScoreRecord], unreadable: list[UnreadableScoreRow]) -> None:
         """Scores read with one trial's transcript; they fill in only what the tail has not
         delivered, since a loaded row can be older than a live event folded meanwhile."""
         self._put_scores(
             [r for r in records if r.name not in self.scores.get(r.trial_id, {})],
+            [u for u in unreadable if u.name not in self.scores.get(u.trial_id, {})],
         )
         self.version += 1
 
@@ -197,9 +205,12 @@ class ConsoleState:
             self._changed.add(trial_id)
             self.scores_version += 1
 
-    def _put_scores(self, records: list[ScoreRecord]) -> None:
+    def _put_scores(self, records: list[ScoreRecord], unreadable: Sequence[UnreadableScoreRow] = ()) -> None:
         """The one way scores enter the state: validated against the score vocabulary, so a
         panel never reads a malformed row, and counted in ``scores_version`` for the caches."""
+        for u in unreadable:
+            self.unreadable.setdefault(u.trial_id, {})[u.name] = u.problem
+            self._changed.add(u.trial_id)
         for r in records:
             try:
                 _ = r.typed
@@ -210,7 +221,7 @@ class ConsoleState:
                 self.scores.setdefault(r.trial_id, {})[r.name] = r
                 self.unreadable.get(r.trial_id, {}).pop(r.name, None)
             self._changed.add(r.trial_id)
-        if records:
+        if records or unreadable:
             self.scores_version += 1
 
     def _fold_commands(self, events: list[StoredEvent]) -> None:

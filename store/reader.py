@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from proctor.store.events import Event, parse_event
+from proctor.store.events import ErrorEvent, Event, parse_event
 from proctor.store.schema import SCHEMA_VERSION, SchemaError
 from proctor.store.scores import D, ScoreDetails, ScoreName, UnreadableScore, parse_details
 from proctor.store.writer import decode_payload
@@ -123,6 +124,16 @@ class ScoreRecord:
                 f"score {self.name.value} has {type(typed).__name__} details, not {model.__name__}"
             )
         return typed
+
+
+@dataclass(frozen=True)
+class UnreadableScoreRow:
+    """A scores row this proctor cannot read (a name it does not know, details that are not
+    JSON); the console shows it as unreadable instead of failing or hiding it."""
+
+    trial_id: int
+    name: str
+    problem: str
 
 
 class StoreReader:
@@ -246,13 +257,29 @@ class StoreReader:
         ]
 
     def scores(self, trial_id: int | None = None) -> list[ScoreRecord]:
+        """Every score row; an unreadable one raises ``UnreadableScore`` naming the database,
+        since a report that skipped it would publish a figure computed on fewer trials."""
+        records, unreadable = self.score_rows(trial_id)
+        if unreadable:
+            raise UnreadableScore(f"{self.path}: {unreadable[0].problem}")
+        return records
+
+    def score_rows(self, trial_id: int | None = None) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
+        """The readable score rows and, apart, the ones this proctor cannot read."""
         sql = "SELECT trial_id, name, value, details FROM scores"
         rows = (
             self._conn.execute(sql + " WHERE trial_id = ? ORDER BY name", (trial_id,))
             if trial_id is not None
             else self._conn.execute(sql + " ORDER BY trial_id, name")
         )
-        return [ScoreRecord(r[0], _score_name(r[1], self.path), r[2], json.loads(r[3])) for r in rows]
+        records: list[ScoreRecord] = []
+        unreadable: list[UnreadableScoreRow] = []
+        for tid, name, value, details in rows:
+            try:
+                records.append(ScoreRecord(tid, ScoreName(name), value, json.loads(details)))
+            except ValueError as err:
+                unreadable.append(UnreadableScoreRow(tid, str(name), _score_problem(tid, str(name), err)))
+        return records, unreadable
 
     def anchors(self) -> list[AnchorRecord]:
         rows = self._conn.execute(
@@ -261,14 +288,14 @@ class StoreReader:
         return [AnchorRecord(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
-def _score_name(name: str, db: Path) -> ScoreName:
-    try:
-        return ScoreName(name)
-    except ValueError:
-        raise UnreadableScore(
-            f"{db}: unknown score name {name!r} in the scores table; this proctor knows "
-            f"{', '.join(n.value for n in ScoreName)}: upgrade proctor to read this run"
-        ) from None
+def _score_problem(trial_id: int, name: str, err: ValueError) -> str:
+    if name not in {n.value for n in ScoreName}:
+        known = ", ".join(n.value for n in ScoreName)
+        return (
+            f"trial {trial_id}: unknown score name {name!r} in the scores table; this proctor knows "
+            f"{known}: upgrade proctor to read this run"
+        )
+    return f"trial {trial_id}: score {name}: details are not JSON ({err})"
 
 
 class EventTail:
@@ -333,12 +360,19 @@ def _trial(r: Any) -> TrialRecord:
 
 
 def _event(r: Any) -> StoredEvent:
+    kind: str = r[4]
+    event: Event
+    try:
+        event = parse_event(decode_payload(r[5], r[6]))
+    except (ValueError, zlib.error) as err:
+        # A row from a newer proctor or a damaged file: shown in its transcript, never fatal.
+        first = str(err).splitlines()[:3]
+        event = ErrorEvent(
+            where="store",
+            error_type="UnreadableEvent",
+            message=f"event {r[0]} ({kind!r}) cannot be read by this proctor: {' '.join(first)}",
+        )
+        kind = event.kind
     return StoredEvent(
-        id=r[0],
-        trial_id=r[1],
-        attempt=r[2],
-        ts=r[3],
-        kind=r[4],
-        abandoned=bool(r[7]),
-        event=parse_event(decode_payload(r[5], r[6])),
+        id=r[0], trial_id=r[1], attempt=r[2], ts=r[3], kind=kind, abandoned=bool(r[7]), event=event
     )

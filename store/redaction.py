@@ -103,31 +103,31 @@ class Redactor:
         return text
 
 
+_registered: dict[str, str] = {}
 _process = Redactor()
+_env_size = -1
 
 
 def register_secret(value: str, name: str = "secret") -> None:
     """Remember a secret that is not in this process's environment (a suite's server env, a header)."""
+    _registered[value] = name
     _process.add(value, name)
 
 
 def register_env(env: Mapping[str, str]) -> None:
     """Remember the secret-looking values of an ``env:`` block a suite hands to a child."""
-    _process.add_env(env)
-
-
-_env_size = -1
+    for value, name in secret_values(env).items():
+        register_secret(value, name)
 
 
 def _refresh_from_environment() -> None:
-    """Pick up secret-looking variables when the environment grows (checked by size: one call per event)."""
-    global _env_size
+    """Follow the environment when its size changes (one cheap check per event); rebuilt rather
+    than grown, so a variable that is gone stops rewriting text that merely resembles it."""
+    global _env_size, _process
     if _env_size == len(os.environ):
         return
     _env_size = len(os.environ)
-    for name, value in os.environ.items():
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS and value not in _process.known:
-            _process.add(value, name)
+    _process = Redactor({**secret_values(os.environ), **_registered})
 
 
 def redact(text: str) -> str:

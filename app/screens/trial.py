@@ -86,7 +86,7 @@ class TrialScreen(ProctorScreen):
 
     async def _load(self) -> None:
         loaded = await self.host.feed.load_trial(self.trial_id)
-        self.state.add_loaded_scores(loaded.scores)
+        self.state.add_loaded_scores(loaded.scores, loaded.unreadable_scores)
         self.transcript.load(loaded.events)
         self._side_version = -1
         self.flush()
@@ -146,8 +146,8 @@ class TrialScreen(ProctorScreen):
             if value is None:
                 shown = f"n/a ({one_line(na, 20)})" if (na := not_applicable(scores[name])) else shown
             text.append(f"{one_line(name, 14):<14} {shown}\n")
-        for name, problem in sorted(self.state.unreadable.get(self.trial_id, {}).items()):
-            text.append(f"{one_line(name, 14):<14} unreadable: {one_line(problem, 60)}\n", style="bold red")
+        for bad, problem in sorted(self.state.unreadable.get(self.trial_id, {}).items()):
+            text.append(f"{one_line(bad, 14):<14} unreadable: {one_line(problem, 60)}\n", style="bold red")
         if not names and not self.state.unreadable.get(self.trial_id):
             text.append("not scored yet\n", style="dim")
         self.query_one("#scores", TextPanel).show_text(text)

@@ -7,7 +7,7 @@ import pytest
 from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.state import ConsoleState, Filters, display_status
 from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
-from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord
+from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, UnreadableScoreRow
 from proctor.store.scores import FairnessDetails, GroundingCounts, GroundingDetails, ScoreName
 from tests.app.events_factory import stored, trial
 
@@ -114,6 +114,7 @@ def test_variance_by_layer_uses_population_sigma_and_updates_live() -> None:
     state.apply_details(
         Details(
             scores=[],
+            unreadable_scores=[],
             judgments=[
                 JudgmentRecord(
                     1,
@@ -169,6 +170,7 @@ def test_grounding_rows_sum_counts_per_arm() -> None:
                 ScoreRecord(1, ScoreName.GROUNDING, 0.5, details),
                 ScoreRecord(2, ScoreName.GROUNDING, None, {"counts": {}}),
             ],
+            unreadable_scores=[],
             judgments=[],
             anchors=[],
             commands=[],
@@ -187,6 +189,7 @@ def test_a_malformed_score_row_is_kept_apart_and_named_not_shown_blank() -> None
                 ScoreRecord(1, ScoreName.GROUNDING, 0.5, {"counts": {"grounded": "two"}}),
                 ScoreRecord(1, ScoreName.FAIRNESS, 0.7, {"layer": "fairness"}),
             ],
+            unreadable_scores=[],
             judgments=[],
             anchors=[],
             commands=[],
@@ -201,13 +204,29 @@ def test_a_malformed_score_row_is_kept_apart_and_named_not_shown_blank() -> None
     assert not state.unreadable[1] and state.grounding_rows()[0].grounded == 2
 
 
+def test_a_score_this_proctor_does_not_know_is_shown_unreadable_not_fatal() -> None:
+    state = loaded_state()
+    problem = "trial 1: unknown score name 'vibes' in the scores table"
+    state.apply_details(
+        Details(
+            scores=[ScoreRecord(1, ScoreName.FAIRNESS, 0.7, {"layer": "fairness"})],
+            unreadable_scores=[UnreadableScoreRow(1, "vibes", problem)],
+            judgments=[],
+            anchors=[],
+            commands=[],
+        )
+    )
+    assert state.scores[1][ScoreName.FAIRNESS].value == 0.7
+    assert state.unreadable[1] == {"vibes": problem}
+
+
 def test_scores_loaded_with_a_transcript_never_replace_newer_live_ones() -> None:
     state = loaded_state()
     live = Scored.of(ScoreName.FAIRNESS, 0.9, FairnessDetails(layer="fairness", value=0.9))
     state.apply_batch(TailBatch(events=[stored(live, trial_id=1, event_id=101)]))
     before = state.scores_version
     state.add_loaded_scores(
-        [ScoreRecord(1, ScoreName.FAIRNESS, 0.1, {}), ScoreRecord(1, ScoreName.KEYWORDS, 1.0, {})]
+        [ScoreRecord(1, ScoreName.FAIRNESS, 0.1, {}), ScoreRecord(1, ScoreName.KEYWORDS, 1.0, {})], []
     )
     assert (
         state.scores[1][ScoreName.FAIRNESS].value == 0.9 and state.scores[1][ScoreName.KEYWORDS].value == 1.0
