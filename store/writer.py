@@ -22,17 +22,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from proctor.store.commands import Command, cancel_unserved, claim_pending, finish
+from proctor.store.derived_rows import Derived, JudgmentMeta, has_rule, update_derived
 from proctor.store.events import (
     Event,
-    Judged,
-    RunFinished,
-    Scored,
-    TrialFinished,
-    TrialStarted,
 )
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
-from proctor.store.scores import ScoreName
 
 COMPRESS_OVER_BYTES = 64 * 1024
 # How long the first queued event waits for company before a commit; bounds what a live
@@ -47,17 +42,6 @@ class TrialRow:
     model: str
     epoch: int
     seed: int
-
-
-@dataclass(frozen=True)
-class JudgmentMeta:
-    """What a judgment row records besides the verdict (why and by whom it was judged)."""
-
-    prompt_version: str = ""
-    prompt_hash: str = ""
-    rubric_hash: str = ""
-    temperature: float | None = None
-    source: str = "proctor"
 
 
 def encode_payload(event: Event) -> tuple[str, bytes]:
@@ -75,10 +59,8 @@ def decode_payload(encoding: str, payload: bytes) -> bytes:
 
 
 _Row = tuple[str, int | None, int, float, str, str, bytes]
-_Derived = tuple[str, int | None, int, float, Event, JudgmentMeta | None]
 # An event row ready to insert, and the event again when it also updates a derived table.
-_Pending = tuple[_Row, _Derived | None]
-_Updater = Callable[[sqlite3.Cursor, _Derived], None]
+_Pending = tuple[_Row, Derived | None]
 T = TypeVar("T")
 
 
@@ -203,10 +185,10 @@ class StoreWriter:
         # Serialized here, on the caller's thread, so it overlaps the writer thread's disk work.
         ts = time.time()
         raw = redact(event.model_dump_json())  # the one choke point: nothing reaches the file unredacted
-        if event.kind in _UPDATERS:
+        if has_rule(event.kind):
             event = type(event).model_validate_json(raw)
         encoding, payload = encode_raw(raw.encode())
-        derived = (run_id, trial_id, attempt, ts, event, judgment) if event.kind in _UPDATERS else None
+        derived = (run_id, trial_id, attempt, ts, event, judgment) if has_rule(event.kind) else None
         self._pending.append(((run_id, trial_id, attempt, ts, event.kind, encoding, payload), derived))
         n = len(self._pending)
         if n == 1 or n == self._batch_size:
@@ -314,103 +296,7 @@ def _write_batch(conn: sqlite3.Connection, batch: list[_Pending]) -> None:
         )
         for _, derived in batch:
             if derived is not None:
-                _UPDATERS[derived[4].kind](cur, derived)
+                update_derived(cur, derived)
 
-
-def _on_run_started(cur: sqlite3.Cursor, item: _Derived) -> None:
-    run_id, _, _, ts, _, _ = item
-    cur.execute(
-        "UPDATE runs SET started_at = coalesce(started_at, ?), status = 'running' WHERE id = ?", (ts, run_id)
-    )
-
-
-def _on_run_finished(cur: sqlite3.Cursor, item: _Derived) -> None:
-    run_id, _, _, ts, event, _ = item
-    assert isinstance(event, RunFinished)
-    cur.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (ts, event.status, run_id))
-
-
-def _on_trial_started(cur: sqlite3.Cursor, item: _Derived) -> None:
-    _, trial_id, attempt, ts, event, _ = item
-    assert isinstance(event, TrialStarted)
-    cur.execute(
-        "UPDATE trials SET status = 'running', attempt = ?, started_at = ?, finished_at = NULL, "
-        "passed = NULL WHERE id = ?",
-        (attempt, ts, trial_id),
-    )
-    cur.execute("DELETE FROM scores WHERE trial_id = ?", (trial_id,))
-
-
-def _on_trial_finished(cur: sqlite3.Cursor, item: _Derived) -> None:
-    _, trial_id, _, ts, event, _ = item
-    assert isinstance(event, TrialFinished)
-    u = event.usage
-    cur.execute(
-        "UPDATE trials SET status = ?, finished_at = ?, stop = ?, final_answer = ?, error = ?, tool_calls = ?, "
-        "input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, "
-        "tokens_estimated = ?, cost_usd = ?, wall_s = ? WHERE id = ?",
-        (
-            event.status,
-            ts,
-            event.stop,
-            event.final_answer,
-            event.error,
-            event.tool_calls,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-            int(u.estimated),
-            event.cost_usd,
-            event.wall_s,
-            trial_id,
-        ),
-    )
-
-
-def _on_score(cur: sqlite3.Cursor, item: _Derived) -> None:
-    _, trial_id, _, ts, event, _ = item
-    assert isinstance(event, Scored)
-    cur.execute(
-        "INSERT OR REPLACE INTO scores (trial_id, name, value, details, created_at) VALUES (?, ?, ?, ?, ?)",
-        (trial_id, event.name, event.value, json.dumps(event.details, sort_keys=True), ts),
-    )
-    if event.name == ScoreName.PASSED:
-        passed = None if event.value is None else int(event.value >= 0.5)
-        cur.execute("UPDATE trials SET passed = ? WHERE id = ?", (passed, trial_id))
-
-
-def _on_judgment(cur: sqlite3.Cursor, item: _Derived) -> None:
-    _, trial_id, attempt, ts, event, meta = item
-    assert isinstance(event, Judged)
-    meta = meta or JudgmentMeta()
-    cur.execute(
-        "INSERT INTO judgments (trial_id, attempt, pass_no, judge, source, prompt_version, prompt_hash, "
-        "rubric_hash, temperature, verdict, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            trial_id,
-            attempt,
-            event.pass_no,
-            event.judge,
-            meta.source,
-            meta.prompt_version,
-            meta.prompt_hash,
-            meta.rubric_hash,
-            meta.temperature,
-            None if event.verdict is None else json.dumps(event.verdict, sort_keys=True),
-            event.error,
-            ts,
-        ),
-    )
-
-
-_UPDATERS: dict[str, _Updater] = {
-    "run_started": _on_run_started,
-    "run_finished": _on_run_finished,
-    "trial_started": _on_trial_started,
-    "trial_finished": _on_trial_finished,
-    "score": _on_score,
-    "judgment": _on_judgment,
-}
 
 __all__ = ["JudgmentMeta", "StoreWriter", "TrialRow", "decode_payload", "encode_payload"]
