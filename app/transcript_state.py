@@ -8,6 +8,7 @@ attempt (a re-run) starts the transcript over. Text is sanitized here, once per 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -16,8 +17,10 @@ from proctor.store.events import (
     ErrorEvent,
     Event,
     FinalAnswer,
+    McpNotice,
     ModelRequest,
     ModelResponse,
+    ServerConnected,
     ServerLog,
     ToolCall,
     ToolResult,
@@ -194,6 +197,17 @@ class TranscriptState:
             )
         elif isinstance(ev, ServerLog):
             self._add("log", event_id, f"[{ev.server}] {ev.line}")
+        elif isinstance(ev, McpNotice):
+            self._add("log", event_id, notice_title(ev), ev.message, call_id=ev.call_id)
+        elif isinstance(ev, ServerConnected):
+            who = " ".join(x for x in (ev.name, ev.version) if x) or "unnamed"
+            caps = ", ".join(sorted(ev.capabilities)) or "none"
+            self._add(
+                "meta",
+                event_id,
+                f"server {ev.server}: {who} · protocol {ev.protocol_version or '?'} · capabilities {caps}",
+                ev.instructions,
+            )
         elif isinstance(ev, TrialFinished):
             if self.final_answer is None and ev.final_answer:
                 self._final(event_id, ev.final_answer)
@@ -225,12 +239,17 @@ class TranscriptState:
     def _result(self, event_id: int, ev: ToolResult) -> None:
         lines = ev.content.count("\n") + 1 if ev.content else 0
         err = f" · ERROR {ev.error_type}".rstrip() if ev.is_error else ""
+        kinds = Counter(b.type for b in ev.blocks if b.type != "text")
+        blocks = "".join(f" · {n} {kind.replace('_', ' ')}" for kind, n in sorted(kinds.items()))
+        body = ev.content
+        if ev.structured is not None and any(b.type == "text" for b in ev.blocks):
+            body += "\n── structuredContent ──\n" + json.dumps(ev.structured, indent=2, default=str)
         entry = self._add(
             "tool_result",
             event_id,
             f"result {ev.server}/{ev.tool} #{ev.call_id} · {lines:,} lines · {_size(len(ev.content))} · "
-            f"{ev.latency_s * 1000:.0f} ms{err}",
-            ev.content,
+            f"{ev.latency_s * 1000:.0f} ms{blocks}{err}",
+            body,
             call_id=ev.call_id,
             is_error=ev.is_error,
         )
@@ -240,4 +259,16 @@ class TranscriptState:
             view.is_error = ev.is_error
 
 
-__all__ = ["CallView", "TranscriptState"]
+def notice_title(ev: McpNotice) -> str:
+    """One line for a server notice: what it was, and for requests what proctor answered."""
+    shared = " (connection shared by calls in flight)" if ev.shared else ""
+    if ev.method == "notifications/progress":
+        of = f"/{ev.total:g}" if ev.total is not None else ""
+        return f"[{ev.server}] progress {ev.progress or 0:g}{of} #{ev.call_id}{shared}"
+    if ev.method == "notifications/message":
+        return f"[{ev.server}] log {ev.level or 'info'}{shared}: {ev.message}"
+    answer = f" → {ev.answer}" if ev.answer else ""
+    return f"[{ev.server}] {ev.method}{answer}{shared}"
+
+
+__all__ = ["CallView", "TranscriptState", "notice_title"]

@@ -52,6 +52,8 @@ class StdioServer(_Strict):
     lifecycle: Literal["shared", "per_trial"] = "shared"
     timeout_s: float = 30.0
     disabled: bool = False
+    # Directories declared to the server as MCP roots; empty: the pinned repository, if any.
+    roots: list[str] = []
 
 
 class HttpServer(_Strict):
@@ -62,6 +64,8 @@ class HttpServer(_Strict):
     lifecycle: Literal["shared", "per_trial"] = "shared"
     timeout_s: float = 30.0
     disabled: bool = False
+    # Directories declared to the server as MCP roots; empty: the pinned repository, if any.
+    roots: list[str] = []
     # A command that serves ``url``; proctor starts it, waits for the port, and stops it.
     launch: StdioServer | None = None
 

@@ -100,6 +100,8 @@ class Workspace:
                 out[name] = expand_server(name, cfg, variables)
             except SuiteError as exc:
                 raise SuiteError(f"{self.loaded.root / 'suite.yaml'}: {exc}") from exc
+            if not out[name].roots and repo is not None:
+                out[name] = out[name].model_copy(update={"roots": [str(repo.path)]})
             if cfg.lifecycle != "per_trial" and TRIAL_DIR_MARK in out[name].model_dump_json():
                 raise SuiteError(
                     f"{self.loaded.root / 'suite.yaml'}: field 'mcpServers.{name}': ${{PROCTOR_TRIAL_DIR}} is a "

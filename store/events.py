@@ -125,16 +125,64 @@ class ToolCall(_Event):
     arguments: dict[str, Any]
 
 
+class ContentBlock(BaseModel):
+    """One block of an MCP tool result, as the server typed it. Binary data (images, audio, blob
+    resources) is stored once in the ``blobs`` table under ``sha256``; the event keeps its label."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: Literal["text", "image", "audio", "resource_link", "resource"]
+    text: str | None = None
+    mime_type: str = ""
+    size_bytes: int | None = None
+    sha256: str = ""
+    uri: str = ""
+    name: str = ""
+
+
 class ToolResult(_Event):
     kind: Literal["tool_result"] = "tool_result"
     call_id: str
     server: str
     tool: str
-    content: str
+    content: str = Field(description="every block as text: what the model was sent, before capping")
     is_error: bool
     error_type: str = ""
     latency_s: float
     structured: dict[str, Any] | None = None
+    blocks: list[ContentBlock] = []
+
+
+class McpNotice(_Event):
+    """What a server said or asked besides a tool's result: progress, a log message, or a request
+    to the client (roots, sampling, elicitation) and how proctor answered it.
+
+    Connections can be shared by trials; a notice is filed under the call in flight when it
+    arrived, and ``shared`` says that more than one call was in flight (the filing is a guess).
+    """
+
+    kind: Literal["mcp_notice"] = "mcp_notice"
+    server: str
+    method: str
+    call_id: str = ""
+    level: str = ""
+    message: str = ""
+    progress: float | None = None
+    total: float | None = None
+    answer: str = ""
+    shared: bool = False
+
+
+class ServerConnected(_Event):
+    """Who answered: the server's own name, version, protocol, capabilities and instructions."""
+
+    kind: Literal["server_connected"] = "server_connected"
+    server: str
+    name: str = ""
+    version: str = ""
+    protocol_version: str = ""
+    capabilities: dict[str, Any] = {}
+    instructions: str = ""
 
 
 class AssistantMessage(_Event):
@@ -226,6 +274,8 @@ Event = Annotated[
     | FinalAnswer
     | ErrorEvent
     | ServerLog
+    | McpNotice
+    | ServerConnected
     | TrialFinished
     | OperatorCommand
     | Scored
@@ -244,11 +294,13 @@ def parse_event(payload: str | bytes) -> Event:
 __all__ = [
     "EVENT_ADAPTER",
     "AssistantMessage",
+    "ContentBlock",
     "ErrorEvent",
     "Event",
     "FinalAnswer",
     "Judged",
     "ListedTool",
+    "McpNotice",
     "ModelRequest",
     "ModelResponse",
     "OperatorCommand",
@@ -256,6 +308,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "Scored",
+    "ServerConnected",
     "ServerLog",
     "ToolCall",
     "ToolCallRequest",

@@ -281,6 +281,11 @@ class StoreReader:
                 unreadable.append(UnreadableScoreRow(tid, str(name), _score_problem(tid, str(name), err)))
         return records, unreadable
 
+    def blob(self, sha256: str) -> tuple[str, bytes] | None:
+        """A stored binary tool output as (MIME type, bytes), or None if it was never stored."""
+        row = self._conn.execute("SELECT mime_type, data FROM blobs WHERE sha256 = ?", (sha256,)).fetchone()
+        return None if row is None else (str(row[0]), bytes(row[1]))
+
     def anchors(self) -> list[AnchorRecord]:
         rows = self._conn.execute(
             "SELECT scenario, lock_file, sha256, source_run, locked_at FROM anchors ORDER BY scenario"

@@ -108,6 +108,15 @@ MIGRATIONS: list[str] = [
     ALTER TABLE judgments ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
     UPDATE judgments SET attempt = coalesce((SELECT attempt FROM trials WHERE trials.id = judgments.trial_id), 0);
     """,
+    # 3: binary tool output (images, audio, blob resources), stored once by content hash
+    """
+    CREATE TABLE blobs (
+        sha256 TEXT PRIMARY KEY,
+        mime_type TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        data BLOB NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -61,6 +61,7 @@ def decode_payload(encoding: str, payload: bytes) -> bytes:
 _Row = tuple[str, int | None, int, float, str, str, bytes]
 # An event row ready to insert, and the event again when it also updates a derived table.
 _Pending = tuple[_Row, Derived | None]
+_Blob = tuple[str, str, int, bytes]
 T = TypeVar("T")
 
 
@@ -85,6 +86,7 @@ class StoreWriter:
         self._batch_size = batch_size
         self._interval = flush_interval_s
         self._pending: list[_Pending] = []
+        self._blobs: list[_Blob] = []
         self._last_write: asyncio.Future[None] | None = None
         self._wake = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
@@ -194,6 +196,11 @@ class StoreWriter:
         if n == 1 or n == self._batch_size:
             self._wake.set()
 
+    def put_blob(self, sha256: str, mime_type: str, data: bytes) -> None:
+        """Queue binary tool output, stored once per content hash in the next batch's transaction;
+        emit the event that names it afterwards, so no event points at a missing blob."""
+        self._blobs.append((sha256, mime_type, len(data), data))
+
     async def flush(self) -> None:
         """Write everything queued so far; return once it is committed, whoever submitted it.
 
@@ -202,10 +209,11 @@ class StoreWriter:
         """
         if self._failure is not None:
             raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
-        while self._pending:
+        while self._pending or self._blobs:
             batch, self._pending = self._pending, []
+            blobs, self._blobs = self._blobs, []
             self._last_write = asyncio.get_running_loop().run_in_executor(
-                self._pool, _write_batch, self._conn, batch
+                self._pool, _write_batch, self._conn, batch, blobs
             )
             await asyncio.shield(self._last_write)
         if self._last_write is not None and not self._last_write.done():
@@ -288,8 +296,12 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
     cur.execute("COMMIT")
 
 
-def _write_batch(conn: sqlite3.Connection, batch: list[_Pending]) -> None:
+def _write_batch(conn: sqlite3.Connection, batch: list[_Pending], blobs: list[_Blob]) -> None:
     with _transaction(conn) as cur:
+        if blobs:
+            cur.executemany(
+                "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES (?, ?, ?, ?)", blobs
+            )
         cur.executemany(
             "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [row for row, _ in batch],

@@ -1,4 +1,4 @@
-"""``proctor servers check``: start each configured MCP server and list its tools."""
+"""``proctor servers check|call``: start configured MCP servers, list their tools, call one by hand."""
 
 from __future__ import annotations
 
@@ -17,11 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from proctor.app.exit_codes import ExitCode
+from proctor.app.transcript_state import notice_title
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.toolbox import ToolCallOutcome
 from proctor.scenarios.loader import expand_server, load_servers_file, load_suite
 from proctor.scenarios.schema import HttpServer, ServerConfig
 from proctor.scenarios.workspace import Workspace
+from proctor.store.events import McpNotice, ServerConnected, ToolResult
 from proctor.store.redaction import redact
 from proctor.widgets.sanitize import sanitize
 
@@ -75,8 +77,18 @@ class CallInputError(ValueError):
     """``servers call`` was given an unknown server or arguments that are not a JSON object."""
 
 
-async def call_tool(config: Path, server: str, tool: str, arguments: dict[str, Any]) -> ToolCallOutcome:
-    """Start ``server`` as a run would, call ``tool`` once, and return the outcome a trial would record."""
+@dataclasses.dataclass(frozen=True)
+class CallRecord:
+    """One hand-made call as the run database would hold it: who answered, what it said, the result."""
+
+    server: dict[str, Any]
+    notices: list[dict[str, Any]]
+    result: dict[str, Any]
+    blobs: list[dict[str, Any]]
+
+
+async def call_tool(config: Path, server: str, tool: str, arguments: dict[str, Any]) -> CallRecord:
+    """Start ``server`` as a run would, call ``tool`` once, and return what a trial would record."""
     servers = _servers(config)
     if server not in servers:
         raise CallInputError(
@@ -87,11 +99,38 @@ async def call_tool(config: Path, server: str, tool: str, arguments: dict[str, A
         try:
             box = await McpToolbox.open(pool, {server: servers[server]}, None)
             try:
-                return await box.call(tool, arguments)
+                outcome = await box.call(tool, arguments)
+                connected = box.connected()
             finally:
                 await box.aclose()
         finally:
             await pool.aclose()
+    return _recorded(outcome, connected[0] if connected else None)
+
+
+def _recorded(outcome: ToolCallOutcome, connected: ServerConnected | None) -> CallRecord:
+    result = ToolResult(
+        call_id="manual",
+        server=outcome.server,
+        tool=outcome.tool,
+        content=outcome.content,
+        is_error=outcome.is_error,
+        error_type=outcome.error_type,
+        latency_s=outcome.latency_s,
+        structured=outcome.structured,
+        blocks=list(outcome.blocks),
+    )
+    raw = json.dumps(
+        {
+            "server": connected.model_dump(mode="json") if connected else {},
+            "notices": [n.model_dump(mode="json") for n in outcome.notices],
+            "result": result.model_dump(mode="json"),
+            "blobs": [
+                {"sha256": b.sha256, "mime_type": b.mime_type, "size": len(b.data)} for b in outcome.blobs
+            ],
+        }
+    )
+    return CallRecord(**json.loads(redact(raw)))  # redacted as the run database would hold it
 
 
 def call_command(args: argparse.Namespace) -> int:
@@ -101,19 +140,50 @@ def call_command(args: argparse.Namespace) -> int:
         raise CallInputError(f"--args: not JSON ({exc.msg} at character {exc.pos}); give an object") from exc
     if not isinstance(arguments, dict):
         raise CallInputError('--args: give a JSON object, e.g. \'{"query": "retry"}\'')
-    called = asyncio.run(call_tool(args.config, args.server, args.tool, arguments))
-    recorded = json.loads(redact(json.dumps(dataclasses.asdict(called))))  # as the run database would hold it
-    outcome = ToolCallOutcome(**recorded)
-    out = Console(highlight=False)
+    record = asyncio.run(call_tool(args.config, args.server, args.tool, arguments))
+    result = ToolResult.model_validate(record.result)
     if args.json:
-        print(json.dumps(recorded, indent=2, ensure_ascii=False))
+        print(json.dumps(dataclasses.asdict(record), indent=2, ensure_ascii=False))
     else:
-        status = f"error ({outcome.error_type})" if outcome.is_error else "ok"
+        _print_call(Console(highlight=False), record, result)
+    return ExitCode.FAILED if result.is_error else ExitCode.OK
+
+
+def _print_call(out: Console, record: CallRecord, result: ToolResult) -> None:
+    if record.server:
+        who = ServerConnected.model_validate(record.server)
+        name = " ".join(x for x in (who.name, who.version) if x) or "unnamed"
+        caps = ", ".join(sorted(who.capabilities)) or "none"
         out.print(
-            Text(f"{outcome.server}.{outcome.tool}: {status} in {outcome.latency_s:.2f}s", style="bold")
+            Text(
+                sanitize(f"server {who.server}: {name} · protocol {who.protocol_version} · {caps}"),
+                style="dim",
+            )
         )
-        out.print(Text(sanitize(outcome.content)))
-        if outcome.structured is not None:
-            out.print(Text("structuredContent:", style="bold"))
-            out.print(Text(sanitize(json.dumps(outcome.structured, indent=2, ensure_ascii=False))))
-    return ExitCode.FAILED if outcome.is_error else ExitCode.OK
+    for raw in record.notices:
+        notice = McpNotice.model_validate(raw)
+        line = notice_title(notice.model_copy(update={"call_id": "manual"}))
+        out.print(
+            Text(
+                sanitize(
+                    line
+                    + (
+                        f": {notice.message}"
+                        if notice.method != "notifications/message" and notice.message
+                        else ""
+                    )
+                ),
+                style="dim",
+            )
+        )
+    status = f"error ({result.error_type})" if result.is_error else "ok"
+    out.print(
+        Text(sanitize(f"{result.server}.{result.tool}: {status} in {result.latency_s:.2f}s"), style="bold")
+    )
+    labels = [b.type.replace("_", " ") for b in result.blocks]
+    if labels:
+        out.print(Text(sanitize(f"{len(labels)} content blocks: {', '.join(labels)}"), style="dim"))
+    out.print(Text(sanitize(result.content)))
+    if result.structured is not None:
+        out.print(Text("structuredContent:", style="bold"))
+        out.print(Text(sanitize(json.dumps(result.structured, indent=2, ensure_ascii=False))))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from proctor.engine.providers.assembly import parse_tool_arguments
-from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, UserMessage
+from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest
 
@@ -56,13 +56,24 @@ def to_anthropic_messages(
                     {
                         "type": "tool_result",
                         "tool_use_id": result.call_id,
-                        "content": result.content,
+                        "content": _tool_result_content(result),
                         "is_error": result.is_error,
                     }
                     for result in message.results
                 ],
             )
     return wire
+
+
+def _tool_result_content(result: ToolOutcome) -> str | list[dict[str, Any]]:
+    """Text alone, or text then the images: Messages API tool results accept image blocks."""
+    if not result.images:
+        return result.content
+    images = [
+        {"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data_b64}}
+        for i in result.images
+    ]
+    return [{"type": "text", "text": result.content}, *images]
 
 
 def to_anthropic_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:

@@ -27,11 +27,20 @@ class AssistantTurn:
 
 
 @dataclass(frozen=True)
+class ToolImage:
+    """An image a tool returned, for models that accept images (base64, as the MCP block held it)."""
+
+    mime_type: str
+    data_b64: str
+
+
+@dataclass(frozen=True)
 class ToolOutcome:
     call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: tuple[ToolImage, ...] = ()
 
 
 @dataclass(frozen=True)

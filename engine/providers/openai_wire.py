@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from proctor.engine.providers.assembly import parse_tool_arguments, raw_arguments
-from proctor.engine.providers.base import AssistantTurn, Message, ToolResults, UserMessage
+from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
 
@@ -55,7 +55,25 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
             for result in message.results:
                 content = TOOL_ERROR_PREFIX + result.content if result.is_error else result.content
                 wire.append({"role": "tool", "tool_call_id": result.call_id, "content": content})
+            images = _images_message(message.results)
+            if images is not None:
+                wire.append(images)
     return wire
+
+
+def _images_message(results: list[ToolOutcome]) -> dict[str, Any] | None:
+    """Chat Completions tool messages hold text only, so tools' images follow as one user message."""
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        if result.images:
+            parts.append(
+                {"type": "text", "text": f"Images returned by tool call {result.call_id} ({result.name}):"}
+            )
+            parts += [
+                {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data_b64}"}}
+                for i in result.images
+            ]
+    return {"role": "user", "content": parts} if parts else None
 
 
 def to_openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:

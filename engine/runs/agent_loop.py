@@ -10,6 +10,7 @@ ends the trial as an error.
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,16 +20,18 @@ from proctor.engine.providers.base import (
     Message,
     ModelSession,
     ProviderError,
+    ToolImage,
     ToolOutcome,
     ToolResults,
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.tools.caps import cap_structured, cap_text
-from proctor.engine.tools.toolbox import Toolbox, ToolSpec
+from proctor.engine.tools.toolbox import Blob, Toolbox, ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import Limits
 from proctor.store.events import (
     AssistantMessage,
+    ContentBlock,
     ErrorEvent,
     Event,
     FinalAnswer,
@@ -40,6 +43,10 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.redaction import redact
+
+# What both model APIs accept as images (Anthropic caps an image at 5 MB); others stay labels.
+MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_MODEL_IMAGE_BYTES = 5 * 1024 * 1024
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are answering questions about a code base using the tools you are given. Look things up "
@@ -69,9 +76,13 @@ async def run_agent(
     prices: PriceTable,
     emit: Callable[[Event], None],
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    put_blob: Callable[[Blob], None] | None = None,
 ) -> LoopResult:
-    """Run every step's prompt in one conversation; the answer is the steps' answers in order."""
-    state = _LoopState()
+    """Run every step's prompt in one conversation; the answer is the steps' answers in order.
+
+    ``put_blob`` stores binary tool output (images, audio) once; without it only the labels are kept.
+    """
+    state = _LoopState(put_blob)
     messages: list[Message] = []
     answers: list[str] = []
     tools = toolbox.specs()
@@ -95,7 +106,8 @@ async def run_agent(
 
 
 class _LoopState:
-    def __init__(self) -> None:
+    def __init__(self, put_blob: Callable[[Blob], None] | None) -> None:
+        self.put_blob = put_blob
         self.turn = 0
         self.tool_calls = 0
         self.usage = Usage()
@@ -151,7 +163,7 @@ async def _run_step(
         calls, refused = reply.tool_calls[:allowed], reply.tool_calls[allowed:]
         servers = {t.name: t.server for t in tools}
         outcomes = await asyncio.gather(
-            *(_call_tool(toolbox, c, servers.get(c.name, ""), emit, limits) for c in calls)
+            *(_call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob) for c in calls)
         )
         state.tool_calls += len(calls)
         outcomes += [
@@ -163,7 +175,12 @@ async def _run_step(
 
 
 async def _call_tool(
-    toolbox: Toolbox, call: ToolCallRequest, server: str, emit: Callable[[Event], None], limits: Limits
+    toolbox: Toolbox,
+    call: ToolCallRequest,
+    server: str,
+    emit: Callable[[Event], None],
+    limits: Limits,
+    put_blob: Callable[[Blob], None] | None,
 ) -> ToolOutcome:
     emit(ToolCall(call_id=call.call_id, server=server, tool=call.name, arguments=call.arguments))
     if "__raw__" in call.arguments and len(call.arguments) == 1:
@@ -181,6 +198,11 @@ async def _call_tool(
         )
         return ToolOutcome(call.call_id, call.name, message, True)
     outcome = await toolbox.call(call.name, call.arguments)
+    for notice in outcome.notices:
+        emit(notice.model_copy(update={"call_id": call.call_id}))
+    if put_blob is not None:
+        for blob in outcome.blobs:
+            put_blob(blob)
     emit(
         ToolResult(
             call_id=call.call_id,
@@ -191,10 +213,31 @@ async def _call_tool(
             error_type=outcome.error_type,
             latency_s=outcome.latency_s,
             structured=cap_structured(outcome.structured, limits.tool_result_store_chars),
+            blocks=[_capped_block(b, limits.tool_result_store_chars) for b in outcome.blocks],
         )
     )
     sent = cap_text(outcome.content, limits.tool_result_model_chars, what="sent to the model")
-    return ToolOutcome(call.call_id, call.name, sent, outcome.is_error)
+    return ToolOutcome(call.call_id, call.name, sent, outcome.is_error, _images(outcome))
+
+
+def _images(outcome: ToolCallOutcome) -> tuple[ToolImage, ...]:
+    """The result's images in a format and size the model APIs accept; others stay labels only."""
+    data = {b.sha256: b.data for b in outcome.blobs}
+    return tuple(
+        ToolImage(b.mime_type, base64.b64encode(data[b.sha256]).decode())
+        for b in outcome.blocks
+        if b.type == "image"
+        and b.mime_type in MODEL_IMAGE_TYPES
+        and b.sha256 in data
+        and len(data[b.sha256]) <= MAX_MODEL_IMAGE_BYTES
+    )
+
+
+def _capped_block(block: ContentBlock, chars: int) -> ContentBlock:
+    """Text blocks are capped like the content; the rest are labels and stay whole."""
+    if block.text is None or len(block.text) <= chars:
+        return block
+    return block.model_copy(update={"text": cap_text(block.text, chars, what="stored")})
 
 
 def _tool_io_share(messages: list[Message], input_tokens: int) -> int:

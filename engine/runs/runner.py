@@ -25,7 +25,7 @@ from proctor.engine.runs.options import RunError, RunOptions, check_resumable, r
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.retrieval import RetrievalToolbox
-from proctor.engine.tools.toolbox import EmptyToolbox, Toolbox, ToolSpec
+from proctor.engine.tools.toolbox import Blob, EmptyToolbox, Toolbox, ToolSpec
 from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
@@ -61,6 +61,9 @@ class TrialContext:
     epoch: int
     seed: int
     events: list[Event] = field(default_factory=list)
+
+    def put_blob(self, blob: Blob) -> None:
+        self.run.writer.put_blob(blob.sha256, blob.mime_type, blob.data)
 
     def emit(self, event: Event, judgment: JudgmentMeta | None = None) -> None:
         self.events.append(event)
@@ -179,6 +182,8 @@ class Run:
                     ]
                 )
             )
+            for server in toolbox.connected():
+                ctx.emit(server)
             try:
                 async with asyncio.timeout(limits.trial_timeout_s):
                     result = await run_agent(
@@ -190,6 +195,7 @@ class Run:
                         prices=self.prices,
                         emit=ctx.emit,
                         system_prompt=self.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT,
+                        put_blob=ctx.put_blob,
                     )
                 finished = TrialFinished(
                     status="finished" if result.status == "finished" else "error",

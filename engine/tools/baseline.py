@@ -15,6 +15,7 @@ import re2
 
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.repo import PinnedRepo, RepoError
+from proctor.store.events import ServerConnected
 
 SERVER = "builtin"
 MAX_READ_LINES = 400
@@ -73,6 +74,9 @@ class BaselineToolbox:
 
     def specs(self) -> list[ToolSpec]:
         return list(SPECS)
+
+    def connected(self) -> list[ServerConnected]:
+        return []
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
         start = time.perf_counter()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import dataclasses
 import os
 import signal
 import socket
@@ -29,9 +29,12 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from proctor.engine.tools.mcp_content import record_content
+from proctor.engine.tools.mcp_notices import NoticeBoard
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
+from proctor.store.events import ServerConnected
 from proctor.store.redaction import register_env
 
 MAX_RESTARTS = 3
@@ -75,6 +78,8 @@ class McpConnection:
         self._generation = 0
         self.restarts = 0
         self.tools: list[mtypes.Tool] = []
+        self.notices = NoticeBoard(name, config.roots)
+        self.connected: ServerConnected | None = None
 
     @property
     def description(self) -> str:
@@ -104,6 +109,7 @@ class McpConnection:
             ) from exc
         result = await client.list_tools(cache_mode="bypass")
         self.tools = list(result.tools)
+        self.connected = _connected(self.name, client)
         self._client = client
         self._generation += 1
 
@@ -135,7 +141,7 @@ class McpConnection:
                 env=dict(cfg.env),
                 cwd=cfg.cwd,
             )
-            async with Client(stdio_client(params, errlog=log), message_handler=self._on_message) as client:
+            async with Client(stdio_client(params, errlog=log), **self._client_hooks()) as client:
                 yield client
             return
         assert isinstance(cfg, HttpServer)
@@ -146,9 +152,22 @@ class McpConnection:
                 httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_s)
             )
             client = await stack.enter_async_context(
-                Client(streamable_http_client(cfg.url, http_client=http), message_handler=self._on_message)
+                Client(streamable_http_client(cfg.url, http_client=http), **self._client_hooks())
             )
             yield client
+
+    def _client_hooks(self) -> dict[str, Any]:
+        """What the client declares and answers: roots, logs at info and above, and a recorded
+        refusal of sampling and elicitation."""
+        board = self.notices
+        return {
+            "message_handler": self._on_message,
+            "list_roots_callback": board.on_list_roots,
+            "logging_callback": board.on_log,
+            "log_level": "info",
+            "sampling_callback": board.on_sampling,
+            "elicitation_callback": board.on_elicitation,
+        }
 
     def specs(self) -> list[ToolSpec]:
         return [
@@ -163,6 +182,14 @@ class McpConnection:
         ]
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> ToolCallOutcome:
+        with self.notices.call() as (inbox, on_progress):
+            outcome = await self._call(tool, arguments, timeout_s, on_progress)
+        notices = inbox.result(self.name)
+        return dataclasses.replace(outcome, notices=notices) if notices else outcome
+
+    async def _call(
+        self, tool: str, arguments: dict[str, Any], timeout_s: float, on_progress: Any
+    ) -> ToolCallOutcome:
         start = time.perf_counter()
         client = self._client
         if client is None:
@@ -176,7 +203,7 @@ class McpConnection:
         generation = self._generation
         fault = self._fault
         try:
-            result = await self._call_or_fault(client, tool, arguments, timeout_s, fault)
+            result = await self._call_or_fault(client, tool, arguments, timeout_s, fault, on_progress)
         except ProtocolFault as exc:
             return self._outcome(
                 tool, f"{self.name}.{tool}: {exc}{self._stderr_tail()}", start, "protocol_error"
@@ -201,25 +228,36 @@ class McpConnection:
             return self._outcome(tool, msg, start, "server_crashed")
         if self._owner is not None and self._owner.done():
             await self._mark_dead(generation)
+        recorded = record_content(result)
         return ToolCallOutcome(
             server=self.name,
             tool=tool,
-            content=_result_text(result),
+            content=recorded.text,
             is_error=bool(result.is_error),
             latency_s=time.perf_counter() - start,
             error_type="tool_error" if result.is_error else "",
             structured=result.structured_content if isinstance(result.structured_content, dict) else None,
+            blocks=recorded.blocks,
+            blobs=recorded.blobs,
         )
 
     async def _call_or_fault(
-        self, client: Client, tool: str, arguments: dict[str, Any], timeout_s: float, fault: asyncio.Event
+        self,
+        client: Client,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout_s: float,
+        fault: asyncio.Event,
+        on_progress: Any,
     ) -> mtypes.CallToolResult:
         """The call's result, unless the server sent invalid JSON-RPC and then no answer.
 
         Without this a server that answers with garbage looks like one that is slow: the call
         would wait for the whole timeout and be reported as a timeout.
         """
-        call = asyncio.ensure_future(client.call_tool(tool, arguments, read_timeout_seconds=timeout_s))
+        call = asyncio.ensure_future(
+            client.call_tool(tool, arguments, read_timeout_seconds=timeout_s, progress_callback=on_progress)
+        )
         faulted = asyncio.ensure_future(fault.wait())
         try:
             await asyncio.wait({call, faulted}, return_when=asyncio.FIRST_COMPLETED)
@@ -348,34 +386,17 @@ def _port_open(host: str, port: int) -> bool:
     return False
 
 
-def _result_text(result: mtypes.CallToolResult) -> str:
-    """Every content block as text the transcript and the model can hold; nothing is dropped silently.
-
-    Binary blocks become a labelled placeholder with their MIME type and size; a result with no
-    text block but ``structuredContent`` is that JSON, pretty-printed.
-    """
-    parts: list[str] = []
-    for block in result.content:
-        if isinstance(block, mtypes.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, mtypes.ImageContent | mtypes.AudioContent):
-            kind = "image" if isinstance(block, mtypes.ImageContent) else "audio"
-            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4:,} bytes]")
-        elif isinstance(block, mtypes.ResourceLink):
-            mime = f", {block.mime_type}" if block.mime_type else ""
-            parts.append(f"[resource link {block.uri} ({block.name}{mime})]")
-        elif isinstance(block, mtypes.EmbeddedResource):
-            res = block.resource
-            text = getattr(res, "text", None)
-            mime = f" {res.mime_type}" if res.mime_type else ""
-            parts.append(text if text is not None else f"[resource {res.uri}{mime}, binary]")
-        else:
-            parts.append(f"[{type(block).__name__}]")
-    if not any(isinstance(b, mtypes.TextContent) for b in result.content) and isinstance(
-        result.structured_content, dict
-    ):
-        parts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False, default=str))
-    return "\n".join(parts)
+def _connected(server: str, client: Client) -> ServerConnected:
+    info = client.server_info
+    caps = client.server_capabilities
+    return ServerConnected(
+        server=server,
+        name=info.name if info else "",
+        version=info.version if info else "",
+        protocol_version=client.protocol_version,
+        capabilities=caps.model_dump(mode="json", exclude_none=True, by_alias=True),
+        instructions=client.instructions or "",
+    )
 
 
 def _describe(exc: BaseException) -> str:

@@ -14,6 +14,7 @@ from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import ServerConfig
 from proctor.scenarios.workspace import TRIAL_DIR_MARK
+from proctor.store.events import ServerConnected
 
 MAX_START_FAILURES = 2
 
@@ -134,6 +135,9 @@ class McpToolbox:
 
     def specs(self) -> list[ToolSpec]:
         return list(self._specs)
+
+    def connected(self) -> list[ServerConnected]:
+        return [c.connected for c in self._conns if c.connected is not None]
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:
         route = self._routes.get(name)

@@ -13,6 +13,7 @@ from typing import Any
 
 from proctor.engine.tools.ranking import bm25_rank
 from proctor.engine.tools.toolbox import Toolbox, ToolCallOutcome, ToolSpec
+from proctor.store.events import ServerConnected
 
 ROUTE = ToolSpec(
     name="route",
@@ -44,6 +45,9 @@ class RetrievalToolbox:
 
     def specs(self) -> list[ToolSpec]:
         return [ROUTE, EXECUTE]
+
+    def connected(self) -> list[ServerConnected]:
+        return self._inner.connected()
 
     def routed_specs(self) -> list[ToolSpec]:
         """The tools ``execute`` can reach (not offered to the model directly)."""

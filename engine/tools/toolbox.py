@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from proctor.store.events import ContentBlock, McpNotice, ServerConnected
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -28,10 +30,26 @@ class ToolCallOutcome:
     latency_s: float
     error_type: str = ""
     structured: dict[str, Any] | None = None
+    blocks: tuple[ContentBlock, ...] = ()
+    blobs: tuple[Blob, ...] = ()
+    notices: tuple[McpNotice, ...] = ()
+
+
+@dataclass(frozen=True)
+class Blob:
+    """Binary tool output (an image, audio, a blob resource), stored once by its hash."""
+
+    sha256: str
+    mime_type: str
+    data: bytes
 
 
 class Toolbox(Protocol):
     def specs(self) -> list[ToolSpec]: ...
+
+    def connected(self) -> list[ServerConnected]:
+        """Who serves these tools (MCP servers' own name, version, capabilities); may be empty."""
+        ...
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome: ...
 
@@ -42,6 +60,9 @@ class EmptyToolbox:
     """A baseline without a repository: the model answers from what it knows."""
 
     def specs(self) -> list[ToolSpec]:
+        return []
+
+    def connected(self) -> list[ServerConnected]:
         return []
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolCallOutcome:

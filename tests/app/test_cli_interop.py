@@ -231,8 +231,16 @@ def test_servers_call_prints_what_a_run_would_record(capsys: pytest.CaptureFixtu
     ]
     assert main([*args, "--json"]) == 0
     recorded = json.loads(capsys.readouterr().out)
-    assert recorded["server"] == "codeintel" and recorded["is_error"] is False
-    assert "def compute_backoff(" in recorded["content"]
+    result = recorded["result"]
+    assert result["server"] == "codeintel" and result["is_error"] is False
+    assert "def compute_backoff(" in result["content"]
+    assert [b["type"] for b in result["blocks"]] == ["text"]
+    assert recorded["server"]["name"] == "codeintel" and "tools" in recorded["server"]["capabilities"]
+    assert recorded["server"]["instructions"].startswith("Code intelligence")
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "server codeintel: codeintel · protocol 2026-07-28" in printed
+    assert "codeintel.find_definition: ok" in printed and "1 content blocks: text" in printed
     assert main(["servers", "call", str(demo), "codeintel", "no_such_tool"]) == 3
     assert "unknown_tool" in capsys.readouterr().out
     assert main(["servers", "call", str(demo), "nope", "x"]) == 2

@@ -3,8 +3,11 @@ from __future__ import annotations
 from proctor.app.transcript_state import TranscriptState
 from proctor.store.events import (
     AssistantMessage,
+    ContentBlock,
     FinalAnswer,
+    McpNotice,
     ModelResponse,
+    ServerConnected,
     ToolCall,
     ToolResult,
     TrialStarted,
@@ -77,3 +80,79 @@ def test_untrusted_text_is_sanitized_and_failing_call_marked() -> None:
     assert "\x1b" not in t.entries[0].title and t.entries[1].body == "ab"
     t.mark_failing("")
     assert not any(e.failing for e in t.entries)
+
+
+def test_server_identity_notices_and_typed_blocks_are_shown_sanitized() -> None:
+    t = TranscriptState(1)
+    t.load(
+        [
+            stored(
+                ServerConnected(
+                    server="fs",
+                    name="secure-fs",
+                    version="1.2",
+                    protocol_version="2025-11-25",
+                    capabilities={"tools": {}, "logging": {}},
+                    instructions="Use [b]me[/b]",
+                ),
+                event_id=1,
+            ),
+            stored(ToolCall(call_id="c1", server="fs", tool="read", arguments={}), event_id=2),
+            stored(
+                McpNotice(
+                    server="fs",
+                    method="notifications/progress",
+                    call_id="c1",
+                    progress=1,
+                    total=2,
+                    message="half",
+                ),
+                event_id=3,
+            ),
+            stored(
+                McpNotice(
+                    server="fs",
+                    method="notifications/message",
+                    call_id="c1",
+                    level="warning",
+                    message="\x1b[31mdisk\x1b[0m low",
+                    shared=True,
+                ),
+                event_id=4,
+            ),
+            stored(
+                McpNotice(
+                    server="fs",
+                    method="elicitation/create",
+                    call_id="c1",
+                    message="name?",
+                    answer="declined: no person answers during an evaluation",
+                ),
+                event_id=5,
+            ),
+            stored(
+                ToolResult(
+                    call_id="c1",
+                    server="fs",
+                    tool="read",
+                    content="text\n[image image/png, 3 bytes]",
+                    is_error=False,
+                    latency_s=0.01,
+                    structured={"n": 1},
+                    blocks=[
+                        ContentBlock(type="text", text="text"),
+                        ContentBlock(type="image", mime_type="image/png", size_bytes=3, sha256="ab"),
+                    ],
+                ),
+                event_id=6,
+            ),
+        ]
+    )
+    titles = [e.title for e in t.entries]
+    assert titles[0] == "server fs: secure-fs 1.2 · protocol 2025-11-25 · capabilities logging, tools"
+    assert t.entries[0].body == "Use [b]me[/b]", "instructions are data, never markup"
+    assert titles[2] == "[fs] progress 1/2 #c1"
+    assert titles[3] == "[fs] log warning (connection shared by calls in flight): disk low"
+    assert titles[4] == "[fs] elicitation/create → declined: no person answers during an evaluation"
+    assert titles[5].endswith("ms · 1 image")
+    assert '── structuredContent ──\n{\n  "n": 1\n}' in t.entries[5].body

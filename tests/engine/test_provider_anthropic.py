@@ -16,6 +16,7 @@ from proctor.engine.providers.base import (
     AssistantTurn,
     Message,
     ProviderError,
+    ToolImage,
     ToolOutcome,
     ToolResults,
     UserMessage,
@@ -411,3 +412,33 @@ async def test_thinking_blocks_are_echoed_back_verbatim(
     await provider.session(2).turn("sys", follow_up, [GREP])
     rebuilt = fake.requests[2].json()["messages"][1]["content"]
     assert [block["type"] for block in rebuilt] == ["text", "tool_use"]
+
+
+async def test_tool_images_travel_as_image_blocks_inside_the_tool_result(
+    fake: fa.FakeAnthropic, sleep: RecordingSleep
+) -> None:
+    made = make_provider(fake, sleep)
+    fake.enqueue(fa.message_reply(text=["a logo"]))
+    conversation: list[Message] = [
+        UserMessage("what is on the picture?"),
+        AssistantTurn("", [ToolCallRequest(call_id="tu_1", name="grep", arguments={})]),
+        ToolResults(
+            [
+                ToolOutcome(
+                    "tu_1", "grep", "[image image/png, 3 bytes]", images=(ToolImage("image/png", "AAEC"),)
+                )
+            ]
+        ),
+    ]
+    await made.session(1).turn("", conversation, [GREP])
+    await made.aclose()
+    result = fake.requests[0].json()["messages"][-1]["content"][0]
+    assert result == {
+        "type": "tool_result",
+        "tool_use_id": "tu_1",
+        "content": [
+            {"type": "text", "text": "[image image/png, 3 bytes]"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAEC"}},
+        ],
+        "is_error": False,
+    }

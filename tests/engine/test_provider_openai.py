@@ -15,6 +15,7 @@ from proctor.engine.providers.base import (
     AssistantTurn,
     Message,
     ProviderError,
+    ToolImage,
     ToolOutcome,
     ToolResults,
     UserMessage,
@@ -399,3 +400,32 @@ async def test_empty_key_is_allowed_for_a_compatible_server(
     turn = await made.session(1).turn("sys", ASK, [])
     await made.aclose()
     assert turn.text == "local"
+
+
+async def test_tool_images_follow_the_tool_messages_as_one_user_message(
+    fake: fo.FakeOpenAI, sleep: RecordingSleep
+) -> None:
+    made = make_provider(fake, sleep)
+    fake.enqueue(fo.completion_reply(text=["a logo"]))
+    conversation: list[Message] = [
+        UserMessage("what is on the picture?"),
+        AssistantTurn("", [ToolCallRequest(call_id="call_1", name="grep", arguments={})]),
+        ToolResults(
+            [
+                ToolOutcome(
+                    "call_1", "grep", "[image image/png, 3 bytes]", images=(ToolImage("image/png", "AAEC"),)
+                )
+            ]
+        ),
+    ]
+    await made.session(1).turn("", conversation, [GREP])
+    await made.aclose()
+    messages = fake.requests[0].json()["messages"]
+    assert messages[-2] == {"role": "tool", "tool_call_id": "call_1", "content": "[image image/png, 3 bytes]"}
+    assert messages[-1] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Images returned by tool call call_1 (grep):"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAEC"}},
+        ],
+    }
