@@ -7,6 +7,7 @@ the provider's conventional one), handed straight to the SDK and registered for 
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 from proctor.engine.providers.base import Provider
 from proctor.engine.providers.offline import OfflineProvider
@@ -20,6 +21,14 @@ DEFAULT_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL
 
 class ProviderConfigError(Exception):
     """A model cannot be used as configured (unknown provider, missing key)."""
+
+
+KEYLESS_PLACEHOLDER = "no-key-needed"
+
+
+def _is_official_openai(base_url: str) -> bool:
+    host = urlsplit(base_url).hostname or ""
+    return host == "api.openai.com" or host.endswith(".openai.com")
 
 
 def make_provider(
@@ -37,11 +46,16 @@ def make_provider(
     key_env = spec.api_key_env or DEFAULT_KEY_ENV[provider]
     api_key = os.environ.get(key_env, "")
     base_url = spec.base_url or os.environ.get(DEFAULT_URL_ENV[provider]) or None
-    if not api_key:
+    if not api_key and provider == "openai" and base_url and not _is_official_openai(base_url):
+        # A local OpenAI-compatible server (ollama, llama.cpp, vLLM) needs no key, but the SDK
+        # refuses an empty one; this placeholder is what those servers ignore.
+        api_key = KEYLESS_PLACEHOLDER
+    elif not api_key:
         raise ProviderConfigError(
             f"{model_id}: no API key: set {key_env} (or choose the offline agent with --models offline:default)"
         )
-    register_secret(api_key)
+    else:
+        register_secret(api_key)
     # The SDKs take seconds to import; offline runs and read-only commands never pay for them.
     if provider == "anthropic":
         from proctor.engine.providers.anthropic_provider import AnthropicProvider

@@ -11,6 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from proctor.engine.providers import registry
 from proctor.engine.providers.base import (
     AssistantTurn,
     Message,
@@ -24,6 +25,7 @@ from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
 from proctor.engine.tools.toolbox import ToolSpec
+from proctor.scenarios.schema import ProviderSpec
 from proctor.store.events import ToolCallRequest
 from tests.fakes import fake_openai as fo
 from tests.fakes.fake_openai import CallPiece
@@ -429,3 +431,21 @@ async def test_tool_images_follow_the_tool_messages_as_one_user_message(
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAEC"}},
         ],
     }
+
+
+async def test_a_local_openai_compatible_server_needs_no_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with fo.FakeOpenAI() as local:
+        local.enqueue(fo.completion_reply(text=["hi from llama"]))
+        specs = {"openai": ProviderSpec(base_url=local.openai_base_url)}
+        made = registry.make_provider("openai:llama3", PriceTable(), specs)
+        reply = await made.session(1).turn("", ASK, [])
+        await made.aclose()
+        assert reply.text == "hi from llama"
+        assert local.requests[0].headers["authorization"] == f"Bearer {registry.KEYLESS_PLACEHOLDER}"
+    with pytest.raises(registry.ProviderConfigError, match="no API key: set OPENAI_API_KEY"):
+        registry.make_provider("openai:gpt-4.1", PriceTable(), {})
+    official = {"openai": ProviderSpec(base_url="https://api.openai.com/v1")}
+    with pytest.raises(registry.ProviderConfigError, match="no API key"):
+        registry.make_provider("openai:gpt-4.1", PriceTable(), official)
