@@ -54,6 +54,8 @@ class StdioServer(_Strict):
     disabled: bool = False
     # Directories declared to the server as MCP roots; empty: the pinned repository, if any.
     roots: list[str] = []
+    # A server's sampling requests: declined (recorded), or answered by the calling trial's model.
+    sampling: Literal["decline", "model"] = "decline"
 
 
 class HttpServer(_Strict):
@@ -66,6 +68,8 @@ class HttpServer(_Strict):
     disabled: bool = False
     # Directories declared to the server as MCP roots; empty: the pinned repository, if any.
     roots: list[str] = []
+    # A server's sampling requests: declined (recorded), or answered by the calling trial's model.
+    sampling: Literal["decline", "model"] = "decline"
     # A command that serves ``url``; proctor starts it, waits for the port, and stops it.
     launch: StdioServer | None = None
 

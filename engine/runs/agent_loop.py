@@ -27,7 +27,16 @@ from proctor.engine.providers.base import (
 )
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.tools.caps import cap_structured, cap_text
-from proctor.engine.tools.toolbox import Blob, Toolbox, ToolCallOutcome, ToolSpec
+from proctor.engine.tools.toolbox import (
+    CURRENT_SAMPLER,
+    Blob,
+    Sampler,
+    SampleReply,
+    SampleRequest,
+    Toolbox,
+    ToolCallOutcome,
+    ToolSpec,
+)
 from proctor.scenarios.schema import Limits
 from proctor.store.events import (
     AssistantMessage,
@@ -159,11 +168,15 @@ async def _run_step(
         messages.append(AssistantTurn(reply.text, list(reply.tool_calls)))
         if not reply.tool_calls:
             return reply.text, "answer"
+        sampler = _sampler(session, model_id, prices, state)
         allowed = max(0, limits.max_tool_calls - state.tool_calls)
         calls, refused = reply.tool_calls[:allowed], reply.tool_calls[allowed:]
         servers = {t.name: t.server for t in tools}
         outcomes = await asyncio.gather(
-            *(_call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob) for c in calls)
+            *(
+                _call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob, sampler)
+                for c in calls
+            )
         )
         state.tool_calls += len(calls)
         outcomes += [
@@ -181,6 +194,7 @@ async def _call_tool(
     emit: Callable[[Event], None],
     limits: Limits,
     put_blob: Callable[[Blob], None] | None,
+    sampler: Sampler,
 ) -> ToolOutcome:
     emit(ToolCall(call_id=call.call_id, server=server, tool=call.name, arguments=call.arguments))
     if "__raw__" in call.arguments and len(call.arguments) == 1:
@@ -197,6 +211,7 @@ async def _call_tool(
             )
         )
         return ToolOutcome(call.call_id, call.name, message, True)
+    CURRENT_SAMPLER.set(sampler)  # this call's own task: concurrent calls keep their own
     outcome = await toolbox.call(call.name, call.arguments)
     for notice in outcome.notices:
         emit(notice.model_copy(update={"call_id": call.call_id}))
@@ -218,6 +233,23 @@ async def _call_tool(
     )
     sent = cap_text(outcome.content, limits.tool_result_model_chars, what="sent to the model")
     return ToolOutcome(call.call_id, call.name, sent, outcome.is_error, _images(outcome))
+
+
+def _sampler(session: ModelSession, model_id: str, prices: PriceTable, state: _LoopState) -> Sampler:
+    """The trial's model answering a server's sampling request; its tokens count as the trial's."""
+
+    async def sample(request: SampleRequest) -> SampleReply:
+        messages: list[Message] = [
+            UserMessage(text) if role == "user" else AssistantTurn(text, [])
+            for role, text in request.messages
+        ]
+        reply = await session.turn(request.system, messages, [])
+        cost = prices.cost(model_id, reply.usage)
+        state.usage = state.usage + reply.usage
+        state.cost = None if cost is None or state.cost is None else state.cost + cost
+        return SampleReply(reply.text, model_id)
+
+    return sample
 
 
 def _images(outcome: ToolCallOutcome) -> tuple[ToolImage, ...]:

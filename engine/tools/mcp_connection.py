@@ -78,7 +78,7 @@ class McpConnection:
         self._generation = 0
         self.restarts = 0
         self.tools: list[mtypes.Tool] = []
-        self.notices = NoticeBoard(name, config.roots)
+        self.notices = NoticeBoard(name, config.roots, config.sampling)
         self.connected: ServerConnected | None = None
 
     @property

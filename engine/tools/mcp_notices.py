@@ -19,6 +19,7 @@ from typing import Any
 import mcp.types as mtypes
 from mcp.client.session import ClientRequestContext
 
+from proctor.engine.tools.toolbox import CURRENT_SAMPLER, Sampler, SampleRequest
 from proctor.store.events import McpNotice
 
 MAX_NOTICES_PER_CALL = 200
@@ -30,9 +31,10 @@ _REJECTED = -1
 class _Inbox:
     """One call's notices, bounded: a server that floods costs a count, not memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, sampler: Sampler | None) -> None:
         self.notices: list[McpNotice] = []
         self.dropped = 0
+        self.sampler = sampler
 
     def add(self, notice: McpNotice) -> None:
         if len(self.notices) < MAX_NOTICES_PER_CALL:
@@ -53,9 +55,10 @@ class _Inbox:
 
 
 class NoticeBoard:
-    def __init__(self, server: str, roots: list[str]) -> None:
+    def __init__(self, server: str, roots: list[str], sampling: str = "decline") -> None:
         self.server = server
         self.roots = [Path(r) for r in roots if r]
+        self.sampling = sampling
         self._inflight: dict[int, _Inbox] = {}
         self._next = 0
 
@@ -63,7 +66,7 @@ class NoticeBoard:
     def call(self) -> Iterator[tuple[_Inbox, Any]]:
         """An inbox for one tool call and the progress callback to pass with it."""
         key, self._next = self._next, self._next + 1
-        inbox = _Inbox()
+        inbox = _Inbox(CURRENT_SAMPLER.get())
         self._inflight[key] = inbox
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -108,15 +111,61 @@ class NoticeBoard:
 
     async def on_sampling(
         self, context: ClientRequestContext, params: mtypes.CreateMessageRequestParams
-    ) -> mtypes.ErrorData:
+    ) -> mtypes.CreateMessageResult | mtypes.ErrorData:
         asked = " | ".join(_message_text(m) for m in params.messages)
-        answer = "declined: proctor does not sample for servers (the trial's model answers only the agent)"
+        sampler, reason = self._sampler()
+        if sampler is None:
+            answer = f"declined: {reason}"
+            self._file(
+                McpNotice(
+                    server=self.server, method="sampling/createMessage", message=_clip(asked), answer=answer
+                )
+            )
+            return mtypes.ErrorData(code=_REJECTED, message=f"proctor {answer}")
+        request = SampleRequest(
+            system=params.system_prompt or "",
+            messages=tuple((m.role, _message_text(m)) for m in params.messages),
+            max_tokens=params.max_tokens,
+        )
+        try:
+            reply = await sampler(request)
+        except Exception as exc:  # the model failed: the server gets an error, the transcript says why
+            answer = f"failed: the trial's model raised {type(exc).__name__}: {exc}"
+            self._file(
+                McpNotice(
+                    server=self.server,
+                    method="sampling/createMessage",
+                    message=_clip(asked),
+                    answer=_clip(answer),
+                )
+            )
+            return mtypes.ErrorData(code=mtypes.INTERNAL_ERROR, message=f"proctor: sampling {answer}")
+        answer = f"answered by {reply.model}: {_clip(reply.text)}"
         self._file(
             McpNotice(
                 server=self.server, method="sampling/createMessage", message=_clip(asked), answer=answer
             )
         )
-        return mtypes.ErrorData(code=_REJECTED, message=f"proctor {answer}")
+        return mtypes.CreateMessageResult(
+            role="assistant",
+            content=mtypes.TextContent(type="text", text=reply.text),
+            model=reply.model,
+            stop_reason="endTurn",
+        )
+
+    def _sampler(self) -> tuple[Sampler | None, str]:
+        """The calling trial's model if this server may sample and the caller is unambiguous."""
+        if self.sampling != "model":
+            return None, "proctor does not sample for this server (set sampling: model to allow it)"
+        inboxes = list(self._inflight.values())
+        if len(inboxes) != 1:
+            return None, (
+                f"{len(inboxes)} calls in flight on this connection, so the calling trial is unknown; "
+                "give the server lifecycle: per_trial"
+            )
+        if inboxes[0].sampler is None:
+            return None, "the call in flight has no model to sample with"
+        return inboxes[0].sampler, ""
 
     async def on_elicitation(
         self, context: ClientRequestContext, params: mtypes.ElicitRequestParams

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,6 +35,27 @@ class ToolCallOutcome:
     blocks: tuple[ContentBlock, ...] = ()
     blobs: tuple[Blob, ...] = ()
     notices: tuple[McpNotice, ...] = ()
+
+
+@dataclass(frozen=True)
+class SampleRequest:
+    """A server's sampling request, reduced to what any model API takes."""
+
+    system: str
+    messages: tuple[tuple[str, str], ...]  # (role, text)
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class SampleReply:
+    text: str
+    model: str
+
+
+Sampler = Callable[[SampleRequest], Awaitable[SampleReply]]
+# The trial's model, for servers allowed to sample through it (``sampling: model``). Set by the
+# agent loop around each tool call, in that call's own task, so concurrent trials never mix.
+CURRENT_SAMPLER: ContextVar[Sampler | None] = ContextVar("proctor_current_sampler", default=None)
 
 
 @dataclass(frozen=True)

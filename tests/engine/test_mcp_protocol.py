@@ -8,14 +8,15 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import mcp.types as mtypes
 import pytest
 
 from proctor.engine.providers.base import ToolImage, ToolResults
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.agent_loop import run_agent
-from proctor.engine.tools.mcp_notices import MAX_NOTICES_PER_CALL
+from proctor.engine.tools.mcp_notices import MAX_NOTICES_PER_CALL, NoticeBoard
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool
-from proctor.engine.tools.toolbox import Blob
+from proctor.engine.tools.toolbox import CURRENT_SAMPLER, Blob, SampleReply, SampleRequest
 from proctor.scenarios.schema import Limits, StdioServer
 from proctor.store.events import Event, McpNotice, ModelResponse, ToolCallRequest, ToolResult
 from proctor.store.reader import StoreReader
@@ -147,3 +148,28 @@ async def test_the_agent_loop_records_notices_blocks_and_blobs_in_order(tmp_path
     sent = session.seen[-1][-1]
     assert isinstance(sent, ToolResults)
     assert sent.results[0].images == (ToolImage("image/png", base64.b64encode(PNG).decode()),)
+
+
+async def test_sampling_is_refused_when_the_calling_trial_is_ambiguous() -> None:
+    async def model(request: SampleRequest) -> SampleReply:
+        return SampleReply("sampled", "m")
+
+    board = NoticeBoard("srv", [], sampling="model")
+    params = mtypes.CreateMessageRequestParams(
+        messages=[mtypes.SamplingMessage(role="user", content=mtypes.TextContent(type="text", text="hi"))],
+        max_tokens=5,
+    )
+    token = CURRENT_SAMPLER.set(model)
+    try:
+        with board.call() as (alone, _):
+            answered = await board.on_sampling(None, params)  # type: ignore[arg-type]
+        with board.call() as (first, _), board.call() as (second, _):
+            refused = await board.on_sampling(None, params)  # type: ignore[arg-type]
+    finally:
+        CURRENT_SAMPLER.reset(token)
+    assert (
+        isinstance(answered, mtypes.CreateMessageResult)
+        and alone.notices[0].answer == "answered by m: sampled"
+    )
+    assert isinstance(refused, mtypes.ErrorData) and "2 calls in flight" in refused.message
+    assert first.notices[0].shared and second.notices[0].answer.startswith("declined: 2 calls in flight")
