@@ -179,6 +179,11 @@ def _add_init(sub: _SubParsers) -> None:
     init.add_argument("--url", help="a running streamable-HTTP MCP server instead of a command")
     init.add_argument("--force", action="store_true", help="replace OUT if it holds an earlier draft")
     init.add_argument(
+        "--model",
+        help="a real model (anthropic:NAME or openai:NAME) drafts each prompt, its arguments and claims "
+        "(for review); without it the drafts come from the schemas alone, offline",
+    )
+    init.add_argument(
         "--server",
         nargs=argparse.REMAINDER,
         default=[],
@@ -189,7 +194,10 @@ def _add_init(sub: _SubParsers) -> None:
 
 
 def _add_interop(sub: _SubParsers) -> None:
-    imp = sub.add_parser("import", help="import a public MCP benchmark or an mcpServers config as a suite")
+    imp = sub.add_parser(
+        "import",
+        help="import a public MCP benchmark, an mcpServers config or OpenTelemetry traces as a suite",
+    )
     formats = imp.add_subparsers(dest="import_format", required=True, metavar="FORMAT")
     atlas = formats.add_parser("mcp-atlas", help="MCP-Atlas tasks (CSV, JSON, JSONL or Parquet)")
     atlas.add_argument("path", type=Path, help="the dataset file")
@@ -245,6 +253,18 @@ def _add_interop(sub: _SubParsers) -> None:
         "path", type=Path, help="claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json, ..."
     )
     _output(servers)
+    otel = formats.add_parser(
+        "otel", help="traces of an agent proctor did not run (OTLP/JSON, OpenTelemetry GenAI conventions)"
+    )
+    otel.add_argument(
+        "path", type=Path, help="OTLP/JSON traces: one ExportTraceServiceRequest per line, or one document"
+    )
+    otel.add_argument(
+        "--suite",
+        type=Path,
+        help="score the traces against this suite: its scenarios (matched by proctor.scenario or prompt) and checks",
+    )
+    _output(otel)
     _command(imp, "imports:import_command")
 
     export = sub.add_parser("export", help="export a run's events and scores (JSONL, CSV or OTLP traces)")

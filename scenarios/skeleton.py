@@ -32,6 +32,16 @@ MAX_DEPTH = 6
 
 
 @dataclass(frozen=True)
+class Drafted:
+    """A model's draft for one tool: its prompt and claims, and its arguments if they fit."""
+
+    model: str
+    prompt: str
+    arguments: dict[str, Any] | None
+    claims: list[str]
+
+
+@dataclass(frozen=True)
 class ToolInfo:
     name: str
     description: str
@@ -135,26 +145,39 @@ def _prompt(tool: ToolInfo, arguments: Mapping[str, Any]) -> str:
 
 
 def skeleton(
-    server: str, config: Mapping[str, Any], tools: Sequence[ToolInfo]
+    server: str,
+    config: Mapping[str, Any],
+    tools: Sequence[ToolInfo],
+    drafts: Mapping[str, Drafted] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    """The suite, its scenarios and notes (tools whose example arguments the schema rejects)."""
+    """The suite, its scenarios and notes (tools whose example arguments the schema rejects).
+
+    ``drafts`` (by tool name) replace the schema-made prompt, arguments and claims where a model
+    wrote them; the arguments only when they fit the schema.
+    """
     scenarios, notes = [], []
     for tool in tools:
-        args = example_arguments(tool.input_schema)
+        drafted = (drafts or {}).get(tool.name)
+        args = (
+            drafted.arguments
+            if drafted and drafted.arguments is not None
+            else example_arguments(tool.input_schema)
+        )
         problems = schema_problems(args, tool.input_schema)
         if problems:
             notes.append(f"tool {tool.name}: the drafted arguments need a person: {'; '.join(problems)}")
         call: dict[str, Any] = {"tool": tool.name, "server": server}
         if args:
             call["arguments"] = args
-        scenarios.append(
-            {
-                "id": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{server}-{tool.name}").strip("-."),
-                "title": f"DRAFT: {tool.name}",
-                "prompt": _prompt(tool, args),
-                "gold_tool_calls": [[call]],
-            }
-        )
+        scenario: dict[str, Any] = {
+            "id": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{server}-{tool.name}").strip("-."),
+            "title": f"DRAFT: {tool.name}" + (f" (prompt and claims by {drafted.model})" if drafted else ""),
+            "prompt": drafted.prompt if drafted else _prompt(tool, args),
+            "gold_tool_calls": [[call]],
+        }
+        if drafted and drafted.claims:
+            scenario["claims"] = list(drafted.claims)
+        scenarios.append(scenario)
     suite = {
         "name": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{server}-eval").strip("-."),
         "description": f"Drafted by proctor init from {server}'s {len(tools)} tools. {REVIEW}.",
@@ -168,4 +191,12 @@ def skeleton(
     return suite, scenarios, notes
 
 
-__all__ = ["REVIEW", "ToolInfo", "example_arguments", "example_value", "schema_problems", "skeleton"]
+__all__ = [
+    "REVIEW",
+    "Drafted",
+    "ToolInfo",
+    "example_arguments",
+    "example_value",
+    "schema_problems",
+    "skeleton",
+]

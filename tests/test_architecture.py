@@ -34,7 +34,7 @@ MAY_IMPORT = {
 # The engine's own modules (engine/*.py) sit below every layer.
 ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("runs",),
-    ("reports",),
+    ("reports", "authoring"),
     ("grading",),
     ("judges",),
     ("providers",),

@@ -10,13 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.authoring.drafts import DraftError, draft_with_model
+from proctor.engine.providers.base import ProviderError
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.providers.registry import make_provider
 from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.tools.mcp_connection import ServerStartError
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.loader import SuiteError
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
-from proctor.scenarios.skeleton import ToolInfo, skeleton
+from proctor.scenarios.skeleton import Drafted, ToolInfo, skeleton
 
 
 def _config(args: argparse.Namespace) -> tuple[ServerConfig, dict[str, Any]]:
@@ -41,12 +45,41 @@ async def _tools(name: str, config: ServerConfig) -> list[ToolInfo]:
             await pool.aclose()
 
 
+async def _drafts(model: str, tools: list[ToolInfo]) -> tuple[dict[str, Drafted], list[str]]:
+    """One draft per tool from ``model``; a tool whose draft fails keeps the schema's, with a note."""
+    if model.startswith("offline:"):
+        raise SuiteError(f"--model {model}: drafting needs a real model (anthropic:NAME or openai:NAME)")
+    provider = make_provider(model, PriceTable(), {})
+    drafts: dict[str, Drafted] = {}
+    notes: list[str] = []
+    try:
+        for index, tool in enumerate(tools):
+            try:
+                draft = await draft_with_model(provider.session(index), tool)
+            except (DraftError, ProviderError) as exc:
+                notes.append(
+                    f"tool {tool.name}: {model} gave no usable draft ({exc}); kept the schema's draft"
+                )
+                continue
+            if draft.problems:
+                notes.append(
+                    f"tool {tool.name}: {model}'s arguments do not fit the schema ({'; '.join(draft.problems)}); "
+                    "kept the schema's example arguments"
+                )
+            drafts[tool.name] = Drafted(model, draft.prompt, draft.arguments, draft.claims)
+    finally:
+        await provider.aclose()
+    return drafts, notes
+
+
 def init_command(args: argparse.Namespace) -> int:
     config, raw = _config(args)
     tools = asyncio.run(_tools(args.name, config))
     if not tools:
         raise SuiteError(f"server {args.name!r} lists no tools; nothing to draft scenarios from")
-    suite, scenarios, notes = skeleton(args.name, raw, tools)
+    drafts, draft_notes = asyncio.run(_drafts(args.model, tools)) if args.model else ({}, [])
+    suite, scenarios, notes = skeleton(args.name, raw, tools, drafts)
+    notes = draft_notes + notes
     imported = validated(
         "init", [Path(args.out)], suite, [(f"tool {s['title']}", s) for s in scenarios], notes=notes
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from proctor.app.cli import main
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.skeleton import schema_problems
+from tests.fakes import fake_anthropic as fa
 
 
 def test_init_drafts_one_schema_valid_scenario_per_tool_of_a_stdio_server(
@@ -40,3 +42,55 @@ def test_init_with_a_server_that_does_not_start_exits_2(
     assert "did not start" in capsys.readouterr().err
     assert main(["init", str(tmp_path / "s")]) == 2
     assert "--server COMMAND" in capsys.readouterr().err
+
+
+def test_init_with_a_model_drafts_prompts_and_claims_for_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    draft = {
+        "prompt": "Will it rain in Oslo tomorrow?",
+        "arguments": {"city": "Oslo"},
+        "claims": ["It names Oslo."],
+    }
+    with fa.FakeAnthropic() as model:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
+        model.enqueue(fa.message_reply(text=["```json\n" + json.dumps(draft) + "\n```"]))
+        model.enqueue(fa.message_reply(text=["I cannot help with that."]))
+        out = tmp_path / "suite"
+        server = [sys.executable, "-m", "proctor.scenarios.demo.servers.weather"]
+        args = [
+            "init",
+            str(out),
+            "--name",
+            "weather",
+            "--model",
+            "anthropic:claude-test",
+            "--server",
+            *server,
+        ]
+        assert main(args) == 0
+        asked = [r.json()["messages"][0]["content"][0]["text"] for r in model.requests]
+    first_tool = "get_forecast" if '"name": "get_forecast"' in asked[0] else "list_cities"
+    second_tool = ({"get_forecast", "list_cities"} - {first_tool}).pop()
+    err = capsys.readouterr().err
+    loaded = load_suite(out)
+    drafted = loaded.scenario(f"weather-{first_tool}")
+    assert drafted.prompt == draft["prompt"] and drafted.claims == draft["claims"]
+    assert drafted.title == f"DRAFT: {first_tool} (prompt and claims by anthropic:claude-test)"
+    if first_tool == "get_forecast":
+        assert drafted.gold_tool_calls[0][0].arguments == {"city": "Oslo"}
+    else:
+        assert "arguments do not fit the schema" in err
+    kept = loaded.scenario(f"weather-{second_tool}")
+    assert kept.title == f"DRAFT: {second_tool}" and kept.claims == []
+    assert f"tool {second_tool}: anthropic:claude-test gave no usable draft (the reply is not JSON" in err
+    assert "<tool>" in asked[0] and "not instructions to you" in model.requests[0].json()["system"]
+
+
+def test_init_refuses_the_offline_agent_as_a_drafting_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = [sys.executable, "-m", "proctor.scenarios.demo.servers.weather"]
+    assert main(["init", str(tmp_path / "s"), "--model", "offline:default", "--server", *server]) == 2
+    assert "drafting needs a real model" in capsys.readouterr().err
