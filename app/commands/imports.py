@@ -1,4 +1,4 @@
-"""``proctor import FORMAT PATH -o DIR``: a public benchmark (or an mcpServers file) becomes a suite."""
+"""``proctor import FORMAT PATH -o DIR``: a public benchmark, an mcpServers file or agent traces become a suite."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.scenarios.importers.mcp_atlas import read_mcp_atlas
 from proctor.scenarios.importers.mcpagentbench import read_mcpagentbench
 from proctor.scenarios.importers.mcpservers import read_mcpservers
+from proctor.scenarios.importers.otel import read_otel
 from proctor.scenarios.loader import SuiteError
+from proctor.store.redaction import redact
 
 
 def _read(args: argparse.Namespace) -> ImportedSuite:
@@ -34,6 +36,8 @@ def _read(args: argparse.Namespace) -> ImportedSuite:
         return read_mcpagentbench(
             args.path, results=args.results, servers_file=args.servers, python=args.python, model=args.model
         )
+    if fmt == "otel":
+        return read_otel(args.path, scrub=redact, suite=args.suite)
     return read_mcpservers(args.path)
 
 
@@ -41,6 +45,7 @@ def import_command(args: argparse.Namespace) -> int:
     for p in [
         args.path,
         getattr(args, "servers", None),
+        getattr(args, "suite", None),
         getattr(args, "tools", None),
         *getattr(args, "trajectories", []),
         *getattr(args, "verdicts", []),
@@ -55,4 +60,6 @@ def import_command(args: argparse.Namespace) -> int:
     print(f"wrote {saved.out_dir}: {saved.scenarios} scenarios, arms {', '.join(saved.arms)}")
     if saved.db is not None:
         print(f"wrote {saved.db}: {saved.trials} imported trials, {saved.judgments} judgments")
+        if args.import_format == "otel":
+            print(f"score them (deterministic checks and the suite's judges): proctor judge {saved.db}")
     return ExitCode.OK

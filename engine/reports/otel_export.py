@@ -162,6 +162,9 @@ class _TraceBuilder:
             began = self.open_calls.pop(ev.call_id, None)
             start = began[0].ts if began else ts - ev.latency_s
             arguments = began[1].arguments if began else {}
+            if began and began[1].tool != ev.tool and arguments.get("tool") == ev.tool:
+                # A call through tool retrieval's router: the span is the MCP call it made.
+                arguments = arguments.get("arguments") or {}
             span = self._span(
                 f"execute_tool {ev.tool}",
                 start,

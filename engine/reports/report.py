@@ -114,9 +114,11 @@ def _notes(
     notes = []
     imported = config.get("imported")
     if isinstance(imported, dict):
+        tokens = imported.get("tokens", "estimated from text length")
+        wall = imported.get("wall_s", "not recorded (0)")
         notes.append(
-            f"imported from {imported.get('format', '?')}: the source recorded no tokens, time or cost "
-            "(tokens are estimated from text length, cost and time are unknown)"
+            f"imported from {imported.get('format', '?')}: tokens {tokens}; time {wall}; "
+            f"cost {imported.get('cost_usd', 'not recorded (0)')}"
         )
     if any(t.model.startswith("offline:") for t in trials):
         notes.append(OFFLINE_NOTE)

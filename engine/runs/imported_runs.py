@@ -4,9 +4,10 @@ A benchmark's trajectories become trials of one finished run in ``DIR/imported.d
 assistant message is a ``ModelResponse`` (calls requested together stay one parallel step),
 its prose an ``AssistantMessage``, its calls and their outputs ``ToolCall``/``ToolResult``, the
 answer a ``FinalAnswer``; human labels and third-party verdicts become ``Judged`` events whose
-judgment rows record where they came from. The source records neither tokens nor time, so
-token counts are estimated from text length (and marked estimated), and cost and wall time
-are zero; the run config says so.
+judgment rows record where they came from. Where the source records neither tokens nor time,
+token counts are estimated from text length (and marked estimated) and wall time is zero; a
+source that records them (OpenTelemetry traces) keeps its own usage, latencies and trial
+status. Cost is zero; the run config says all this.
 
 The suite files and the database are written into a staging folder that replaces ``DIR`` only
 when everything succeeded.
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.scoring.toolmatch import match_tool_calls
-from proctor.scenarios.importers.common import ImportedSuite, ImportedTranscript
+from proctor.scenarios.importers.common import ImportedSuite, ImportedTranscript, ImportedTurn
 from proctor.scenarios.importers.suite_files import staged_dir, write_suite_files
 from proctor.scenarios.schema import Scenario, Suite
 from proctor.store.events import (
@@ -63,10 +64,20 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
         TrialStarted(scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=0, attempt=ATTEMPT)
     ]
     output_tokens = input_tokens = calls = 0
+    estimated = False
     for turn_no, turn in enumerate(t.turns):
-        requested = json.dumps([c.arguments for c in turn.calls], ensure_ascii=False, default=str)
-        out = estimate_tokens(turn.text) + (estimate_tokens(requested) if turn.calls else 0)
-        output_tokens += out
+        usage = _recorded_usage(turn)
+        if usage is None:
+            requested = json.dumps([c.arguments for c in turn.calls], ensure_ascii=False, default=str)
+            usage = Usage(
+                output_tokens=estimate_tokens(turn.text) + (estimate_tokens(requested) if turn.calls else 0),
+                estimated=True,
+            )
+            input_tokens += sum(estimate_tokens(r.content) for r in turn.results)
+        else:
+            input_tokens += usage.input_tokens
+        output_tokens += usage.output_tokens
+        estimated = estimated or usage.estimated
         events.append(
             ModelResponse(
                 turn=turn_no,
@@ -76,9 +87,9 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
                     ToolCallRequest(call_id=c.call_id, name=c.tool, arguments=c.arguments) for c in turn.calls
                 ],
                 stop_reason="tool_use" if turn.calls else "end_turn",
-                usage=Usage(output_tokens=out, estimated=True),
+                usage=usage,
                 cost_usd=0.0,
-                latency_s=0.0,
+                latency_s=turn.latency_s,
             )
         )
         if turn.text:
@@ -87,7 +98,6 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
             calls += 1
             events.append(ToolCall(call_id=c.call_id, server=c.server, tool=c.tool, arguments=c.arguments))
         for r in turn.results:
-            input_tokens += estimate_tokens(r.content)
             events.append(
                 ToolResult(
                     call_id=r.call_id,
@@ -96,7 +106,7 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
                     content=redact(r.content),
                     is_error=r.is_error,
                     error_type="tool_error" if r.is_error else "",
-                    latency_s=0.0,
+                    latency_s=r.latency_s,
                 )
             )
     final = redact(t.final_answer)
@@ -104,16 +114,30 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
         events.append(FinalAnswer(text=final))
     events.append(
         TrialFinished(
-            status="finished",
-            stop="answer",
+            status="error" if t.error else "finished",
+            stop="error" if t.error else "answer",
             final_answer=final,
             tool_calls=calls,
-            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=True),
+            usage=Usage(
+                input_tokens=input_tokens, output_tokens=output_tokens, estimated=estimated or not t.turns
+            ),
             cost_usd=0.0,
-            wall_s=0.0,
+            wall_s=t.wall_s,
+            error=redact(t.error),
         )
     )
     return events
+
+
+def _recorded_usage(turn: ImportedTurn) -> Usage | None:
+    """The model call's usage as the source recorded it, or None when it recorded none."""
+    if turn.input_tokens is None and turn.output_tokens is None:
+        return None
+    return Usage(
+        input_tokens=turn.input_tokens or 0,
+        output_tokens=turn.output_tokens or 0,
+        estimated=turn.tokens_estimated,
+    )
 
 
 def tool_match_scores(t: ImportedTranscript, scenario: Scenario, suite: Suite) -> list[Scored]:
@@ -174,11 +198,22 @@ def run_config(imported: ImportedSuite, suite_dir: Path) -> dict[str, Any]:
         "imported": {
             "format": imported.source_format,
             "sources": list(imported.sources),
-            "tokens": f"estimated from text length ({CHARS_PER_TOKEN} characters per token)",
-            "wall_s": "not recorded (0)",
+            "tokens": _tokens_note(ts),
+            "wall_s": "recorded by the source" if any(t.wall_s for t in ts) else "not recorded (0)",
             "cost_usd": "not recorded (0)",
         },
     }
+
+
+def _tokens_note(transcripts: Sequence[ImportedTranscript]) -> str:
+    turns = [turn for t in transcripts for turn in t.turns]
+    recorded = sum(_recorded_usage(turn) is not None for turn in turns)
+    estimated = f"estimated from text length ({CHARS_PER_TOKEN} characters per token)"
+    if not turns or not recorded:
+        return estimated
+    if recorded == len(turns):
+        return "recorded by the source"
+    return f"recorded by the source for {recorded} of {len(turns)} model calls, the others {estimated}"
 
 
 async def write_imported_run(db: Path, imported: ImportedSuite, suite_dir: Path) -> int:

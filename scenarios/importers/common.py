@@ -44,15 +44,25 @@ class ImportedResult:
     tool: str
     content: str
     is_error: bool = False
+    latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class ImportedTurn:
-    """One assistant message: its prose, the calls it requested (in parallel), their results."""
+    """One assistant message: its prose, the calls it requested (in parallel), their results.
+
+    ``input_tokens``/``output_tokens`` are the model call's usage when the source recorded it
+    (None: estimated from text length on import); ``tokens_estimated`` when the source itself
+    says its counts were estimated.
+    """
 
     text: str
     calls: tuple[ImportedCall, ...] = ()
     results: tuple[ImportedResult, ...] = ()
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    tokens_estimated: bool = False
+    latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,8 @@ class ImportedTranscript:
     final_answer: str
     judgments: tuple[ImportedJudgment, ...] = ()
     origin: str = ""
+    wall_s: float = 0.0  # recorded duration of the whole trial, when the source has one
+    error: str = ""  # the trial ended in error (the source says so); "" when it finished
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,395 @@
+"""Import agent traces in the OpenTelemetry GenAI semantic conventions as trials proctor scores.
+
+Files are OTLP/JSON (``otlp.py``). Each trace becomes one trial of an agent proctor did not run,
+read from these spans (GenAI conventions, open-telemetry/semantic-conventions-genai docs/gen-ai:
+gen-ai-spans, gen-ai-agent-spans, execute-tool, mcp):
+
+- the agent: the outermost ``invoke_agent`` span, else the trace's root. ``gen_ai.agent.name``
+  is the arm; ``gen_ai.provider.name`` and ``gen_ai.request.model`` the model
+  (``provider:name``); ``gen_ai.input.messages`` the prompt; ``gen_ai.output.messages`` the
+  answer; status ERROR a trial error; its duration the wall time.
+- ``chat`` / ``text_completion`` / ``generate_content``: one model turn. ``gen_ai.output.messages``
+  gives its text and requested calls (``tool_call`` parts); ``gen_ai.input.messages`` the prompt
+  when the agent has none, and results (``tool_call_response`` parts) of calls no tool span
+  recorded; ``gen_ai.usage.input_tokens``/``output_tokens`` its recorded usage.
+- ``execute_tool``, MCP ``tools/call``, or a span with ``gen_ai.tool.name``: one call.
+  ``gen_ai.tool.name`` (else the span name's tool), ``gen_ai.tool.call.id`` (else
+  ``jsonrpc.request.id``), ``gen_ai.tool.call.arguments``/``result`` (JSON text or structured; an
+  MCP CallToolResult's text), ``error.type`` or status ERROR; the server from ``mcp.server.name``
+  or a ``mcp__SERVER__TOOL`` name. Spans inside a tool span (the MCP server's side of the call,
+  a sub-agent run as a tool) belong to that call.
+
+Also read: deprecated ``gen_ai.system``, ``gen_ai.usage.prompt_tokens``/``completion_tokens``,
+``llm.request.type``, OpenLLMetry's ``gen_ai.prompt.N.*``/``gen_ai.completion.N.*``; and
+``proctor.*`` (scenario, arm, model, epoch, final_answer, mcp.server, tokens_estimated) from
+proctor's own export. The scenario is ``proctor.scenario``, else the user prompt (traces with one
+prompt are epochs of one scenario). With ``suite``, scenarios and checks come from that suite,
+matched by id or prompt, so the trials are scored as a run of it would be.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from proctor.scenarios.importers.common import (
+    ImportedCall,
+    ImportedResult,
+    ImportedSuite,
+    ImportedTranscript,
+    ImportedTurn,
+    ImportFormatError,
+    content_text,
+    scenario_id,
+    title_of,
+)
+from proctor.scenarios.importers.otlp import TraceSpan, read_traces
+from proctor.scenarios.importers.suite_files import validated
+from proctor.scenarios.importers.transcripts import number_epochs
+from proctor.scenarios.loader import LoadedSuite, load_suite
+from proctor.scenarios.schema import RepoSpec
+
+Scrub = Callable[[str], str]
+Messages = list[dict[str, Any]]
+CHAT_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})  # last: llm.request.type
+IN, OUT = ("gen_ai.input.messages", "gen_ai.prompt."), ("gen_ai.output.messages", "gen_ai.completion.")
+
+
+def kind_of(s: TraceSpan) -> str | None:
+    """``tool``, ``chat``, ``agent``, or None for a span the import does not read."""
+    op = s.attrs.get("gen_ai.operation.name") or s.attrs.get("llm.request.type")
+    if op == "execute_tool" or s.attrs.get("mcp.method.name") == "tools/call":
+        return "tool"
+    if op is None and "gen_ai.tool.name" in s.attrs:
+        return "tool"
+    return "chat" if op in CHAT_OPS else "agent" if op == "invoke_agent" else None
+
+
+@dataclass
+class _Turn:
+    text: str = ""
+    calls: dict[str, ImportedCall] = field(default_factory=dict)
+    results: dict[str, ImportedResult] = field(default_factory=dict)
+    tokens: tuple[int | None, int | None, bool] = (None, None, False)
+    latency_s: float = 0.0
+    ended: dict[str, int] = field(default_factory=dict)  # call id -> its span's end: results in that order
+
+    def frozen(self) -> ImportedTurn:
+        results = sorted(self.results.values(), key=lambda r: self.ended.get(r.call_id, 1 << 64))
+        return ImportedTurn(
+            self.text, tuple(self.calls.values()), tuple(results), *self.tokens, self.latency_s
+        )
+
+
+# -- messages (gen_ai.input.messages / gen_ai.output.messages) ------------------------------
+
+
+def _messages(s: TraceSpan, which: tuple[str, str], unreadable: list[str]) -> Messages:
+    key, legacy = which
+    raw = s.attrs.get(key)
+    if raw is None:
+        return _flattened(s.attrs, legacy)
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raw = None
+    if not isinstance(raw, list):
+        unreadable.append(f"{s.where}, attribute '{key}'")
+        return []
+    return [m for m in raw if isinstance(m, dict)]
+
+
+def _flattened(attrs: dict[str, Any], prefix: str) -> Messages:
+    """OpenLLMetry's ``gen_ai.prompt.0.role``/``.content``/``.tool_calls.0.name`` as messages."""
+    fields: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        index, _, name = key.removeprefix(prefix).partition(".")
+        if key.startswith(prefix) and index.isdigit() and name:
+            fields.setdefault(int(index), {})[name] = value
+    out = []
+    for _, m in sorted(fields.items()):
+        role, content = m.get("role", "assistant"), m.get("content")
+        response = {"type": "tool_call_response", "id": m.get("tool_call_id"), "response": content}
+        parts = [response if role == "tool" else {"type": "text", "content": content}] if content else []
+        calls = next(j for j in range(len(m) + 1) if f"tool_calls.{j}.name" not in m)
+        for j in range(calls):
+            parts.append(
+                {"type": "tool_call"} | {k: m.get(f"tool_calls.{j}.{k}") for k in ("id", "name", "arguments")}
+            )
+        out.append({"role": role, "parts": parts})
+    return out
+
+
+def _parts(message: dict[str, Any], kind: str) -> Messages:
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        content = message.get("content")
+        parts = [{"type": "text", "content": content}] if isinstance(content, str) else []
+    return [p for p in parts if isinstance(p, dict) and p.get("type") == kind]
+
+
+def _text(messages: Messages, role: str, *, first: bool = False) -> str:
+    texts: list[str] = []
+    for m in messages:
+        if m.get("role") == role:
+            texts += [content_text(p.get("content", p.get("text"))).strip() for p in _parts(m, "text")]
+            if first and any(texts):
+                break
+    return "\n\n".join(t for t in texts if t)
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {"_unparsed": value}  # a model's malformed call is a fact of the trace
+    return value if isinstance(value, dict) else {"_unparsed": _json(value)}
+
+
+def _server_tool(name: str, server: str = "") -> tuple[str, str]:
+    """``mcp__SERVER__TOOL`` (as Claude's agents name MCP tools) gives the server."""
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        _, named, name = name.split("__", 2)
+        return server or named, name
+    return server, name
+
+
+# -- one trace, one trial ------------------------------------------------------------------
+
+
+def _tokens(s: TraceSpan, *keys: str) -> int | None:
+    key = next((k for k in keys if s.attrs.get(k) is not None), keys[0])
+    v = s.attrs.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v < 0):
+        raise ImportFormatError(f"{s.where}, attribute '{key}': expected a whole number of tokens, got {v!r}")
+    return None if v is None else int(v)
+
+
+def _tool(s: TraceSpan) -> tuple[ImportedCall, ImportedResult, bool]:
+    """The call, its result, and whether the span recorded the arguments."""
+    a = s.attrs
+    prefix, _, rest = s.span.name.partition(" ")
+    name = str(
+        a.get("gen_ai.tool.name") or (rest.strip() if prefix in ("execute_tool", "tools/call") else "")
+    )
+    if not name:
+        raise ImportFormatError(
+            f"{s.where}: a tool call (gen_ai.operation.name execute_tool, or mcp.method.name tools/call) "
+            "without attribute 'gen_ai.tool.name'; set it to the name of the tool called"
+        )
+    server, name = _server_tool(name, str(a.get("proctor.mcp.server") or a.get("mcp.server.name") or ""))
+    call_id = str(a.get("gen_ai.tool.call.id") or a.get("jsonrpc.request.id") or s.span.span_id.hex())
+    raw = a.get("gen_ai.tool.call.result")
+    is_error = s.failed or (isinstance(raw, dict) and raw.get("isError") is True)
+    if isinstance(raw, dict) and isinstance(raw.get("content"), list):  # an MCP CallToolResult
+        raw = content_text(raw["content"])
+    content = _json(raw) if raw is not None else (s.span.status.message if is_error else "")
+    args = a.get("gen_ai.tool.call.arguments")
+    call = ImportedCall(call_id, server, name, _arguments(args))
+    return call, ImportedResult(call_id, server, name, content, is_error, s.seconds), args is not None
+
+
+def _inside_tool(s: TraceSpan, by_id: dict[bytes, TraceSpan]) -> bool:
+    seen, parent = set(), s.span.parent_span_id
+    while parent in by_id and parent not in seen:
+        seen.add(parent)
+        if kind_of(by_id[parent]) == "tool":
+            return True
+        parent = by_id[parent].span.parent_span_id
+    return False
+
+
+def _model(a: dict[str, Any]) -> str:
+    name = a.get("gen_ai.request.model") or a.get("gen_ai.response.model")
+    return f"{a.get('gen_ai.provider.name') or a.get('gen_ai.system') or 'imported'}:{name}" if name else ""
+
+
+def _chat_turn(s: TraceSpan, outputs: Messages) -> _Turn:
+    tokens = (
+        _tokens(s, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+        _tokens(s, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        s.attrs.get("proctor.tokens_estimated") is True,
+    )
+    turn = _Turn(_text(outputs, "assistant"), tokens=tokens, latency_s=s.seconds)
+    asked = [p for m in outputs if m.get("role") == "assistant" for p in _parts(m, "tool_call")]
+    for i, p in enumerate(asked):
+        call_id = str(p.get("id") or f"{s.span.span_id.hex()}-{i}")
+        server, tool = _server_tool(str(p.get("name") or ""))
+        turn.calls[call_id] = ImportedCall(call_id, server, tool, _arguments(p.get("arguments")))
+    return turn
+
+
+def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], str]:
+    """The model turns, each with its calls and results, and the first user prompt seen."""
+    turns: list[_Turn] = []
+    requested: dict[str, _Turn] = {}
+    responses: dict[str, str] = {}
+    prompt = ""
+    for s in steps:
+        if kind_of(s) == "chat":
+            inputs = _messages(s, IN, unreadable)
+            prompt = prompt or _text(inputs, "user", first=True)
+            for p in (p for m in inputs for p in _parts(m, "tool_call_response")):
+                responses[str(p.get("id"))] = _json(p.get("response", p.get("result", "")))
+            turns.append(_chat_turn(s, _messages(s, OUT, unreadable)))
+            requested |= dict.fromkeys(turns[-1].calls, turns[-1])
+            continue
+        call, result, recorded = _tool(s)
+        if not turns:
+            turns.append(_Turn())
+        owner = requested.get(call.call_id, turns[-1])
+        # A span without the model's call id (an MCP client span has the JSON-RPC id): the turn's
+        # first unanswered call of that tool.
+        pending = (c for c in owner.calls.values() if c.tool == call.tool and c.call_id not in owner.results)
+        asked = owner.calls.get(call.call_id) or next(pending, None)
+        if asked is not None:
+            call, result = replace(call, call_id=asked.call_id), replace(result, call_id=asked.call_id)
+        owner.calls[call.call_id] = (
+            call if recorded or not asked else replace(call, arguments=asked.arguments)
+        )
+        owner.results[call.call_id], owner.ended[call.call_id] = result, s.span.end_time_unix_nano
+    for turn in turns:
+        for call_id, c in turn.calls.items():
+            if call_id not in turn.results and call_id in responses:
+                turn.results[call_id] = ImportedResult(call_id, c.server, c.tool, responses[call_id])
+    return turns, prompt
+
+
+def _trial(
+    spans: list[TraceSpan], scrub: Scrub, unreadable: list[str]
+) -> tuple[ImportedTranscript, str] | None:
+    """The trace as a transcript (scenario: ``proctor.scenario`` or "") and its user prompt."""
+    spans.sort(key=lambda s: (s.span.start_time_unix_nano, -s.span.end_time_unix_nano))
+    by_id = {s.span.span_id: s for s in spans}
+    steps = [s for s in spans if kind_of(s) in ("chat", "tool") and not _inside_tool(s, by_id)]
+    agents = [s for s in spans if kind_of(s) == "agent"]
+    if not steps and not agents:
+        return None
+    agent = agents[0] if agents else next((s for s in spans if s.span.parent_span_id not in by_id), spans[0])
+    a = agent.attrs
+    turns, prompt = _turns(steps, unreadable)
+    prompt = _text(_messages(agent, IN, unreadable), "user", first=True) or prompt
+    answered = [t.text for t in turns if t.text and not t.calls]
+    final = str(a.get("proctor.final_answer") or _text(_messages(agent, OUT, unreadable), "assistant"))
+    final = final or (answered[-1] if answered else "")
+    if final and turns and not turns[-1].calls and not turns[-1].text:
+        turns[-1].text = final  # the answering turn's text (proctor's export records only the answer)
+    servers = sorted({c.server for t in turns for c in t.calls.values() if c.server})
+    chat = next((s.attrs for s in steps if kind_of(s) == "chat"), {})
+    error = (agent.span.status.message or str(a.get("error.type") or "") or "error") if agent.failed else ""
+    epoch = a.get("proctor.epoch")
+    transcript = ImportedTranscript(
+        scenario=scrub(str(a.get("proctor.scenario") or "")),
+        arm=scrub(str(a.get("proctor.arm") or a.get("gen_ai.agent.name") or "+".join(servers) or "otel")),
+        model=scrub(str(a.get("proctor.model") or _model(a) or _model(chat) or "imported:unknown")),
+        epoch=epoch if isinstance(epoch, int) and epoch >= 0 else -1,  # -1: numbered in trace order
+        turns=tuple(t.frozen() for t in turns),
+        final_answer=final,
+        origin=agent.where.rpartition(", span")[0],
+        wall_s=agent.seconds,
+        error=error,
+    )
+    return transcript, scrub(prompt)
+
+
+# -- the suite -----------------------------------------------------------------------------
+
+
+def _absolute(repo: RepoSpec, root: Path) -> dict[str, Any]:
+    data = repo.model_dump(exclude_none=True)
+    return data | {k: str((root / data[k]).resolve()) for k in ("path", "source") if k in data}
+
+
+def _from_suite(loaded: LoadedSuite, sid: str | None, path: Path) -> dict[str, Any]:
+    """A scenario of the suite (or, without ``sid``, the suite itself), relative paths made absolute."""
+    model = loaded.suite if sid is None else loaded.scenario(sid)
+    data = model.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude={"anchors_lock"})
+    if model.repo is not None:
+        data["repo"] = _absolute(model.repo, loaded.root)
+    if sid is None:
+        data["description"] = f"OpenTelemetry traces ({path.name}) scored against the suite {loaded.root}."
+        if loaded.suite.servers_file:
+            data["servers_file"] = str((loaded.root / loaded.suite.servers_file).resolve())
+    return data
+
+
+def _bare_suite(path: Path) -> dict[str, Any]:
+    description = f"Imported from OpenTelemetry traces ({path.name}); scenarios are their prompts."
+    arms = {"baseline": {"baseline": True, "description": "no MCP servers"}}
+    return {"name": scenario_id(f"otel-{path.stem}"), "description": description, "arms": arms}
+
+
+def _prompt_id(prompt: str) -> str:
+    words = scenario_id(" ".join(prompt.lower().split()[:6]))[:48].strip("-.")
+    return f"{words or 'prompt'}-{hashlib.sha256(prompt.encode()).hexdigest()[:8]}"
+
+
+def _notes(path: Path, suite: Path | None, counts: dict[str, int], unreadable: list[str]) -> list[str]:
+    texts = {
+        "skipped": f"{path}: {{}} trace(s) without GenAI spans were skipped",
+        "no_prompt": "{} scenario(s) have no prompt in the traces; pass --suite to take them from a suite",
+        "unmatched": f"{{}} trace(s) match no scenario of {suite} by id or prompt: imported without checks",
+    }
+    notes = [texts[k].format(n) for k, n in counts.items() if n]
+    if unreadable:
+        notes.append(
+            f"{len(unreadable)} message attribute(s) are not JSON lists of messages (cut by a length limit?) and "
+            f"were left out, the first: {unreadable[0]}"
+        )
+    return notes
+
+
+def read_otel(path: Path, *, scrub: Scrub, suite: Path | None = None) -> ImportedSuite:
+    """Every GenAI trace in ``path`` as a trial; ``scrub`` redacts the text bound for suite files."""
+    unreadable: list[str] = []
+    read = [_trial(spans, scrub, unreadable) for spans in read_traces(path)]
+    trials = sorted((t for t in read if t is not None), key=lambda t: t[0].epoch)  # stable: trace order
+    if not trials:
+        raise ImportFormatError(
+            f"{path}: no GenAI traces (no span has gen_ai.operation.name invoke_agent, chat or execute_tool, "
+            "nor mcp.method.name tools/call); record the agent with an OpenTelemetry GenAI instrumentation"
+        )
+    loaded = load_suite(suite) if suite is not None else None
+    known = {sc.id for sc in loaded.scenarios} if loaded else set()
+    by_prompt = {" ".join(sc.prompt.split()): sc.id for sc in loaded.scenarios if sc.prompt} if loaded else {}
+    scenarios: dict[str, tuple[str, dict[str, Any]]] = {}
+    transcripts: list[ImportedTranscript] = []
+    counts = {"skipped": read.count(None), "no_prompt": 0, "unmatched": 0}
+    for t, prompt in trials:
+        sid = t.scenario if t.scenario in known else by_prompt.get(" ".join(prompt.split()), "")
+        if loaded is not None and sid:
+            scenarios.setdefault(sid, (t.origin, _from_suite(loaded, sid, path)))
+        elif not prompt and not t.scenario:
+            raise ImportFormatError(
+                f"{t.origin}: records no user prompt (gen_ai.input.messages of its agent or first chat span) "
+                "and no proctor.scenario; turn on the instrumentation's message content capture (e.g. "
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true), or pass --suite and set "
+                "proctor.scenario on the trace's root span"
+            )
+        else:
+            sid = scenario_id(t.scenario) if t.scenario else _prompt_id(prompt)
+            counts["no_prompt"] += sid not in scenarios and not prompt
+            counts["unmatched"] += loaded is not None
+            text = prompt or f"(the traces record no prompt; proctor scenario {sid})"
+            scenario = {"id": sid, "title": title_of(prompt or sid), "prompt": text}
+            scenarios.setdefault(sid, (t.origin, scenario))
+        transcripts.append(replace(t, scenario=sid))
+    suite_data = _from_suite(loaded, None, path) if loaded is not None else _bare_suite(path)
+    sources, notes = [path, *([suite] if suite is not None else [])], _notes(path, suite, counts, unreadable)
+    found = list(scenarios.values())
+    return validated("otel", sources, suite_data, found, transcripts=number_epochs(transcripts), notes=notes)
+
+
+__all__ = ["kind_of", "read_otel"]
