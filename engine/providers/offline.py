@@ -1,10 +1,13 @@
 """The offline agent: a seedable model stand-in that really uses the tools it is given.
 
-It routes (ranks tools by BM25 against the task, LiveMCPBench's route step), fills arguments
-from each tool's schema, follows what results point to (a search hit to its definition, a
-``path:line`` to the lines around it), and answers by quoting the lines it saw with
-``file:line`` citations. Its answer is only as good as the tools' results, which is what lets
-it tell a good MCP server from a stale one without a network. Token counts are estimates.
+Two policies, chosen per prompt. A question about code ("where is the retry delay computed?")
+is routed (tools ranked by BM25 against the task, LiveMCPBench's route step), looked up with
+arguments filled from each tool's schema, followed where results point (a search hit to its
+definition, a ``path:line`` to the lines around it), and answered by quoting the lines it saw
+with ``file:line`` citations. Its answer is only as good as the tools' results, which is what
+lets it tell a good MCP server from a stale one without a network. A request to act ("list the
+files and read committed.txt", "create an entity named Alice") is planned one call per action
+with general-purpose servers in mind (``offline_act``). Token counts are estimates.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from proctor.engine.providers.base import (
     AssistantTurn,
@@ -22,6 +26,7 @@ from proctor.engine.providers.base import (
     UserMessage,
     estimate_tokens,
 )
+from proctor.engine.providers.offline_act import ActRun, Knowledge
 from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
 from proctor.engine.providers.offline_evidence import (
     Evidence,
@@ -29,6 +34,7 @@ from proctor.engine.providers.offline_evidence import (
     parse_result,
     task_identifiers,
 )
+from proctor.engine.providers.offline_plan import has_question, plan_requests
 from proctor.engine.tools.ranking import bm25_rank, words
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
@@ -57,6 +63,9 @@ class OfflineProvider:
     def session(self, seed: int) -> OfflineSession:
         return OfflineSession(POLICIES[self._policy], seed)
 
+    def parameters(self) -> dict[str, Any]:
+        return {"policy": self._policy, "deterministic": True}
+
     async def aclose(self) -> None:
         return None
 
@@ -68,6 +77,8 @@ class _Step:
     follow_rounds_left: int
     looked_up: bool = False
     followed: set[tuple[str, int]] = field(default_factory=set)
+    decided: bool = False
+    act: ActRun | None = None
 
 
 class OfflineSession:
@@ -80,6 +91,7 @@ class OfflineSession:
         self._routed: list[ToolSpec] = []
         self._step: _Step | None = None
         self._n = 0
+        self._known = Knowledge()
 
     async def turn(
         self,
@@ -113,8 +125,11 @@ class OfflineSession:
             if isinstance(m, AssistantTurn):
                 names.update({c.call_id: c.name for c in m.tool_calls})
         results = [m for m in messages if isinstance(m, ToolResults)]
+        act = self._step.act if self._step is not None else None
         for msg in results[self._absorbed :]:
             for r in msg.results:
+                if act is not None:
+                    act.absorb(r.call_id, r.content, r.is_error)
                 if r.is_error:
                     continue
                 if names.get(r.call_id) == "route":
@@ -133,6 +148,11 @@ class OfflineSession:
             query = " ".join([*step.identifiers, concept_query(step.task)])
             return self._make([("route", {"query": query})])
         usable = self._routed if via_router else tools
+        if not step.decided:
+            step.decided = True
+            step.act = self._act_run(step.task, usable)
+        if step.act is not None:
+            return self._act_calls(step.act, via_router)
         if not step.looked_up:
             step.looked_up = True
             return self._wrap(self._lookup(step, usable), via_router)
@@ -140,6 +160,32 @@ class OfflineSession:
             step.follow_rounds_left -= 1
             return self._wrap(self._follow(step, usable), via_router)
         return []
+
+    def _act_run(self, task: str, tools: list[ToolSpec]) -> ActRun | None:
+        """The action policy, when the prompt asks for actions some tool performs. A question
+        about code, or a lookup of a code name ("find `compute_backoff`") with a search or symbol
+        tool to do it, stays with the code-reading policy whenever that policy can start."""
+        requests = plan_requests(task, tools)
+        matched = [r for r in requests if r.candidates]
+        if not matched:
+            return None
+        if _can_look_up(tools):
+            lookup = any(tool_role(r.candidates[0]) in ("symbol", "search") for r in matched)
+            if has_question(task) or (lookup and task_identifiers(task)):
+                return None
+        return ActRun(requests, tools, self._known)
+
+    def _act_calls(self, act: ActRun, via_router: bool) -> list[ToolCallRequest]:
+        call = act.next_call()
+        if call is None:
+            return []
+        name, args = call.tool.name, call.args
+        if via_router:
+            name, args = "execute", {"tool": name, "arguments": args}
+        self._calls.add(f"{name}:{json.dumps(args, sort_keys=True)}#{len(self._calls)}")
+        call_id = f"call_{len(self._calls)}"
+        act.sent(call_id, call)
+        return [ToolCallRequest(call_id=call_id, name=name, arguments=dict(args))]
 
     def _lookup(self, step: _Step, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
         ranked = [t for _, t in bm25_rank(step.task, tools)]
@@ -225,6 +271,8 @@ class OfflineSession:
     # -- answering ------------------------------------------------------------------------
 
     def _answer(self, step: _Step) -> str:
+        if step.act is not None:
+            return step.act.answer()
         if not self._evidence:
             return (
                 "I could not find anything relevant with the tools available, so I cannot point to the code "
@@ -264,6 +312,12 @@ class OfflineSession:
         for e in quoted:
             lines.append(f"- `{e.path}:{e.line}`: `{e.text.strip()[:160]}`")
         return "\n".join(lines)
+
+
+def _can_look_up(tools: list[ToolSpec]) -> bool:
+    """Whether the code-reading policy could start: a search or symbol tool it can fill."""
+    probe = Focus(identifier="x", phrase="x")
+    return any(tool_role(t) in ("symbol", "search") and fill_arguments(t, probe) is not None for t in tools)
 
 
 def _routed_tools(content: str) -> list[ToolSpec]:
