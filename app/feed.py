@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from proctor.store.events import AgentBrief
 from proctor.store.reader import (
     AnchorRecord,
     EventTail,
@@ -84,6 +85,7 @@ class TrialLoad:
     scores: list[ScoreRecord]
     unreadable_scores: list[UnreadableScoreRow]
     judgments: list[JudgmentRecord]
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 class StoreFeed:
@@ -238,11 +240,13 @@ class StoreFeed:
 
     def _load_trial(self, trial_id: int) -> TrialLoad:
         reader = self._require()
+        events = reader.trial_events(trial_id)
+        texts: dict[str, str] = {}
+        for ev in events:
+            if isinstance(ev.event, AgentBrief) and (blob := reader.blob(ev.event.system_prompt_sha256)):
+                texts[ev.event.system_prompt_sha256] = blob[1].decode("utf-8", errors="replace")
         return TrialLoad(
-            reader.trial(trial_id),
-            reader.trial_events(trial_id),
-            *reader.score_rows(trial_id),
-            reader.judgments(trial_id),
+            reader.trial(trial_id), events, *reader.score_rows(trial_id), reader.judgments(trial_id), texts
         )
 
     def _require(self) -> StoreReader:

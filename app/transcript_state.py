@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from proctor.store.events import (
+    AgentBrief,
     AssistantMessage,
     ErrorEvent,
     Event,
@@ -24,6 +25,7 @@ from proctor.store.events import (
     ServerLog,
     ToolCall,
     ToolResult,
+    ToolsListed,
     TrialFinished,
     TrialStarted,
 )
@@ -68,10 +70,12 @@ class TranscriptState:
         self._prose_turn: dict[int, int] = {}
         self._calls_by_id: dict[str, CallView] = {}
         self._uids = 0
+        self.texts: dict[str, str] = {}  # stored texts by hash (the system prompt), read with the trial
 
     # -- input --------------------------------------------------------------------------------
 
-    def load(self, events: Iterable[StoredEvent]) -> None:
+    def load(self, events: Iterable[StoredEvent], texts: Mapping[str, str] | None = None) -> None:
+        self.texts.update(texts or {})
         self.loaded = True
         self._apply(events)
         buffered, self._buffer = self._buffer, []
@@ -155,6 +159,10 @@ class TranscriptState:
                 event_id,
                 f"attempt {ev.attempt} · {ev.scenario} / {ev.arm} / {ev.model} · epoch {ev.epoch} · seed {ev.seed}",
             )
+        elif isinstance(ev, AgentBrief):
+            self._brief(event_id, ev)
+        elif isinstance(ev, ToolsListed):
+            self._offered(event_id, ev)
         elif isinstance(ev, ModelRequest):
             self._add("meta", event_id, f"→ turn {ev.turn}: {ev.messages} messages, {ev.tools} tools")
         elif isinstance(ev, ModelResponse):
@@ -203,7 +211,7 @@ class TranscriptState:
             who = " ".join(x for x in (ev.name, ev.version) if x) or "unnamed"
             caps = ", ".join(sorted(ev.capabilities)) or "none"
             self._add(
-                "meta",
+                "context",
                 event_id,
                 f"server {ev.server}: {who} · protocol {ev.protocol_version or '?'} · capabilities {caps}",
                 ev.instructions,
@@ -220,6 +228,33 @@ class TranscriptState:
             )
             if ev.error:
                 self._add("error", event_id, "trial error", ev.error, is_error=True)
+
+    def _brief(self, event_id: int, ev: AgentBrief) -> None:
+        params = ", ".join(
+            f"{k} {'API default' if v is None else v}" for k, v in sorted(ev.parameters.items())
+        )
+        system = self.texts.get(ev.system_prompt_sha256)
+        shown = system if system is not None else f"(stored in the run database as {ev.system_prompt_sha256})"
+        asked = "\n\n".join(
+            f"── user prompt {i} ──\n{p}" if len(ev.prompts) > 1 else f"── user prompt ──\n{p}"
+            for i, p in enumerate(ev.prompts, 1)
+        )
+        self._add(
+            "context",
+            event_id,
+            f"asked {ev.model} · {params or 'no parameters'} · system prompt {ev.system_prompt_chars:,} chars "
+            f"· {len(ev.prompts)} prompt(s)",
+            f"{asked}\n\n── system prompt ({ev.system_prompt_sha256[:12]}) ──\n{shown}",
+        )
+
+    def _offered(self, event_id: int, ev: ToolsListed) -> None:
+        names = ", ".join(t.name for t in ev.tools) or "none"
+        body = "\n\n".join(
+            f"{t.name}  ({t.server or 'built-in'})\n{t.description}\n"
+            + json.dumps(t.input_schema, indent=2, sort_keys=True, default=str)
+            for t in ev.tools
+        )
+        self._add("context", event_id, f"offered {len(ev.tools)} tools: {names}", body)
 
     def _prose(self, event_id: int, turn: int, text: str) -> None:
         self._prose_turn[turn] = len(self.entries)

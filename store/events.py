@@ -94,6 +94,18 @@ class ToolsListed(_Event):
     tools: list[ListedTool]
 
 
+class AgentBrief(_Event):
+    """What the agent was given before its first turn. The system prompt is the same for many
+    trials, so it is stored once per run in the ``blobs`` table under its hash."""
+
+    kind: Literal["agent_brief"] = "agent_brief"
+    model: str
+    system_prompt_sha256: str
+    system_prompt_chars: int
+    prompts: list[str]
+    parameters: dict[str, Any] = {}
+
+
 class ModelRequest(_Event):
     kind: Literal["model_request"] = "model_request"
     turn: int
@@ -266,6 +278,7 @@ Event = Annotated[
     | RunFinished
     | TrialStarted
     | ToolsListed
+    | AgentBrief
     | ModelRequest
     | ModelResponse
     | ToolCall
@@ -293,6 +306,7 @@ def parse_event(payload: str | bytes) -> Event:
 
 __all__ = [
     "EVENT_ADAPTER",
+    "AgentBrief",
     "AssistantMessage",
     "ContentBlock",
     "ErrorEvent",

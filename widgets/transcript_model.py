@@ -18,8 +18,9 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-EntryKind = Literal["meta", "prose", "final", "tool_call", "tool_result", "error", "log"]
-TOOL_KINDS: frozenset[str] = frozenset({"tool_call", "tool_result"})
+EntryKind = Literal["meta", "context", "prose", "final", "tool_call", "tool_result", "error", "log"]
+# Entries that open collapsed and expand with enter: tool I/O and what the agent was given.
+TOOL_KINDS: frozenset[str] = frozenset({"tool_call", "tool_result", "context"})
 PREVIEW_LINES = 3
 EXPANDED_LINES = 200
 LINE_CHARS = 1000
@@ -27,9 +28,14 @@ LINE_CHARS = 1000
 BADGE = {"grounded": ("✓", Style(color="black", bgcolor="green")),
          "unresolved": ("?", Style(color="black", bgcolor="yellow")),
          "hallucinated": ("✗", Style(color="white", bgcolor="red"))}  # fmt: skip
-_GUTTER = {"tool_call": Style(color="magenta"), "tool_result": Style(color="blue")}
+_GUTTER = {
+    "tool_call": Style(color="magenta"),
+    "tool_result": Style(color="blue"),
+    "context": Style(color="yellow"),
+}
 _HEADER = {
     "meta": Style(dim=True),
+    "context": Style(color="yellow", bold=True),
     "prose": Style(color="cyan", bold=True),
     "final": Style(color="green", bold=True),
     "tool_call": Style(color="magenta", bold=True),

@@ -1,4 +1,8 @@
-"""Trial view: the live transcript beside scores, citations and judgments.
+"""Trial view: the live transcript beside scores, citations, judgments and checks.
+
+A finished trial opens at the top: what the agent was asked (prompts, system prompt, model
+parameters) and offered (every tool's definition), then the conversation. ``v`` pages through
+the claims, key points and rubric criteria with the judge's reasons.
 
 The transcript is loaded when the screen opens and then follows the tail. Citations come from
 the grounding score; ``o`` opens the cited lines at the pinned commit. A failed trial shows its
@@ -21,6 +25,7 @@ from proctor.app.score_views import Grounding, failure_of, grounding_of, not_app
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import CitationScreen, PagerScreen
 from proctor.app.transcript_state import TranscriptState
+from proctor.app.trial_checks import checks_summary, checks_text
 from proctor.store.reader import StoredEvent
 from proctor.store.scores import DISPLAY_ORDER, ScoreName
 from proctor.widgets.lines_view import LinesView
@@ -41,6 +46,7 @@ class TrialScreen(ProctorScreen):
         Binding("left_square_bracket", "citation(-1)", "Prev citation", show=False),
         Binding("o", "open_citation", "Open cited lines"),
         Binding("p", "page", "Page output"),
+        Binding("v", "checks", "Claims & rubric"),
         Binding("F", "first_failing", "First failing call"),
         Binding("R", "rerun", "Re-run"),
         Binding("c", "compare", "Compare"),
@@ -87,7 +93,11 @@ class TrialScreen(ProctorScreen):
     async def _load(self) -> None:
         loaded = await self.host.feed.load_trial(self.trial_id)
         self.state.add_loaded_scores(loaded.scores, loaded.unreadable_scores)
-        self.transcript.load(loaded.events)
+        if loaded.trial is not None and loaded.trial.status not in ("queued", "running"):
+            # A finished trial reads from the top: what the agent was asked and offered first.
+            self.view.following = False
+            self._tail_status(False, 0)
+        self.transcript.load(loaded.events, loaded.texts)
         self._side_version = -1
         self.flush()
 
@@ -195,10 +205,17 @@ class TrialScreen(ProctorScreen):
                 text.append("—\n" if score is None else f"{score:.3f}\n")
         if not verdicts:
             text.append("none yet\n", style="dim")
+        summary = checks_summary(self.state.scores.get(self.trial_id, {}), verdicts)
+        text.append(f"checks: {summary} (v: details)\n", style="bold")
         self.query_one("#judgments", TextPanel).show_text(text)
 
     def _tail_status(self, following: bool, unseen: int) -> None:
-        if following:
+        trial = self.state.trials.get(self.trial_id)
+        if trial is not None and trial.status not in ("queued", "running"):
+            text = Text(
+                f"■ {trial.status} trial: nothing more will arrive (Home / End: top / bottom)", style="dim"
+            )
+        elif following:
             text = Text("● following the tail", style="green")
         else:
             text = Text(f"⏸ paused · {unseen} new events (t / End: follow)", style="bold yellow")
@@ -262,6 +279,11 @@ class TrialScreen(ProctorScreen):
         entry = self.view.selected()
         if entry is not None and entry.body:
             self.app.push_screen(PagerScreen(entry.title, entry.body))
+
+    def action_checks(self) -> None:
+        scores = self.state.scores.get(self.trial_id, {})
+        body = checks_text(scores, self.state.judgments.verdicts(self.trial_id))
+        self.app.push_screen(PagerScreen(f"trial #{self.trial_id}: claims, key points, rubric", body))
 
     def action_first_failing(self) -> None:
         call_id = self.transcript.failing_call_id

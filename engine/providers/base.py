@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
@@ -92,6 +92,10 @@ class Provider(Protocol):
         ...
 
     def session(self, seed: int) -> ModelSession: ...
+
+    def parameters(self) -> dict[str, Any]:
+        """The sampling parameters sent with every call, as recorded with each trial."""
+        ...
 
     async def aclose(self) -> None: ...
 

@@ -141,6 +141,10 @@ class OpenAIProvider:
     def cost(self, usage: Usage) -> float | None:
         return self.prices.cost(self.model_id, usage)
 
+    def parameters(self) -> dict[str, Any]:
+        # None: the parameter is not sent, so the API's default applies.
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "streaming": True}
+
     async def aclose(self) -> None:
         await self._client.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -30,6 +31,7 @@ from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import (
+    AgentBrief,
     ErrorEvent,
     Event,
     ListedTool,
@@ -88,6 +90,7 @@ class Run:
     on_progress: Callable[[TrialRecord], None] | None = None
     cancel_status: str = "interrupted"  # "cancelled" when an operator cancelled the run on purpose
     _providers: dict[str, Provider] = field(default_factory=dict)
+    _briefed: set[str] = field(default_factory=set)  # system prompts already stored as blobs
     _limits: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
     @property
@@ -151,6 +154,21 @@ class Run:
             self.writer.emit(self.run_id, RunFinished(run_id=self.run_id, status=status))
         return status
 
+    def _brief(self, ctx: TrialContext, model: str, system_prompt: str, prompts: list[str]) -> AgentBrief:
+        """The trial's inputs; the system prompt's text goes to the blobs table once per run."""
+        text = redact(system_prompt)
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        if sha not in self._briefed:
+            self._briefed.add(sha)
+            ctx.put_blob(Blob(sha, "text/plain; charset=utf-8", text.encode()))
+        return AgentBrief(
+            model=model,
+            system_prompt_sha256=sha,
+            system_prompt_chars=len(text),
+            prompts=prompts,
+            parameters=self.provider(model).parameters(),
+        )
+
     async def run_trial(self, t: TrialRecord) -> None:
         scenario = self.loaded.scenario(t.scenario)
         ctx = TrialContext(self, t.id, t.attempt + 1, scenario, t.arm, t.model, t.epoch, t.seed)
@@ -184,6 +202,8 @@ class Run:
             )
             for server in toolbox.connected():
                 ctx.emit(server)
+            system_prompt = self.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT
+            ctx.emit(self._brief(ctx, t.model, system_prompt, scenario.prompts()))
             try:
                 async with asyncio.timeout(limits.trial_timeout_s):
                     result = await run_agent(
@@ -194,7 +214,7 @@ class Run:
                         limits=limits,
                         prices=self.prices,
                         emit=ctx.emit,
-                        system_prompt=self.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT,
+                        system_prompt=system_prompt,
                         put_blob=ctx.put_blob,
                     )
                 finished = TrialFinished(

@@ -26,7 +26,7 @@ async def test_trial_view_shows_transcript_scores_citations_and_judgments(fx: Fi
         assert "fairness       0.700" in text and "adoption       0.800" in text
         assert "✗  tinyq/job.py:999  hallucinated" in text
         assert "pass 2 openai:gpt-4o-mini: 0.800" in text
-        assert "● following the tail" in text
+        assert "■ finished trial: nothing more will arrive" in text, "a finished trial opens at the top"
 
 
 async def test_a_reshaped_score_is_named_unreadable_not_a_blank_panel(fx: Fixture) -> None:

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.runner import TrialContext
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
 from proctor.store.commands import enqueue_command
-from proctor.store.events import Judged, TrialStarted
+from proctor.store.events import AgentBrief, Judged, ServerConnected, TrialStarted
 from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.writer import StoreWriter
 
@@ -176,3 +177,25 @@ async def test_a_trial_is_on_disk_before_the_engine_counts_it_finished(tmp_path:
 
     await run_suite(loaded, RunOptions(db=db, epochs=3), score=False, on_progress=counted)
     assert on_disk == ["finished"] * 12, "a kill -9 at that moment would lose a trial already counted"
+
+
+async def test_each_trial_records_what_the_agent_was_given_with_the_system_prompt_stored_once(
+    tmp_path: Path,
+) -> None:
+    loaded = load_suite(_suite(tmp_path / "suite"))
+    db = tmp_path / "run.db"
+    await run_suite(loaded, RunOptions(db=db, epochs=2), score=False)
+    with StoreReader(db) as r:
+        briefs = [e.event for e in r.events_after(0, limit=100_000) if isinstance(e.event, AgentBrief)]
+        servers = [e.event for e in r.events_after(0, limit=100_000) if isinstance(e.event, ServerConnected)]
+        assert len(briefs) == len(r.trials()) == 8  # 2 scenarios x 2 arms x 2 epochs
+        assert {b.model for b in briefs} == {"offline:default"}
+        assert all(b.parameters == {"policy": "default", "deterministic": True} for b in briefs)
+        assert {tuple(b.prompts) for b in briefs} == {tuple(s.prompts()) for s in loaded.scenarios}
+        (sha,) = {b.system_prompt_sha256 for b in briefs}
+        stored = r.blob(sha)
+        assert stored is not None and stored[1].decode() == DEFAULT_SYSTEM_PROMPT
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM blobs").fetchone() == (1,)
+    assert len(servers) == 4 and {s.server for s in servers} == {"weather"}, (
+        "one per trial of the weather arm"
+    )
