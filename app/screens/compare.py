@@ -161,7 +161,7 @@ class CompareScreen(ProctorScreen):
     async def _load(self, trial_id: int) -> None:
         loaded = await self.host.feed.load_trial(trial_id)
         self.state.add_loaded_scores(loaded.scores, loaded.unreadable_scores)
-        self.transcripts[trial_id].load(loaded.events)
+        self.transcripts[trial_id].load(loaded.events, loaded.texts)
         self.flush()
 
     def consume(self, events: list[StoredEvent]) -> None:
