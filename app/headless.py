@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -17,8 +19,15 @@ from proctor.store.scores import ScoreName
 
 
 class HeadlessProgress:
-    def __init__(self, console: Console) -> None:
+    """A progress bar in a terminal; in a CI log (not a terminal) a plain line every few seconds,
+    since a redrawn bar there prints nothing until the end or floods the log."""
+
+    PLAIN_EVERY_S = 5.0
+
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
         self._console = console
+        self._plain = not console.is_terminal
+        self._clock = clock
         self._progress = Progress(
             TextColumn("[bold]trials"),
             BarColumn(),
@@ -30,20 +39,46 @@ class HeadlessProgress:
         )
         self._task = self._progress.add_task("trials", total=0, errors=0)
         self._errors = 0
+        self._total = 0
+        self._done = 0
+        self._started = 0.0
+        self._printed = 0.0
 
     def start(self, run: Run, todo: list[TrialRecord]) -> None:
         with StoreReader(run.options.db) as reader:
             total = len(reader.trials())
-        self._progress.update(self._task, total=total, completed=total - len(todo))
+        self._total, self._done = total, total - len(todo)
+        self._started = self._printed = self._clock()
+        if self._plain:
+            self._line()
+            return
+        self._progress.update(self._task, total=total, completed=self._done)
         self._progress.start()
 
     def advance(self, record: TrialRecord) -> None:
         if record.status == "error":
             self._errors += 1
-        self._progress.update(self._task, advance=1, errors=self._errors)
+        self._done += 1
+        if not self._plain:
+            self._progress.update(self._task, advance=1, errors=self._errors)
+        elif self._clock() - self._printed >= self.PLAIN_EVERY_S:
+            self._line()
 
     def stop(self) -> None:
-        self._progress.stop()
+        if self._plain:
+            self._line()
+        else:
+            self._progress.stop()
+
+    def _line(self) -> None:
+        now = self._clock()
+        self._printed = now
+        elapsed = now - self._started
+        self._console.print(
+            f"proctor: {self._done}/{self._total} trials done, {self._errors} errors, {elapsed:.0f}s elapsed",
+            markup=False,
+            highlight=False,
+        )
 
 
 def summary_table(db: Path) -> Table:

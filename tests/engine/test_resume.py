@@ -106,6 +106,9 @@ def test_without_resume_an_existing_run_is_refused(tmp_path: Path) -> None:
     ]
     first = subprocess.run(base, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
+    # stderr is a pipe here, as in CI logs: plain progress lines, not a redrawn bar.
+    assert "proctor: 0/1 trials done, 0 errors" in first.stderr
+    assert "proctor: 1/1 trials done, 0 errors" in first.stderr and "\x1b[" not in first.stderr
     second = subprocess.run(base, capture_output=True, text=True, timeout=120)
     assert second.returncode == 2
     assert "--resume" in second.stderr

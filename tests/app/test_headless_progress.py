@@ -1,0 +1,58 @@
+"""Headless progress in a CI log: a plain line every few seconds and one at the end, no bar."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from rich.console import Console
+
+from proctor.app.headless import HeadlessProgress
+from proctor.store.reader import TrialRecord
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _trial(status: str) -> Any:
+    return SimpleNamespace(status=status)
+
+
+def test_plain_lines_every_few_seconds_when_not_a_terminal(monkeypatch: Any, tmp_path: Path) -> None:
+    out = io.StringIO()
+    clock = _Clock()
+    progress = HeadlessProgress(Console(file=out, force_terminal=False), clock=clock)
+    monkeypatch.setattr("proctor.app.headless.StoreReader", _FakeReader)
+    progress.start(SimpleNamespace(options=SimpleNamespace(db=tmp_path / "x.db")), [_trial("queued")] * 3)  # type: ignore[arg-type]
+    progress.advance(_trial("finished"))
+    clock.now += HeadlessProgress.PLAIN_EVERY_S
+    progress.advance(_trial("error"))
+    progress.advance(_trial("finished"))
+    clock.now += 1
+    progress.stop()
+    assert out.getvalue().splitlines() == [
+        "proctor: 1/4 trials done, 0 errors, 0s elapsed",
+        "proctor: 3/4 trials done, 1 errors, 5s elapsed",
+        "proctor: 4/4 trials done, 1 errors, 6s elapsed",
+    ]
+
+
+class _FakeReader:
+    def __init__(self, db: Path) -> None:
+        pass
+
+    def __enter__(self) -> _FakeReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def trials(self) -> list[TrialRecord]:
+        return [_trial("finished")] + [_trial("queued")] * 3  # type: ignore[list-item]
