@@ -3,6 +3,13 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The reference MCP servers the integration tests run against: npm packages pinned by
+# tests/reference_servers/package-lock.json, and mcp-server-git in a venv of its own (its
+# dependencies stay out of proctor's). Each is installed once; its stamp says it is done.
+REF := tests/reference_servers
+REF_NPM_STAMP := $(REF)/node_modules/.installed-stamp
+REF_GIT_VENV := $(REF)/.venv-git
+REF_GIT_STAMP := $(REF_GIT_VENV)/.installed-stamp
 
 .PHONY: demo test lint bench clean venv
 
@@ -14,10 +21,20 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+$(REF_NPM_STAMP): $(REF)/package.json $(REF)/package-lock.json
+	npm ci --prefix $(REF) --no-audit --no-fund
+	touch $@
+
+$(REF_GIT_STAMP): $(REF)/requirements-git.txt
+	rm -rf $(REF_GIT_VENV)
+	$(PYTHON) -m venv $(REF_GIT_VENV)
+	$(REF_GIT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-git.txt
+	touch $@
+
 demo: $(STAMP)
 	$(VENV)/bin/proctor demo
 
-test: $(STAMP)
+test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)

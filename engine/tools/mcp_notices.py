@@ -92,6 +92,9 @@ class NoticeBoard:
             inbox.add(notice.model_copy(update={"shared": shared}) if shared else notice)
 
     async def on_log(self, params: mtypes.LoggingMessageNotificationParams) -> None:
+        if params.level == "debug":
+            # Legacy (pre-2026) servers log at every level unless asked otherwise; info and up is kept.
+            return
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         prefix = f"{params.logger}: " if params.logger else ""
         self._file(
