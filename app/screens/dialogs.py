@@ -16,11 +16,9 @@ from textual.widgets import Footer, Input, Static
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.scores import CitationDetails
 from proctor.widgets.lines_view import LinesView
-from proctor.widgets.sanitize import one_line, safe_text, sanitize
+from proctor.widgets.sanitize import one_line, safe_text
 from proctor.widgets.transcript_model import BADGE
 
-PAGE_LINES = 400
-FOLD_CHARS = 400
 CONTEXT_LINES = 5
 
 
@@ -72,69 +70,6 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-def fold_lines(body: str, width: int = FOLD_CHARS) -> list[str]:
-    """Split into lines and cut very long lines into pieces, so every page has bounded cost."""
-    out: list[str] = []
-    for line in body.split("\n"):
-        if len(line) <= width:
-            out.append(line)
-        else:
-            out.extend(line[i : i + width] for i in range(0, len(line), width))
-    return out
-
-
-class PagerScreen(ModalScreen[None]):
-    """Pages through a whole (sanitized) output ``PAGE_LINES`` lines at a time."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right_square_bracket,space", "page(1)", "Next page"),
-        Binding("left_square_bracket,b", "page(-1)", "Prev page"),
-        Binding("escape", "close", "Close"),
-    ]
-
-    def __init__(self, title: str, body: str) -> None:
-        super().__init__()
-        self._title = one_line(title, 160)
-        self._lines = fold_lines(sanitize(body))
-        self.page = 0
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-len(self._lines) // PAGE_LINES))
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide"):
-            yield Static(id="pager-title")
-            yield LinesView(id="pager-body")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self._show()
-        self.query_one("#pager-body", LinesView).focus()
-
-    def _show(self) -> None:
-        start = self.page * PAGE_LINES
-        chunk = self._lines[start : start + PAGE_LINES]
-        width = len(str(len(self._lines)))
-        lines = [
-            Text(f"{start + i + 1:>{width}} ", style="dim", end="") + Text(x) for i, x in enumerate(chunk)
-        ]
-        self.query_one("#pager-body", LinesView).set_lines(lines)
-        self.query_one("#pager-body", LinesView).scroll_to(y=0, animate=False, force=True)
-        title = Text(self._title, style="bold")
-        title.append(f"   page {self.page + 1}/{self.pages} · {len(self._lines):,} lines", style="dim")
-        self.query_one("#pager-title", Static).update(title)
-
-    def action_page(self, delta: int) -> None:
-        new = max(0, min(self.pages - 1, self.page + delta))
-        if new != self.page:
-            self.page = new
-            self._show()
-
-    def action_close(self) -> None:
         self.dismiss(None)
 
 
@@ -254,8 +189,6 @@ __all__ = [
     "CitationScreen",
     "ConfirmScreen",
     "HelpScreen",
-    "PagerScreen",
     "PromptScreen",
     "cited_lines",
-    "fold_lines",
 ]

@@ -23,7 +23,8 @@ from textual.widgets import Footer, Input, Static
 
 from proctor.app.score_views import Grounding, failure_of, grounding_of, not_applicable
 from proctor.app.screens.base import ProctorScreen
-from proctor.app.screens.dialogs import CitationScreen, PagerScreen
+from proctor.app.screens.dialogs import CitationScreen
+from proctor.app.screens.pager import PagerScreen
 from proctor.app.transcript_state import TranscriptState
 from proctor.app.trial_checks import checks_summary, checks_text
 from proctor.store.reader import StoredEvent

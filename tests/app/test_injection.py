@@ -8,7 +8,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from proctor.app.screens.compare import CompareScreen
-from proctor.app.screens.dialogs import PagerScreen
+from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.trial import TrialScreen
 from proctor.app.tui import ProctorApp
 from proctor.store.events import ToolResult, TrialFinished, TrialStarted, Usage

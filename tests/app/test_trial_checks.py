@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proctor.app.judgment_fold import Verdict
-from proctor.app.screens.dialogs import PagerScreen
+from proctor.app.screens.pager import PagerScreen
 from proctor.app.trial_checks import checks_summary, checks_text
 from proctor.store.events import Scored
 from proctor.store.reader import ScoreRecord

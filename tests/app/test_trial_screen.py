@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from proctor.app.screens.dialogs import CitationScreen, PagerScreen
+from proctor.app.screens.dialogs import CitationScreen
+from proctor.app.screens.pager import PagerScreen
+from proctor.app.screens.trial import TrialScreen
 from proctor.store.events import FinalAnswer, ToolCall, TrialStarted
 from proctor.store.writer import StoreWriter
 from proctor.widgets.lines_view import LinesView
@@ -172,3 +174,35 @@ async def test_rerun_from_trial_view_enqueues_and_shows_the_new_attempt_live(fx:
         )
         await wait_until(pilot, lambda: "second attempt answer" in screen_text(app))
         assert "attempt 2" in screen_text(app) and "I could not find it" not in screen_text(app)
+
+
+async def test_the_pager_searches_every_page_and_goes_to_lines(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        await open_trial(app, pilot, 0, 0)
+        screen = app.screen
+        assert isinstance(screen, TrialScreen)
+        index = next(i for i, e in enumerate(screen.transcript.entries) if e.kind == "tool_result")
+        screen.view.select_entry(index)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, PagerScreen))
+        pager = app.screen
+        assert isinstance(pager, PagerScreen)
+        await pilot.press("slash", *"FILLER LINE 4321", "enter")
+        assert pager.matches == [4321 + 2] and pager.page == (4321 + 2) // 400  # after 2 header lines
+        assert "1/1" in screen_text(app) and "filler line 4321" in screen_text(app)
+        await pilot.press("slash", *"filler line 12", "enter")
+        first = pager.match_index
+        await pilot.press("n")
+        assert pager.match_index == (first + 1) % len(pager.matches)
+        await pilot.press("N", "N")
+        assert pager.match_index == (first - 1) % len(pager.matches)
+        await pilot.press("colon", *"777", "enter")
+        assert pager.page == 1 and "filler line 775" in screen_text(app)
+        await pilot.press("end")
+        assert pager.page == pager.pages - 1
+        await pilot.press("home")
+        assert pager.page == 0
+        await pilot.press("slash", "x", "escape")
+        assert app.screen is pager, "escape closes the search box, not the pager"
+        await pilot.press("escape")
+        assert app.screen is screen
