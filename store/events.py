@@ -150,6 +150,8 @@ class ContentBlock(BaseModel):
     sha256: str = ""
     uri: str = ""
     name: str = ""
+    description: str = ""
+    annotations: dict[str, Any] = {}
 
 
 class ToolResult(_Event):

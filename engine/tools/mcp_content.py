@@ -38,6 +38,11 @@ def record_content(result: mtypes.CallToolResult) -> RecordedContent:
     blobs: list[Blob] = []
     for block in result.content:
         text, typed, blob = _one(block)
+        annotations = getattr(block, "annotations", None)
+        if annotations is not None:
+            typed = typed.model_copy(
+                update={"annotations": annotations.model_dump(mode="json", exclude_none=True)}
+            )
         parts.append(text)
         blocks.append(typed)
         if blob is not None:
@@ -62,7 +67,11 @@ def _one(block: object) -> tuple[str, ContentBlock, Blob | None]:
     if isinstance(block, mtypes.ResourceLink):
         mime = f", {block.mime_type}" if block.mime_type else ""
         typed = ContentBlock(
-            type="resource_link", uri=str(block.uri), name=block.name, mime_type=block.mime_type or ""
+            type="resource_link",
+            uri=str(block.uri),
+            name=block.name,
+            mime_type=block.mime_type or "",
+            description=block.description or "",
         )
         return f"[resource link {block.uri} ({block.name}{mime})]", typed, None
     if isinstance(block, mtypes.EmbeddedResource):

@@ -323,7 +323,16 @@ def call(
 
 def block(type_: str, **fields: Any) -> dict[str, Any]:
     """A recorded content block (store.events.ContentBlock) with its defaults: all it can hold."""
-    defaults = {"text": None, "mime_type": "", "size_bytes": None, "sha256": "", "uri": "", "name": ""}
+    defaults = {
+        "text": None,
+        "mime_type": "",
+        "size_bytes": None,
+        "sha256": "",
+        "uri": "",
+        "name": "",
+        "description": "",
+        "annotations": {},
+    }
     return {"type": type_} | defaults | fields
 
 
@@ -610,7 +619,8 @@ def test_a_run_stores_an_image_once_and_shows_it_to_the_model(everything_run: Ru
     sha = hashlib.sha256(png).hexdigest()
     image = block("image", mime_type="image/png", size_bytes=4033, sha256=sha)
     assert everything_run.result("call_0")["blocks"][1] == image
-    assert everything_run.result("call_1")["blocks"][1] == image
+    annotated = image | {"annotations": {"priority": 0.5, "audience": ["user"]}}  # get-annotated-message
+    assert everything_run.result("call_1")["blocks"][1] == annotated
     with StoreReader(everything_run.db) as reader:
         assert reader.blob(sha) == ("image/png", png)  # the very bytes the server sent
     with sqlite3.connect(everything_run.db) as conn:
@@ -635,25 +645,32 @@ def test_a_run_stores_an_image_once_and_shows_it_to_the_model(everything_run: Ru
     )
 
 
-def test_content_annotations_are_not_kept(everything_run: Run) -> None:
+def test_content_annotations_are_kept(everything_run: Run) -> None:
     # Sent: text "Operation completed successfully" with annotations {priority: 0.7, audience:
-    # [user]}, then the PNG with annotations {priority: 0.5, audience: [user]}. A recorded block
-    # has no field for annotations: they are lost.
+    # [user]}, then the PNG with annotations {priority: 0.5, audience: [user]}.
     result = everything_run.result(_call_id("get-annotated-message", EVERYTHING_CALLS[1][1]))
     sha = hashlib.sha256(base64.b64decode(_tiny_png_base64())).hexdigest()
     assert result["content"] == "Operation completed successfully\n[image image/png, 4,033 bytes]"
     assert result["blocks"] == [
-        block("text", text="Operation completed successfully"),
-        block("image", mime_type="image/png", size_bytes=4033, sha256=sha),
+        block(
+            "text",
+            text="Operation completed successfully",
+            annotations={"priority": 0.7, "audience": ["user"]},
+        ),
+        block(
+            "image",
+            mime_type="image/png",
+            size_bytes=4033,
+            sha256=sha,
+            annotations={"priority": 0.5, "audience": ["user"]},
+        ),
     ]
-    assert "priority" not in json.dumps(result) and "audience" not in json.dumps(result)
 
 
-def test_resource_links_keep_uri_name_and_mime_type_but_not_description(everything_run: Run) -> None:
+def test_resource_links_keep_uri_name_mime_type_and_description(everything_run: Run) -> None:
     # Sent: an intro text, then resource_link {uri: demo://resource/dynamic/blob/1, name: "Blob
     # Resource 1", description: "Resource 1: plaintext resource", mimeType: text/plain} and the same
     # for demo://resource/dynamic/text/2 ("Text Resource 2", "Resource 2: plaintext resource").
-    # The descriptions are lost.
     result = everything_run.result(_call_id("get-resource-links", {"count": 2}))
     intro = "Here are 2 resource links to resources available in this server:"
     assert result["content"] == (
@@ -668,15 +685,16 @@ def test_resource_links_keep_uri_name_and_mime_type_but_not_description(everythi
             uri="demo://resource/dynamic/blob/1",
             name="Blob Resource 1",
             mime_type="text/plain",
+            description="Resource 1: plaintext resource",
         ),
         block(
             "resource_link",
             uri="demo://resource/dynamic/text/2",
             name="Text Resource 2",
             mime_type="text/plain",
+            description="Resource 2: plaintext resource",
         ),
     ]
-    assert "plaintext resource" not in json.dumps(result)
     # Sent: resource_link {uri: demo://resource/session/hello.gz, name: hello.gz, mimeType: application/gzip}.
     link = everything_run.result(_call_id(*EVERYTHING_CALLS[5]))
     assert link["content"] == "[resource link demo://resource/session/hello.gz (hello.gz, application/gzip)]"
