@@ -13,9 +13,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
+from proctor.app.help_page import help_lines
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.scores import CitationDetails
-from proctor.widgets.lines_view import LinesView
+from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
 from proctor.widgets.transcript_model import BADGE
 
@@ -151,7 +152,7 @@ class CitationScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key that works on the screen underneath, generated from its bindings."""
+    """The legend, the concepts, then every key that works on the screen underneath."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "close", "Close")]
 
@@ -160,25 +161,16 @@ class HelpScreen(ModalScreen[None]):
         self._rows = list(rows)
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(Text("keys (ctrl+p: command palette with every action)", style="bold"))
+        with Vertical(classes="dialog wide"):
+            yield Static(
+                Text("help: what every symbol means, the concepts, the keys (escape: close)", style="bold")
+            )
             yield LinesView(id="help-body")
         yield Footer()
 
     def on_mount(self) -> None:
-        lines: list[Text] = []
-        for key, description, where in self._rows:
-            line = Text(f"{key:>16}  ", style="bold cyan", end="")
-            line.append(description)
-            line.append(f"  ({where})", style="dim")
-            lines.append(line)
-        lines.append(Text(""))
-        lines.append(
-            Text("vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim")
-        )
-        lines.append(Text("nothing is remembered between sessions unless you saved it", style="dim"))
         view = self.query_one("#help-body", LinesView)
-        view.set_lines(lines)
+        view.set_lines(wrap_texts(help_lines(self._rows), self.app.console, max(40, self.size.width - 14)))
         view.focus()
 
     def action_close(self) -> None:

@@ -1,0 +1,84 @@
+"""The help page's text: a legend of every symbol and colour, the concepts behind the numbers,
+then the keys of the screen underneath. Built from the widgets' own symbol tables, so the
+legend cannot drift from what the screens draw."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from proctor.widgets.transcript_model import BADGE
+from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUS_STYLE, STATUSES
+
+_STATUS_MEANING = {
+    "queued": "waiting to run",
+    "running": "the agent is working",
+    "scoring": "finished, scores being computed",
+    "passed": "the answer passed its checks (claims, else key points, else the judges)",
+    "failed": "the answer did not pass; the trial view names the failure mode",
+    "not judged": "finished, but nothing could judge it (no checks and no judge)",
+    "error": "the trial broke (model, server or timeout): see its error",
+}
+_BADGE_MEANING = {
+    "grounded": "grounded: the cited file and lines exist at the pinned commit and hold what is claimed",
+    "unresolved": "unresolved: no such file, ambiguous, outside the repository, or no line to check",
+    "hallucinated": "hallucinated: the file exists but the named symbol or quoted code is not there",
+}
+_MARKS = (
+    ("⚓", "an anchor scenario: held out and locked by hash (screen 3)"),
+    ("▸ / ▾", "a collapsed / expanded entry: tool calls and results, what the agent was given"),
+    ("◀ first failing call", "the tool call the failure diagnosis points to (F jumps to it)"),
+    ("~", "token counts estimated (offline agent or imported data), not reported by an API"),
+    ("n/a (baseline)", "adoption does not apply to the baseline arm: it has no MCP tools"),
+    ("[image …] [resource …]", "binary tool output, stored once by hash; the label gives type and size"),
+)
+_CONCEPTS = (
+    ("fairness", "answer quality on equal terms for every arm: 0.10 keywords + 0.55 judge quality + "
+     "0.15 citation grounding + 0.20 efficiency (missing parts are left out and the rest renormalized)"),
+    ("adoption", "how well the agent used the MCP server: 0.60 tool fluency + 0.40 discoverability"),
+    ("grounding", "grounded citations / all citations, checked against git objects at the pinned commit"),
+    ("claims", "facts a correct answer must state: fulfilled 1, partially ½, not 0; pass at coverage ≥ 0.75"),
+    ("TFS / TEFS", "the set of (tool, arguments) called equals the gold calls; TEFS also the serial / "
+     "parallel step structure (MCPAgentBench)"),
+    ("pass, k/n", "a trial passes or fails; k/n counts passing epochs; pass@k is the chance one of k passes"),
+    ("judge σ", "spread of a judge's scores over repeated passes on one trial; above the floor it is noise "
+     "worth knowing"),
+    ("Δ vs baseline", "paired by scenario and epoch; a 95 % interval containing 0 is not a difference"),
+)  # fmt: skip
+
+
+def help_lines(keys: Sequence[tuple[str, str, str]]) -> list[Text]:
+    out: list[Text] = [Text("LEGEND", style="bold underline")]
+    for status in STATUSES:
+        line = Text(f" {STATUS_GLYPH[status]} {status:<11}", style=STATUS_STYLE.get(status, ""), end="")
+        line.append(f" {_STATUS_MEANING[status]}")
+        out.append(line)
+    for status, (glyph, style) in BADGE.items():
+        line = Text(" ", end="")
+        line.append(f" {glyph}{status[0].upper()} ", style=style)
+        line.append(f"  {_BADGE_MEANING[status]}")
+        out.append(line)
+    for mark, meaning in _MARKS:
+        out.append(Text(f" {mark:<24}", style="bold", end="") + Text(meaning))
+    out += [Text(""), Text("CONCEPTS", style="bold underline")]
+    for name, meaning in _CONCEPTS:
+        out.append(Text(f" {name:<14}", style="bold", end="") + Text(meaning))
+    out += [Text(""), Text("KEYS OF THIS SCREEN (ctrl+p: palette with every action)", style="bold underline")]
+    for key, description, where in keys:
+        line = Text(f" {key:>16}  ", style="bold cyan", end="")
+        line.append(description)
+        line.append(f"  ({where})", style="dim")
+        out.append(line)
+    out += [
+        Text(""),
+        Text(" vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim"),
+        Text(
+            " escape goes back from a sub-screen and never quits; q asks before stopping a live run",
+            style="dim",
+        ),
+    ]
+    return out
+
+
+__all__ = ["help_lines"]
