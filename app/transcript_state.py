@@ -18,6 +18,7 @@ from proctor.store.events import (
     ErrorEvent,
     Event,
     FinalAnswer,
+    ListedTool,
     McpNotice,
     ModelRequest,
     ModelResponse,
@@ -44,6 +45,8 @@ class CallView:
     arguments: str
     result: str | None = None
     is_error: bool = False
+    result_server: str = ""  # who answered, and under the tool's own name (not the exposed one)
+    result_tool: str = ""
 
 
 def _usd(value: float | None) -> str:
@@ -71,6 +74,7 @@ class TranscriptState:
         self._calls_by_id: dict[str, CallView] = {}
         self._uids = 0
         self.texts: dict[str, str] = {}  # stored texts by hash (the system prompt), read with the trial
+        self.offered: dict[str, ListedTool] = {}  # the tools offered to the model, by name
 
     # -- input --------------------------------------------------------------------------------
 
@@ -91,6 +95,9 @@ class TranscriptState:
             self._apply(mine)
         else:
             self._buffer.extend(mine)
+
+    def call(self, call_id: str) -> CallView | None:
+        return self._calls_by_id.get(call_id)
 
     def take_new(self) -> int:
         n, self._pending_new = self._pending_new, 0
@@ -248,6 +255,7 @@ class TranscriptState:
         )
 
     def _offered(self, event_id: int, ev: ToolsListed) -> None:
+        self.offered = {t.name: t for t in ev.tools}
         names = ", ".join(t.name for t in ev.tools) or "none"
         body = "\n\n".join(
             f"{t.name}  ({t.server or 'built-in'})\n{t.description}\n"
@@ -292,6 +300,7 @@ class TranscriptState:
         if view is not None:
             view.result = entry.body
             view.is_error = ev.is_error
+            view.result_server, view.result_tool = ev.server, ev.tool
 
 
 def notice_title(ev: McpNotice) -> str:

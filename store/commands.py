@@ -12,12 +12,12 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from proctor.store.schema import configure
 
-CommandName = Literal["rejudge", "rerun_trial", "lock_anchors", "verify_anchors", "cancel_run"]
-COMMAND_NAMES: tuple[str, ...] = ("rejudge", "rerun_trial", "lock_anchors", "verify_anchors", "cancel_run")
+CommandName = Literal["rejudge", "rerun_trial", "lock_anchors", "verify_anchors", "cancel_run", "call_tool"]
+COMMAND_NAMES: tuple[str, ...] = get_args(CommandName)
 
 
 @dataclass(frozen=True)

@@ -244,6 +244,18 @@ class OperatorCommand(_Event):
     message: str = ""
 
 
+class ToolRecall(_Event):
+    """An operator called a tool by hand (the console's workbench): a run-level event, never
+    part of a trial's transcript or scores. ``raw`` is the JSON-RPC result as the server sent it."""
+
+    kind: Literal["tool_recall"] = "tool_recall"
+    request_id: str
+    trial_id: int
+    result: ToolResult
+    raw: dict[str, Any] | None = None
+    notices: list[McpNotice] = []
+
+
 class Scored(_Event):
     """A score computed for a trial; ``details`` is the JSON form of its ``DETAILS_MODEL``.
 
@@ -293,6 +305,7 @@ Event = Annotated[
     | ServerConnected
     | TrialFinished
     | OperatorCommand
+    | ToolRecall
     | Scored
     | Judged,
     Field(discriminator="kind"),
@@ -328,6 +341,7 @@ __all__ = [
     "ServerLog",
     "ToolCall",
     "ToolCallRequest",
+    "ToolRecall",
     "ToolResult",
     "ToolsListed",
     "TrialFinished",

@@ -25,6 +25,7 @@ from proctor.app.score_views import Grounding, failure_of, grounding_of, not_app
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
+from proctor.app.screens.workbench import WorkbenchScreen, tool_target
 from proctor.app.transcript_state import TranscriptState
 from proctor.app.trial_checks import checks_summary, checks_text
 from proctor.store.reader import StoredEvent
@@ -48,6 +49,8 @@ class TrialScreen(ProctorScreen):
         Binding("o", "open_citation", "Open cited lines"),
         Binding("p", "page", "Page output"),
         Binding("v", "checks", "Claims & rubric"),
+        Binding("w", "workbench", "Call tool by hand"),
+        Binding("y", "copy_entry", "Copy entry"),
         Binding("F", "first_failing", "First failing call"),
         Binding("R", "rerun", "Re-run"),
         Binding("c", "compare", "Compare"),
@@ -280,6 +283,24 @@ class TrialScreen(ProctorScreen):
         entry = self.view.selected()
         if entry is not None and entry.body:
             self.app.push_screen(PagerScreen(entry.title, entry.body))
+
+    def action_workbench(self) -> None:
+        entry = self.view.selected()
+        call = self.transcript.call(entry.call_id) if entry is not None and entry.call_id else None
+        target = tool_target(self.trial_id, call, self.transcript.offered) if call is not None else None
+        if target is None:
+            self.notify(
+                "select an MCP tool call (▸ call …) to call it again", severity="warning", markup=False
+            )
+            return
+        self.app.push_screen(WorkbenchScreen(target))
+
+    def action_copy_entry(self) -> None:
+        entry = self.view.selected()
+        if entry is None:
+            return
+        self.app.copy_to_clipboard(f"{entry.title}\n{entry.body}".rstrip())
+        self.notify(f"copied {entry.title[:60]} (OSC 52)", markup=False)
 
     def action_checks(self) -> None:
         scores = self.state.scores.get(self.trial_id, {})

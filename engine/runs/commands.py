@@ -3,7 +3,8 @@
 The console only inserts rows (store/commands.py). While a run is live, ``consume_commands``
 claims pending rows about every half second and handles them one at a time: ``rejudge``
 ({trial_ids, passes, judge?}), ``rerun_trial`` ({trial_id}: a new attempt through
-``Run.run_trial``), ``lock_anchors``, ``verify_anchors`` and ``cancel_run``. Each command
+``Run.run_trial``), ``lock_anchors``, ``verify_anchors``, ``cancel_run`` and ``call_tool``
+({request_id, trial_id, server, tool, arguments}: see tool_recall.py). Each command
 becomes OperatorCommand events (received, then done or failed with a message) and its row is
 finished with the same outcome, so a console in another process sees what happened.
 """
@@ -20,6 +21,7 @@ from proctor.engine.grading.anchors import lock_anchors, verify_anchors
 from proctor.engine.grading.rejudge import RejudgeResult, RejudgeTarget, rejudge_trials
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.runner import Run
+from proctor.engine.runs.tool_recall import RecallError, call_tool
 from proctor.store.commands import Command
 from proctor.store.events import OperatorCommand
 from proctor.store.reader import StoreReader, TrialRecord
@@ -121,12 +123,20 @@ async def _cancel(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> s
     return "run cancelled by the operator; finished trials stay, the rest can be resumed"
 
 
+async def _call_tool(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    try:
+        return await call_tool(run, args)
+    except RecallError as exc:
+        raise CommandFailed(str(exc)) from exc
+
+
 HANDLERS: dict[str, Handler] = {
     "rejudge": _rejudge,
     "rerun_trial": _rerun,
     "lock_anchors": _lock,
     "verify_anchors": _verify,
     "cancel_run": _cancel,
+    "call_tool": _call_tool,
 }
 
 

@@ -181,14 +181,17 @@ class McpConnection:
             for t in self.tools
         ]
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> ToolCallOutcome:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], timeout_s: float, *, keep_raw: bool = False
+    ) -> ToolCallOutcome:
+        """``keep_raw`` also returns the JSON-RPC result as sent (for calls made by hand)."""
         with self.notices.call() as (inbox, on_progress):
-            outcome = await self._call(tool, arguments, timeout_s, on_progress)
+            outcome = await self._call(tool, arguments, timeout_s, on_progress, keep_raw)
         notices = inbox.result(self.name)
         return dataclasses.replace(outcome, notices=notices) if notices else outcome
 
     async def _call(
-        self, tool: str, arguments: dict[str, Any], timeout_s: float, on_progress: Any
+        self, tool: str, arguments: dict[str, Any], timeout_s: float, on_progress: Any, keep_raw: bool
     ) -> ToolCallOutcome:
         start = time.perf_counter()
         client = self._client
@@ -239,6 +242,7 @@ class McpConnection:
             structured=result.structured_content if isinstance(result.structured_content, dict) else None,
             blocks=recorded.blocks,
             blobs=recorded.blobs,
+            raw=result.model_dump(mode="json", by_alias=True, exclude_none=True) if keep_raw else None,
         )
 
     async def _call_or_fault(

@@ -35,6 +35,7 @@ class ToolCallOutcome:
     blocks: tuple[ContentBlock, ...] = ()
     blobs: tuple[Blob, ...] = ()
     notices: tuple[McpNotice, ...] = ()
+    raw: dict[str, Any] | None = None  # the JSON-RPC result, kept only for calls made by hand
 
 
 @dataclass(frozen=True)
