@@ -65,6 +65,12 @@ class Filters:
     def active(self) -> bool:
         return bool(self.status or self.arm or self.model or self.scenario)
 
+    def keeps_status(self, status: str | None) -> bool:
+        """``failures`` keeps failed and errored trials; any other value keeps that status only."""
+        if self.status is None:
+            return True
+        return status in FAILURES if self.status == "failures" else status == self.status
+
     def describe(self) -> str:
         parts = [
             f"{k}={v}" for k, v in (("status", self.status), ("arm", self.arm), ("model", self.model)) if v
@@ -72,6 +78,9 @@ class Filters:
         if self.scenario:
             parts.append(f"scenario~{self.scenario}")
         return ", ".join(parts) or "none"
+
+
+FAILURES = frozenset({"failed", "error"})
 
 
 @dataclass(frozen=True)
@@ -358,7 +367,7 @@ class ConsoleState:
             col = col_index.get((t.arm, t.model))
             if col is None or (needle and needle not in t.scenario.lower()):
                 continue
-            if filters.status is not None and self.statuses.get(t.id) != filters.status:
+            if not filters.keeps_status(self.statuses.get(t.id)):
                 continue
             rows.setdefault((t.scenario, t.epoch), {})[col] = self.cell(t.id)
         ordered = sorted(rows)

@@ -8,6 +8,7 @@ status change repaints one line.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -156,6 +157,10 @@ class TrialMatrix(ScrollView, can_focus=True):
         label_w = min(self._label_width, width)
         if y < self.HEADER_ROWS:
             label = "scenario" if y == 1 else ""
+            if y == 0:
+                left, right = self.hidden_columns()
+                more = " ".join(x for x in (f"◀{left}" if left else "", f"{right}▶" if right else "") if x)
+                label = f"{more} more" if more else ""
             heads = [self._pad(one_line(col[y], CELL_WIDTH - 1), HEADER_STYLE) for col in self.model.columns]
             return self._join_row(self._pad(label, HEADER_STYLE, label_w), heads, scroll_x, width, base)
         row = int(self.scroll_y) + y - self.HEADER_ROWS
@@ -219,6 +224,26 @@ class TrialMatrix(ScrollView, can_focus=True):
             self.scroll_to(x=right - body_width, animate=False, immediate=True, force=True)
         self.refresh()
         self.post_message(self.CursorMoved(self.selected_trial()))
+
+    def jump_to_status(self, statuses: Collection[str], step: int) -> bool:
+        """Move to the next (step 1) or previous (-1) cell whose status is one of ``statuses``,
+        row by row and wrapping around; False when there is none."""
+        order = sorted(pos for pos, cell in self.model.cells.items() if cell.status in statuses)
+        if not order:
+            return False
+        if step > 0:
+            target = next((p for p in order if p > self.cursor), order[0])
+        else:
+            target = next((p for p in reversed(order) if p < self.cursor), order[-1])
+        self.move_to(*target)
+        return True
+
+    def hidden_columns(self) -> tuple[int, int]:
+        """How many columns are scrolled out of view on the left and on the right."""
+        body = max(0, self.size.width - min(self._label_width, self.size.width))
+        left = int(self.scroll_x) // CELL_WIDTH
+        shown = max(0, (int(self.scroll_x) + body) // CELL_WIDTH - left)
+        return left, max(0, len(self.model.columns) - left - shown)
 
     def action_select(self) -> None:
         trial = self.selected_trial()

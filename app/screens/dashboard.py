@@ -14,7 +14,7 @@ from textual.widgets import Footer
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
-from proctor.app.state import Filters
+from proctor.app.state import FAILURES, Filters
 from proctor.store.lock import EngineLock
 from proctor.widgets.arms_panel import ArmsPanel
 from proctor.widgets.cost_panel import CostPanel
@@ -48,6 +48,9 @@ class DashboardScreen(ProctorScreen):
         Binding("m", "filter_model", "Model filter"),
         Binding("f", "filter_scenario", "Scenario filter"),
         Binding("x", "clear_filters", "Clear filters"),
+        Binding("exclamation_mark", "failures_only", "Failures only"),
+        Binding("right_square_bracket", "failure(1)", "Next failure"),
+        Binding("left_square_bracket", "failure(-1)", "Prev failure", show=False),
     ]
 
     def __init__(self) -> None:
@@ -250,6 +253,14 @@ class DashboardScreen(ProctorScreen):
         self.app.push_screen(
             PromptScreen("filter scenarios containing (empty: all)", self.filters.scenario), done
         )
+
+    def action_failures_only(self) -> None:
+        self._set_filters(status=None if self.filters.status == "failures" else "failures")
+
+    def action_failure(self, step: int) -> None:
+        matrix = self.query_one(TrialMatrix)
+        if not matrix.jump_to_status(FAILURES, step):
+            self.notify("no failed or errored trial in the matrix", markup=False)
 
     def action_clear_filters(self) -> None:
         self.filters = Filters()

@@ -296,3 +296,17 @@ def test_a_new_attempt_clears_the_trials_scores_and_verdicts() -> None:
     started = TrialStarted(scenario="s1", arm="a", model="m", epoch=0, seed=1, attempt=2)
     state.apply_batch(TailBatch(events=[stored(started, trial_id=1, attempt=2, event_id=203)]))
     assert 1 not in state.scores and state.judgments.verdicts(1) == []
+
+
+def test_the_failures_filter_keeps_failed_and_errored_trials() -> None:
+    failures = Filters(status="failures")
+    assert [failures.keeps_status(s) for s in ("failed", "error", "passed", None)] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert Filters(status="passed").keeps_status("passed") and not Filters(status="passed").keeps_status(
+        "failed"
+    )
+    assert Filters().keeps_status(None)

@@ -87,3 +87,32 @@ async def test_set_model_keeps_the_cursor_on_the_same_trial() -> None:
         smaller.cells[(0, 1)] = MatrixCell(102, "failed")
         matrix.set_model(smaller, keep_trial=102)
         assert matrix.cursor == (0, 1)
+
+
+async def test_next_and_previous_failure_wrap_around_and_hidden_arms_are_announced() -> None:
+    app = MatrixApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        matrix = app.query_one(TrialMatrix)
+        model = MatrixModel(
+            rows=[(f"s{i}", 0) for i in range(4)], columns=[(f"arm{c}", "m") for c in range(5)]
+        )
+        for r in range(4):
+            for c in range(5):
+                model.cells[(r, c)] = MatrixCell(r * 5 + c, "passed")
+        model.cells[(1, 3)] = MatrixCell(8, "failed")
+        model.cells[(3, 0)] = MatrixCell(15, "error")
+        matrix.set_model(model)
+        await pilot.pause()
+        assert matrix.jump_to_status({"failed", "error"}, 1) and matrix.cursor == (1, 3)
+        assert matrix.jump_to_status({"failed", "error"}, 1) and matrix.cursor == (3, 0)
+        assert matrix.jump_to_status({"failed", "error"}, 1) and matrix.cursor == (1, 3), "wraps around"
+        assert matrix.jump_to_status({"failed", "error"}, -1) and matrix.cursor == (3, 0), "wraps back"
+        assert not matrix.jump_to_status({"not judged"}, 1)
+        matrix.move_to(0, 0)
+        await pilot.pause()
+        left, right = matrix.hidden_columns()
+        assert left == 0 and right == 5 - (60 - 12) // 16
+        assert f"{right}▶ more" in screen_text(app)
+        matrix.move_to(0, 4)
+        await pilot.pause()
+        assert matrix.hidden_columns()[1] == 0 and "◀" in screen_text(app)
