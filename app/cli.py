@@ -99,7 +99,7 @@ def _add_runs(sub: _SubParsers) -> None:
     _command(run, "runs:run_command")
     watch = sub.add_parser("watch", help="open the console on a run database (live or finished)")
     watch.add_argument("db", type=Path)
-    _command(watch, "runs:watch_command")
+    _command(watch, "watch:watch_command")
     servers = sub.add_parser("servers", help="MCP server utilities")
     servers_sub = servers.add_subparsers(dest="servers_command", required=True)
     check = servers_sub.add_parser("check", help="start each server, list its tools")

@@ -11,8 +11,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from proctor.engine.reports.aggregate import is_baseline
-from proctor.engine.reports.attribution import attribution
+from proctor.engine.reports.attribution import attribution, is_baseline
 from proctor.store.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import (
     CitationDetails,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -28,13 +29,9 @@ from textual.worker import Worker, WorkerState
 
 from proctor.app.exit_codes import ExitCode
 from proctor.app.feed import StoreFeed, TailBatch
-from proctor.app.screens.anchors import AnchorsScreen
 from proctor.app.screens.base import ProctorScreen
-from proctor.app.screens.compare import CompareScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
-from proctor.app.screens.judge import JudgeScreen
-from proctor.app.screens.trial import TrialScreen
 from proctor.app.signals import stop_signals
 from proctor.app.state import ConsoleState
 from proctor.store.commands import CommandName, enqueue_command
@@ -122,6 +119,9 @@ class ProctorApp(App[int]):
         self.flush()
         self.state.apply_details(await self.feed.details())
         self.flush()
+        # The first screen is up: load the other screens' code now, off the event loop, so the
+        # first paint never waited for it and the first open of each screen does not either.
+        await asyncio.to_thread(_preload_screens)
         _tune_gc()
         self.feed.start_tail(self._post_batch, interval=self._poll_interval)
 
@@ -233,12 +233,16 @@ class ProctorApp(App[int]):
     # -- navigation and commands ----------------------------------------------------------------
 
     def open_trial(self, trial_id: int) -> None:
+        from proctor.app.screens.trial import TrialScreen
+
         if isinstance(self.screen, TrialScreen) and self.screen.trial_id == trial_id:
             return
         self.push_screen(TrialScreen(trial_id))
 
     def open_compare(self, trial_id: int) -> None:
         if trial_id in self.state.trials:
+            from proctor.app.screens.compare import CompareScreen
+
             self.push_screen(CompareScreen(trial_id, self.state))
 
     def _pop_to_dashboard(self) -> None:
@@ -250,10 +254,14 @@ class ProctorApp(App[int]):
 
     def action_judge(self) -> None:
         self._pop_to_dashboard()
+        from proctor.app.screens.judge import JudgeScreen
+
         self.push_screen(JudgeScreen())
 
     def action_anchors(self) -> None:
         self._pop_to_dashboard()
+        from proctor.app.screens.anchors import AnchorsScreen
+
         self.push_screen(AnchorsScreen())
 
     def enqueue(self, command: CommandName, args: dict[str, Any], *, note: str = "") -> None:
@@ -312,6 +320,11 @@ def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str]]:
         if active.binding.description:
             rows.append((key, active.binding.description, type(active.node).__name__))
     return sorted(rows, key=lambda r: (r[2], r[0]))
+
+
+def _preload_screens() -> None:
+    for module in ("trial", "compare", "judge", "anchors"):
+        importlib.import_module(f"proctor.app.screens.{module}")
 
 
 def run_console(db_path: Path, engine: EngineFactory | None = None, *, live: bool = False) -> int:

@@ -1,4 +1,4 @@
-"""``proctor demo``, ``proctor run`` and ``proctor watch``: running a suite and watching a run."""
+"""``proctor demo`` and ``proctor run``: running a suite, in the console or headless."""
 
 from __future__ import annotations
 
@@ -14,20 +14,12 @@ from proctor.app.signals import stop_signals
 from proctor.engine.grading.anchors import verify_before_run
 from proctor.engine.runs.gold_check import check_gold_tools
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
-from proctor.engine.runs.session import run_suite, serve_run
+from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
 from proctor.scenarios.loader import LoadedSuite, load_suite
 from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader
 from proctor.store.schema import init_db
-
-
-def watch_command(args: argparse.Namespace) -> int:
-    from proctor.app.tui import run_console
-
-    with StoreReader(args.db):
-        pass
-    return run_console(args.db, engine=lambda: serve_run(args.db))
 
 
 def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:

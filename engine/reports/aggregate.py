@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.engine.judges.panel import is_human, parsed_verdicts
+from proctor.engine.reports.attribution import is_baseline
 from proctor.engine.stats import PassKSummary, paired_bootstrap_ci, pass_k_over_tasks
 from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
-    ADOPTION_BASELINE,
-    AdoptionDetails,
     GroundingDetails,
     PassedDetails,
     ScoreName,
@@ -128,11 +127,6 @@ def mean_ci(values: Sequence[float], seed: int = 0) -> MeanCI | None:
 def value(scores: Mapping[ScoreName, ScoreRecord], name: ScoreName) -> float | None:
     s = scores.get(name)
     return None if s is None or s.value is None or not math.isfinite(s.value) else s.value
-
-
-def is_baseline(scores: Mapping[ScoreName, ScoreRecord]) -> bool:
-    adoption = scores.get(ScoreName.ADOPTION)
-    return adoption is not None and adoption.parsed(AdoptionDetails).na == ADOPTION_BASELINE
 
 
 def claims_coverage(

@@ -19,8 +19,8 @@ from pydantic import ValidationError
 
 from proctor.engine.judges.base import Verdict
 from proctor.engine.judges.panel import is_human, latest_per_pass
-from proctor.engine.reports.aggregate import ArmModelSummary, is_baseline, value
-from proctor.engine.reports.attribution import Attribution, attribution
+from proctor.engine.reports.aggregate import ArmModelSummary, value
+from proctor.engine.reports.attribution import Attribution, attribution, is_baseline
 from proctor.engine.stats import (
     ArmModelVariance,
     BootstrapCI,

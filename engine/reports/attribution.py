@@ -11,7 +11,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from proctor.store.reader import ScoreRecord, TrialRecord
-from proctor.store.scores import AdoptionDetails, ScoreName
+from proctor.store.scores import ADOPTION_BASELINE, AdoptionDetails, ScoreName
+
+
+def is_baseline(scores: Mapping[ScoreName, ScoreRecord]) -> bool:
+    """A baseline trial: its adoption score says "n/a (baseline)" (it had no MCP tools)."""
+    adoption = scores.get(ScoreName.ADOPTION)
+    return adoption is not None and adoption.parsed(AdoptionDetails).na == ADOPTION_BASELINE
 
 
 def arm_tool_calls(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord]) -> int | None:
@@ -54,4 +60,4 @@ def attribution(
     return Attribution(arm, len(counted), sum(counted))
 
 
-__all__ = ["Attribution", "arm_tool_calls", "attribution"]
+__all__ = ["Attribution", "arm_tool_calls", "attribution", "is_baseline"]
