@@ -2,13 +2,17 @@
 
 ``build_report`` returns the JSON report: ``run``, ``trials`` and ``notes`` as before, plus
 ``arms`` (per arm × model aggregates, comparisons against the baseline, judge variance),
-``ranking``, ``judges`` (models, labels, panel agreement) and ``anchors``. The Markdown and CSV
+``ranking``, ``judges`` (models, labels, panel agreement), ``anchors`` and ``tool_usage`` (per arm
+× model and tool: calls, errors, p50/p95 latency, result bytes, and the tools offered but never
+called; definitions in engine/reports/tool_usage.py and under its ``definitions``). The Markdown and CSV
 renderings are made from this same dictionary, so the three formats never disagree. The offline
 agent and the offline judge are labelled wherever they were used.
 """
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from proctor.engine.reports.arm_comparisons import (
     variance_by_judge,
 )
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
+from proctor.engine.reports.tool_usage import KINDS, ToolUsageCounter, tool_usage_section
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import Judged, ModelResponse, OperatorCommand
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
@@ -48,6 +53,35 @@ def _all_of_kind(reader: StoreReader, kind: str) -> list[StoredEvent]:
         out.extend(chunk)
         if len(chunk) < 5000:
             return out
+
+
+def _iter_of_kind(reader: StoreReader, kind: str, upper: int, batch: int = 5000) -> Iterator[StoredEvent]:
+    """Events of one kind in id order, read ``batch`` at a time (never all at once)."""
+    after = 0
+    while True:
+        chunk = reader.events_of_kind(kind, after_id=after, up_to_id=upper, limit=batch)
+        yield from chunk
+        if len(chunk) < batch:
+            return
+        after = chunk[-1].id
+
+
+def _latency_recorded(config: dict[str, Any]) -> bool:
+    """False for an imported run whose source recorded no times (its latencies are 0 placeholders)."""
+    imported = config.get("imported")
+    return not isinstance(imported, dict) or not str(imported.get("wall_s", "not recorded")).startswith(
+        "not recorded"
+    )
+
+
+def _tool_usage(reader: StoreReader, trials: list[TrialRecord], config: dict[str, Any]) -> dict[str, Any]:
+    """Streams the tool events (the three kinds merged by id) through the counter."""
+    upper = reader.max_event_id()
+    recorded = _latency_recorded(config)
+    counter = ToolUsageCounter(trials, latency_recorded=recorded)
+    for e in heapq.merge(*(_iter_of_kind(reader, k, upper) for k in KINDS), key=lambda e: e.id):
+        counter.add(e)
+    return tool_usage_section(counter.result(), latency_recorded=recorded)
 
 
 def _phases() -> dict[str, float]:
@@ -145,6 +179,7 @@ def build_report(db: Path) -> dict[str, Any]:
         commands = [
             e for e in _all_of_kind(reader, "operator_command") if isinstance(e.event, OperatorCommand)
         ]
+        tools = _tool_usage(reader, trials, run.config if run is not None else {})
     config = run.config if run is not None else {}
     raw_scoring = config.get("scoring")
     scoring: dict[str, Any] = raw_scoring if isinstance(raw_scoring, dict) else {}
@@ -198,6 +233,7 @@ def build_report(db: Path) -> dict[str, Any]:
         "ranking": ranking_section(ranking),
         "judges": judges_section(machine_judges, panel, floor, threshold),
         "anchors": anchors_section(config, anchor_rows, commands),
+        "tool_usage": tools,
     }
 
 

@@ -1,60 +1,21 @@
 """The report as Markdown that reads on its own (a PR comment): rendered from ``build_report``'s data.
 
-Names that came from suites or models are escaped for tables (pipes, newlines, control
-characters) so a scenario or arm name cannot break the layout or inject markup.
+The page opens with a verdict and its caveats (md_verdict.py), then the tables, the per-scenario,
+per-tool and failure-mode tables (md_details.py), text charts (md_charts.py) and a legend
+(md_legend.py). Names that came from suites, servers or models are escaped (md_format.py) so a
+scenario, arm or tool name cannot break the layout or inject markup.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_MARKUP = re.compile(r"([\\`*_{}\[\]<>|#!])")
-
-
-def cell(text: object) -> str:
-    """Plain text safe inside a Markdown table cell."""
-    return _MARKUP.sub(r"\\\1", _CONTROL.sub(" ", str(text))).strip()
-
-
-def num(v: object, digits: int = 3) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return cell(v)
-
-
-def pct(v: object) -> str:
-    return "–" if not isinstance(v, int | float) else f"{100 * v:.2f} %"
-
-
-def ci(m: dict[str, Any] | None) -> str:
-    if m is None:
-        return "–"
-    if m["n"] < 2:
-        return f"{m['mean']:.3f} (n=1)"
-    return f"{m['mean']:.3f} [{m['low']:.3f}, {m['high']:.3f}]"
-
-
-def money(v: object) -> str:
-    return "n/a (unpriced)" if not isinstance(v, int | float) else f"${v:,.4f}"
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
-
-
-def _who(a: dict[str, Any]) -> str:
-    return f"{cell(a['arm'])} · {cell(a['model'])}"
+from proctor.engine.reports.md_charts import forest_chart, frontier_chart
+from proctor.engine.reports.md_details import failure_modes_section, scenarios_section, tools_section
+from proctor.engine.reports.md_format import cell, ci, money, pct, table
+from proctor.engine.reports.md_format import who as _who
+from proctor.engine.reports.md_legend import legend_section
+from proctor.engine.reports.md_verdict import caveats_section, verdict_section
 
 
 def _arms(arms: list[dict[str, Any]]) -> list[str]:
@@ -128,7 +89,9 @@ def _ranking(ranking: dict[str, Any]) -> list[str]:
         "",
     ]
     for g in ranking["groups"]:
-        names = ", ".join(f"{cell(e['arm'])} · {cell(e['model'])} ({e['mean']:.3f})" for e in g["entries"])
+        names = ", ".join(
+            f"{cell(e['arm'])} · {cell(e['model'])} (fairness {e['mean']:.3f})" for e in g["entries"]
+        )
         out.append(f"{g['rank']}. {names}" + (" — tied" if len(g["entries"]) > 1 else ""))
     if ranking["excluded_scenarios"]:
         out.append(
@@ -174,13 +137,15 @@ def _versus(arms: list[dict[str, Any]]) -> list[str]:
         "McNemar exact p",
         "Δ fairness [95% CI]",
     ]
+    chart = forest_chart({"arms": arms})
     return [
         "## Against the baseline",
         "",
-        "Paired by scenario and epoch (same seed). A Δ whose interval contains 0 is not a difference.",
+        "Paired by scenario and epoch (same seed). A Δ whose interval contains 0 is no evidence of a difference.",
         "",
         *table(header, rows),
         *(["", *caveats] if caveats else []),
+        *(["", *chart] if chart else []),
     ]
 
 
@@ -349,27 +314,47 @@ def _anchors(anchors: dict[str, Any]) -> list[str]:
     return out
 
 
+def _run_line(report: dict[str, Any]) -> str:
+    run = report.get("run") or {}
+    trials = report.get("trials", [])
+    done = sum(t["status"] in ("finished", "error") for t in trials)
+    shape = [
+        (len({t["scenario"] for t in trials}), "scenario"),
+        (len({t["arm"] for t in trials}), "arm"),
+        (len({t["model"] for t in trials}), "model"),
+        (len({t["epoch"] for t in trials}), "epoch"),
+    ]
+    matrix = " × ".join(f"{n} {word}{'s' if n != 1 else ''}" for n, word in shape)
+    return (
+        f"{len(trials)} trials ({matrix}), {done} done; run status {cell(run.get('status', '?'))}."
+        if trials
+        else f"No trials; run status {cell(run.get('status', '?'))}."
+    )
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     run = report.get("run") or {}
     title = f"# proctor report: {cell(run.get('suite', '?'))} (run {cell(run.get('id', '?'))})"
-    trials = report.get("trials", [])
-    done = sum(t["status"] in ("finished", "error") for t in trials)
-    out = [title, ""]
-    for n in report.get("notes", []):
-        out += [f"> **Note:** {cell(n)}", ""]
-    out.append(f"{len(trials)} trials, {done} done, run status {cell(run.get('status', '?'))}.")
     arms = report.get("arms", [])
     sections = [
+        verdict_section(report),
+        caveats_section(report),
         _arms(arms),
-        _tool_match_epochs(arms),
-        _ranking(report["ranking"]),
         _versus(arms),
-        _pass_k(arms),
+        _ranking(report["ranking"]),
+        scenarios_section(report),
+        failure_modes_section(report),
+        tools_section(report),
         _cost(arms),
+        frontier_chart(report),
+        _pass_k(arms),
+        _tool_match_epochs(arms),
         _variance(arms, report["judges"]),
         _judges(report["judges"]),
         _anchors(report["anchors"]),
+        legend_section(report),
     ]
+    out = [title, "", _run_line(report)]
     for section in sections:
         if section:
             out += ["", *section]

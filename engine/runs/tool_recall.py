@@ -69,7 +69,11 @@ async def call_tool(run: Run, args: Mapping[str, Any]) -> str:
         blocks=list(outcome.blocks),
     )
     event = ToolRecall(
-        request_id=request_id, trial_id=trial_id, result=result, raw=outcome.raw, notices=list(outcome.notices)
+        request_id=request_id,
+        trial_id=trial_id,
+        result=result,
+        raw=outcome.raw,
+        notices=list(outcome.notices),
     )
     run.writer.emit(run.run_id, event)
     status = f"error ({outcome.error_type})" if outcome.is_error else "ok"

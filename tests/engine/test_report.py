@@ -75,7 +75,7 @@ def _arm(report: dict[str, object], arm: str) -> dict[str, object]:
 
 
 def test_json_keeps_the_trial_fields_and_adds_arms_and_anchors(report: dict[str, object]) -> None:
-    assert {"run", "notes", "trials", "arms", "anchors", "ranking", "judges"} <= set(report)
+    assert {"run", "notes", "trials", "arms", "anchors", "ranking", "judges", "tool_usage"} <= set(report)
     trials = report["trials"]
     assert isinstance(trials, list) and len(trials) == 16
     assert set(trials[0]) == TRIAL_FIELDS
@@ -142,11 +142,33 @@ def test_markdown_reads_on_its_own(report: dict[str, object]) -> None:
         "## Anchors",
     ):
         assert f"\n{heading}\n" in md
-    assert f"> **Note:** {OFFLINE_NOTE}" in md and "offline lexical judge, no model" in md
+    assert md.index("\n## Verdict\n") < md.index("\n## Caveats\n") < md.index("\n## Arms × models\n")
+    assert f"\n- {OFFLINE_NOTE}\n" in md and f"\n- {OFFLINE_JUDGE_NOTE}\n" in md
+    assert "offline lexical judge, no model" in md
     assert "| mcp · offline:default | 2/8 |" in md and "n/a (baseline)" in md
     assert "0 by construction (offline judge)" in md
     assert "Status: **locked; last verification passed**" in md
     assert "\x1b" not in md
+
+
+def test_json_tool_usage_per_arm(report: dict[str, object]) -> None:
+    usage = report["tool_usage"]
+    assert isinstance(usage, dict) and set(usage["definitions"]) == {
+        "latency_percentiles",
+        "result_bytes",
+        "routed",
+    }
+    base, mcp = usage["arms"]
+    assert (base["arm"], base["tools"], base["never_called"]) == ("baseline", [], [])
+    (lookup,) = mcp["tools"]
+    assert (lookup["server"], lookup["tool"], lookup["calls"], lookup["errors"], lookup["trials"]) == (
+        "dummy",
+        "lookup",
+        8,
+        0,
+        8,
+    )
+    assert lookup["latency_s"] == {"p50": pytest.approx(0.01), "p95": pytest.approx(0.01)}
 
 
 def test_markdown_cells_cannot_break_tables() -> None:

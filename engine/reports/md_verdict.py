@@ -1,0 +1,234 @@
+"""The Markdown report's opening: a verdict computed from the report's own comparisons, and its caveats.
+
+Nothing here computes a statistic: the fairness deltas, their paired-bootstrap intervals, the
+McNemar tests, the notes and the attribution caveats are those ``build_report`` put in the report.
+The verdict only reads them, and says "no evidence of a difference" whenever an interval
+contains 0, so it can never claim more than the numbers do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from proctor.engine.reports.md_format import cell, p_value, signed, who
+
+Finding = Literal["higher", "lower", "no_difference", "too_few", "no_scores"]
+ALPHA = 0.05
+FEW_PAIRS = 20
+"""Below this many pairs the caveats warn that a percentile bootstrap interval runs narrow."""
+_MAX_NAMES = 8
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One arm × model against its baseline, read from the report's ``vs_baseline``."""
+
+    arm: dict[str, Any]
+    versus: dict[str, Any]
+    baseline: dict[str, Any] | None
+
+    @property
+    def finding(self) -> Finding:
+        d = self.versus["fairness_delta"]
+        if d is None:
+            return "no_scores"
+        if d["n"] < 2:
+            return "too_few"
+        if d["low"] > 0:
+            return "higher"
+        if d["high"] < 0:
+            return "lower"
+        return "no_difference"
+
+
+def comparisons(arms: Sequence[dict[str, Any]]) -> list[Comparison]:
+    out = []
+    for a in arms:
+        v = a.get("vs_baseline")
+        if v is None:
+            continue
+        base = next((b for b in arms if b["arm"] == v["baseline"] and b["model"] == a["model"]), None)
+        out.append(Comparison(a, v, base))
+    return out
+
+
+def _passes(a: dict[str, Any] | None) -> str:
+    if a is None or not a["judged"]:
+        return "no pass/fail verdicts"
+    return f"{a['passed']}/{a['judged']}"
+
+
+def _delta(d: dict[str, Any]) -> str:
+    return f"Δ {signed(d['mean'])} on the 0–1 scale, 95% CI {signed(d['low'])} to {signed(d['high'])}"
+
+
+def _mcnemar(v: dict[str, Any]) -> str:
+    m = v["mcnemar"]
+    counts = (
+        f"{m['arm_only_passes']} pair(s) passed only with the arm, {m['baseline_only_passes']} only with "
+        "the baseline"
+    )
+    if m["p_value"] is None:
+        return f"{counts}: McNemar's test has no discordant pair to weigh"
+    verdict = "significant" if m["p_value"] < ALPHA else "not significant"
+    return f"{counts}: McNemar exact {p_value(m['p_value'])}, {verdict} at 5 %"
+
+
+def _sentence(c: Comparison, floor: float) -> str:
+    d = c.versus["fairness_delta"]
+    finding = c.finding
+    name = f"**{who(c.arm)}**"
+    if finding == "no_scores":
+        return f"{name}: no pair of trials has fairness scores on both sides yet, so nothing to compare."
+    pairs = f"{d['n']} paired trials"
+    if finding == "too_few":
+        head = f"{name}: one pair of trials only, too few for an interval ({_delta(d)})"
+    elif finding == "no_difference":
+        head = f"{name}: no evidence of a difference in fairness ({_delta(d)}, which contains 0; {pairs})"
+    else:
+        word = "better" if finding == "higher" else "worse"
+        head = f"{name}: **{word} than the baseline** on fairness ({_delta(d)}, which excludes 0; {pairs})"
+        if abs(d["mean"]) < floor:
+            head += (
+                f", but by less than the variance floor ({floor:g}) below which this suite counts "
+                "differences as judge noise"
+            )
+    tail = f"Passed {_passes(c.arm)} vs the baseline's {_passes(c.baseline)} ({_mcnemar(c.versus)})."
+    warn = (
+        ""
+        if c.versus["attributable"]
+        else " ⚠ Its MCP tools were never called: the difference is not the server's."
+    )
+    return f"{head}. {tail}{warn}"
+
+
+def _lead(found: Sequence[Comparison], baseline: str) -> str:
+    base = "the baseline" if baseline == "baseline" else f"the baseline ({cell(baseline)})"
+    better = [who(c.arm) for c in found if c.finding == "higher"]
+    worse = [who(c.arm) for c in found if c.finding == "lower"]
+    if not better and not worse:
+        few = any(c.finding in ("too_few", "no_scores") for c in found)
+        return (
+            f"No arm shows evidence of a difference from {base} in fairness: "
+            + (
+                f"the 95% CI of the paired difference contains 0 for each of the {len(found)} arms compared."
+                if len(found) > 1
+                else "the 95% CI of the paired difference contains 0."
+            )
+            + (" (Some have too few pairs to tell.)" if few else "")
+        )
+    sentences = []
+    if better:
+        sentences.append(f"Better than {base} on fairness: {', '.join(better)}.")
+    if worse:
+        sentences.append(f"Worse than {base} on fairness: {', '.join(worse)}.")
+    rest = len(found) - len(better) - len(worse)
+    if rest:
+        sentences.append(f"{rest} other arm(s) show no evidence of a difference.")
+    return " ".join(sentences) + " (Better or worse: the 95% CI of the paired difference excludes 0.)"
+
+
+def _top(ranking: dict[str, Any]) -> str | None:
+    groups = ranking.get("groups") or []
+    if not groups:
+        return None
+    first = groups[0]["entries"]
+    names = ", ".join(f"{cell(e['arm'])} · {cell(e['model'])} ({e['mean']:.3f})" for e in first)
+    if len(first) > 1:
+        return (
+            f"Highest mean fairness (scenario means, 0–1): a tie within the variance floor "
+            f"({ranking['floor']:g}) between {names}. The ranking is not a significance test."
+        )
+    return (
+        f"Highest mean fairness (scenario means, 0–1): {names}, ahead of the next entry by more than the "
+        f"variance floor ({ranking['floor']:g}). The ranking is not a significance test."
+    )
+
+
+def verdict_section(report: dict[str, Any]) -> list[str]:
+    arms = report.get("arms", [])
+    ranking = report.get("ranking", {})
+    floor = float(ranking.get("floor", 0.05))
+    found = comparisons(arms)
+    out = ["## Verdict", ""]
+    if not arms:
+        return [*out, "No trials yet: nothing to conclude."]
+    top = _top(ranking)
+    if not found:
+        out.append(
+            "No arm was compared with a baseline: the run has no baseline arm, or no scenario and epoch "
+            "ran on both sides."
+        )
+        return [*out, *(["", top] if top else [])]
+    out += [_lead(found, found[0].versus["baseline"]), ""]
+    out += [f"- {_sentence(c, floor)}" for c in found]
+    return [*out, *(["", top] if top else [])]
+
+
+def tool_names(items: Sequence[dict[str, Any]], limit: int | None = None) -> str:
+    """``tool, tool (server); tool (server)`` for never-called tools, grouped by server."""
+    by_server: dict[str, list[str]] = {}
+    for n in items[:limit]:
+        by_server.setdefault(str(n["server"]), []).append(cell(n["tool"]))
+    text = "; ".join(f"{', '.join(tools)} ({cell(server)})" for server, tools in by_server.items())
+    more = len(items) - len(items[:limit])
+    return text + (f"; and {more} more" if more > 0 else "")
+
+
+def _never_called(report: dict[str, Any]) -> list[str]:
+    baselines = {(a["arm"], a["model"]) for a in report.get("arms", []) if a["baseline"]}
+    out = []
+    for a in report.get("tool_usage", {}).get("arms", []):
+        never = a["never_called"]
+        if not never or (a["arm"], a["model"]) in baselines:
+            continue
+        offered = a["offered_tools"]
+        out.append(
+            f"{who(a)}: {len(never)} of {offered} offered tools were never called, so this run says "
+            f"nothing about them: {tool_names(never, _MAX_NAMES)}."
+        )
+    return out
+
+
+def caveats_section(report: dict[str, Any]) -> list[str]:
+    """The report's notes, then what limits the verdict: attribution, errors, prices, tools, sample size."""
+    notes = [str(n) for n in report.get("notes", [])]
+    items = [cell(n) for n in notes if n]
+    arms = report.get("arms", [])
+    found = comparisons(arms)
+    items += [f"⚠ {cell(c.versus['caveat'])}." for c in found if not c.versus["attributable"]]
+    imported = any(n.startswith("imported from") for n in notes)
+    for a in arms:
+        if a["errors"]:
+            items.append(
+                f"{who(a)}: {a['errors']} of {a['trials']} trials ended in error; they have no pass/fail verdict."
+            )
+        if a["cost_usd"] is None and a["finished"]:
+            items.append(
+                f"{who(a)}: agent cost unknown (the model has no price in the price table): shown as "
+                "n/a, never $0, and left off the cost axis."
+            )
+        if a["judge_cost_usd"] is None:
+            items.append(f"{who(a)}: judge cost unknown (a judge model has no price).")
+        if a["tokens"]["estimated"] and not str(a["model"]).startswith("offline:") and not imported:
+            items.append(f"{who(a)}: token counts are estimates (the provider reported no usage).")
+    items += _never_called(report)
+    claimed = [c for c in found if c.finding in ("higher", "lower")]
+    if len(found) > 1 and claimed:
+        items.append(
+            f"{len(found)} arms were compared with the baseline; each 95% interval holds for its own "
+            "comparison, not for all of them at once (no correction for multiple comparisons)."
+        )
+    few = sorted({c.versus["fairness_delta"]["n"] for c in found if c.versus["fairness_delta"] is not None})
+    if few and few[0] < FEW_PAIRS:
+        items.append(
+            f"Comparisons rest on {', '.join(map(str, few))} paired trial(s): percentile bootstrap intervals "
+            f"over fewer than {FEW_PAIRS} pairs tend to be narrower than they should be; more scenarios or "
+            "epochs tighten them honestly."
+        )
+    return ["## Caveats", "", *([f"- {i}" for i in items] or ["- None found."])]
+
+
+__all__ = ["Comparison", "caveats_section", "comparisons", "tool_names", "verdict_section"]

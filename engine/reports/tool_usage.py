@@ -1,0 +1,290 @@
+"""How each arm used each tool: calls, errors, latency, result size, and tools never called.
+
+Pure: it reads ``StoredEvent`` records handed to it (``report.py`` streams them from the store
+in id order, a chunk at a time) and keeps only counters and one latency per answered call, so
+time and memory are linear in the number of events. Only each trial's current attempt counts;
+events of abandoned attempts are skipped, as everywhere else in the report.
+
+Definitions (the report's JSON key ``tool_usage`` carries them as ``definitions``):
+
+* **offered**: the tool was in a ``tools_listed`` event of the arm's trials (what the model was
+  shown); ``offered_in_trials`` counts those trials.
+* **calls**: ``tool_call`` events. A call is filed under the tool its ``tool_result`` names, so a
+  call made through a router's ``execute`` counts for the tool it ran (the router's own
+  ``execute`` then counts as called, not as never called). A call with no result (the trial
+  timed out or was cut) is filed under the called name and counted in ``no_result``.
+* **errors**: results with ``is_error``; ``error_rate`` = errors / results.
+* **latency**: ``latency_s`` of each result; p50 and p95 by linear interpolation between the
+  closest ranks (``numpy.percentile(method="linear")``, Hyndman & Fan type 7, Excel's
+  ``PERCENTILE.INC``). With one result both are that result's latency. An imported run whose
+  source recorded no times has none (``latency_recorded`` false), never a 0.
+* **result bytes**: UTF-8 bytes of the result text as stored (what the model was sent before
+  the per-turn cap; a result cut at ``tool_result_store_chars`` counts what was kept and is
+  counted in ``truncated_results``) plus the size of binary blocks (images, audio, blobs).
+* **trials**: trials in which the tool was called at least once.
+* **never called**: offered in the arm's trials but never called in any of them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from proctor.store.events import ToolCall, ToolResult, ToolsListed
+from proctor.store.reader import StoredEvent, TrialRecord
+
+PERCENTILE_METHOD = (
+    "linear interpolation between closest ranks (numpy.percentile method='linear', Hyndman & Fan "
+    "type 7) over the latencies of calls that returned a result"
+)
+RESULT_BYTES = (
+    "UTF-8 bytes of the stored result text (after the tool_result_store_chars cap) plus the size "
+    "of binary blocks"
+)
+ROUTED = "a call through a router's execute counts for the tool it ran"
+KINDS = ("tools_listed", "tool_call", "tool_result")
+"""The event kinds ``ToolUsageCounter.add`` reads; feed them merged in id order."""
+
+_TRUNCATED = re.compile(r"\n…\[truncated: stored [\d,]+ characters, [\d,]+ kept\]\Z")
+
+Who = tuple[str, str]  # (arm, model)
+ToolKey = tuple[str, str]  # (server, tool)
+
+
+@dataclass(frozen=True)
+class ToolStats:
+    """One tool of one arm × model."""
+
+    server: str
+    tool: str
+    offered: bool
+    offered_in_trials: int
+    calls: int
+    results: int
+    errors: int
+    no_result: int
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+    result_bytes: int
+    truncated_results: int
+    trials: int
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.results if self.results else None
+
+    @property
+    def mean_result_bytes(self) -> float | None:
+        return self.result_bytes / self.results if self.results else None
+
+
+@dataclass(frozen=True)
+class NeverCalled:
+    server: str
+    tool: str
+    offered_in_trials: int
+
+
+@dataclass(frozen=True)
+class ArmToolUsage:
+    arm: str
+    model: str
+    trials: int
+    offered: int
+    tools: tuple[ToolStats, ...]
+    never_called: tuple[NeverCalled, ...]
+
+
+@dataclass
+class _Tally:
+    calls: int = 0
+    results: int = 0
+    errors: int = 0
+    no_result: int = 0
+    result_bytes: int = 0
+    truncated: int = 0
+    latencies: list[float] = field(default_factory=list)
+    trials: set[int] = field(default_factory=set)
+
+
+def result_bytes(result: ToolResult) -> int:
+    """Text bytes as stored plus the bytes of binary blocks (their text is only a label)."""
+    binary = sum(b.size_bytes or 0 for b in result.blocks if b.text is None and b.size_bytes)
+    return len(result.content.encode("utf-8")) + binary
+
+
+def percentiles(values: list[float]) -> tuple[float | None, float | None]:
+    """(p50, p95) of ``values`` by numpy's linear method; (None, None) for no values."""
+    if not values:
+        return None, None
+    p50, p95 = np.percentile(np.asarray(values, dtype=np.float64), [50, 95], method="linear")
+    return float(p50), float(p95)
+
+
+class ToolUsageCounter:
+    """Feed it ``tools_listed``, ``tool_call`` and ``tool_result`` events in id order."""
+
+    def __init__(self, trials: Iterable[TrialRecord], *, latency_recorded: bool = True) -> None:
+        self.latency_recorded = latency_recorded
+        self._who: dict[int, Who] = {}
+        self._attempt: dict[int, int] = {}
+        self._trials: dict[Who, int] = {}
+        for t in trials:
+            who = (t.arm, t.model)
+            self._who[t.id] = who
+            self._attempt[t.id] = t.attempt
+            self._trials[who] = self._trials.get(who, 0) + 1
+        self._offered: dict[Who, dict[ToolKey, set[int]]] = {}
+        self._tally: dict[Who, dict[ToolKey, _Tally]] = {}
+        self._called: dict[Who, set[ToolKey]] = {}
+        self._pending: dict[tuple[int, str], ToolKey] = {}
+
+    def _current(self, e: StoredEvent) -> Who | None:
+        if e.trial_id is None or e.abandoned or self._attempt.get(e.trial_id) != e.attempt:
+            return None
+        return self._who.get(e.trial_id)
+
+    def _tally_of(self, who: Who, key: ToolKey) -> _Tally:
+        return self._tally.setdefault(who, {}).setdefault(key, _Tally())
+
+    def add(self, e: StoredEvent) -> None:
+        who = self._current(e)
+        if who is None or e.trial_id is None:
+            return
+        ev = e.event
+        if isinstance(ev, ToolsListed):
+            offered = self._offered.setdefault(who, {})
+            for t in ev.tools:
+                offered.setdefault((t.server, t.name), set()).add(e.trial_id)
+        elif isinstance(ev, ToolCall):
+            key = (ev.server, ev.tool)
+            self._called.setdefault(who, set()).add(key)
+            self._pending[(e.trial_id, ev.call_id)] = key
+        elif isinstance(ev, ToolResult):
+            # Filed under the tool that ran (a router's execute names the real one in its result);
+            # a result whose call was not recorded (an imported transcript) is its own call.
+            self._pending.pop((e.trial_id, ev.call_id), None)
+            key = (ev.server, ev.tool)
+            self._called.setdefault(who, set()).add(key)
+            tally = self._tally_of(who, key)
+            tally.calls += 1
+            tally.results += 1
+            tally.errors += ev.is_error
+            tally.result_bytes += result_bytes(ev)
+            tally.truncated += bool(_TRUNCATED.search(ev.content))
+            if self.latency_recorded and math.isfinite(ev.latency_s):
+                tally.latencies.append(ev.latency_s)
+            tally.trials.add(e.trial_id)
+
+    def result(self) -> list[ArmToolUsage]:
+        """One entry per arm × model that had trials, in first-seen order of the trial matrix."""
+        for (trial_id, _), key in self._pending.items():
+            tally = self._tally_of(self._who[trial_id], key)
+            tally.calls += 1
+            tally.no_result += 1
+            tally.trials.add(trial_id)
+        self._pending.clear()
+        return [self._arm(who, n) for who, n in self._trials.items()]
+
+    def _arm(self, who: Who, trials: int) -> ArmToolUsage:
+        offered = self._offered.get(who, {})
+        tallies = self._tally.get(who, {})
+        called = self._called.get(who, set())
+        tools = []
+        for key, tally in tallies.items():
+            p50, p95 = percentiles(tally.latencies)
+            tools.append(
+                ToolStats(
+                    server=key[0],
+                    tool=key[1],
+                    offered=key in offered,
+                    offered_in_trials=len(offered.get(key, ())),
+                    calls=tally.calls,
+                    results=tally.results,
+                    errors=tally.errors,
+                    no_result=tally.no_result,
+                    latency_p50_s=p50,
+                    latency_p95_s=p95,
+                    result_bytes=tally.result_bytes,
+                    truncated_results=tally.truncated,
+                    trials=len(tally.trials),
+                )
+            )
+        tools.sort(key=lambda s: (-s.calls, s.server, s.tool))
+        never = sorted(
+            (NeverCalled(k[0], k[1], len(ids)) for k, ids in offered.items() if k not in called),
+            key=lambda n: (n.server, n.tool),
+        )
+        return ArmToolUsage(who[0], who[1], trials, len(offered), tuple(tools), tuple(never))
+
+
+def tool_usage(
+    trials: Iterable[TrialRecord], events: Iterable[StoredEvent], *, latency_recorded: bool = True
+) -> list[ArmToolUsage]:
+    """Tool usage per arm × model from ``events`` (any kinds, in id order; others are ignored)."""
+    counter = ToolUsageCounter(trials, latency_recorded=latency_recorded)
+    for e in events:
+        counter.add(e)
+    return counter.result()
+
+
+def tool_usage_section(usage: Iterable[ArmToolUsage], *, latency_recorded: bool = True) -> dict[str, Any]:
+    """The report's ``tool_usage`` key."""
+    return {
+        "latency_recorded": latency_recorded,
+        "definitions": {
+            "latency_percentiles": PERCENTILE_METHOD,
+            "result_bytes": RESULT_BYTES,
+            "routed": ROUTED,
+        },
+        "arms": [
+            {
+                "arm": a.arm,
+                "model": a.model,
+                "trials": a.trials,
+                "offered_tools": a.offered,
+                "tools": [
+                    {
+                        "server": s.server,
+                        "tool": s.tool,
+                        "offered": s.offered,
+                        "offered_in_trials": s.offered_in_trials,
+                        "calls": s.calls,
+                        "results": s.results,
+                        "errors": s.errors,
+                        "error_rate": s.error_rate,
+                        "no_result": s.no_result,
+                        "latency_s": {"p50": s.latency_p50_s, "p95": s.latency_p95_s},
+                        "result_bytes": {"total": s.result_bytes, "mean": s.mean_result_bytes},
+                        "truncated_results": s.truncated_results,
+                        "trials": s.trials,
+                    }
+                    for s in a.tools
+                ],
+                "never_called": [
+                    {"server": n.server, "tool": n.tool, "offered_in_trials": n.offered_in_trials}
+                    for n in a.never_called
+                ],
+            }
+            for a in usage
+        ],
+    }
+
+
+__all__ = [
+    "KINDS",
+    "PERCENTILE_METHOD",
+    "ArmToolUsage",
+    "NeverCalled",
+    "ToolStats",
+    "ToolUsageCounter",
+    "percentiles",
+    "result_bytes",
+    "tool_usage",
+    "tool_usage_section",
+]
