@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from proctor.store.events import AgentBrief
 from proctor.store.reader import (
@@ -34,6 +34,9 @@ from proctor.store.reader import (
     UnreadableScoreRow,
 )
 from proctor.store.schema import SchemaError
+
+if TYPE_CHECKING:
+    from proctor.engine.reports.tool_usage import ArmToolUsage
 
 T = TypeVar("T")
 _ROW_KINDS = frozenset({"trial_started", "trial_finished", "score"})
@@ -171,6 +174,19 @@ class StoreFeed:
         trials = self._reader.trials()
         self._known = {t.id for t in trials}
         return Snapshot(self._reader.run(), trials, start_id)
+
+    async def tool_usage(self) -> list[ArmToolUsage]:
+        """Per arm and tool: calls, errors, latency, result size, never-called tools (streamed)."""
+        result: list[ArmToolUsage] = await self._call(self._tool_usage)
+        return result
+
+    def _tool_usage(self) -> list[ArmToolUsage]:
+        # Imported here: numpy is not needed for the console's first paint.
+        from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage
+
+        reader = self._require()
+        run = reader.run()
+        return read_tool_usage(reader, reader.trials(), latency_recorded(run.config if run else {}))
 
     async def details(self) -> Details:
         result: Details = await self._call(self._details)

@@ -52,6 +52,7 @@ class ProctorApp(App[int]):
         Binding("1", "dashboard", "Dashboard"),
         Binding("2", "judge", "Judge"),
         Binding("3", "anchors", "Anchors"),
+        Binding("4", "tools", "Tools"),
     ]
 
     def __init__(
@@ -258,6 +259,12 @@ class ProctorApp(App[int]):
 
         self.push_screen(JudgeScreen())
 
+    def action_tools(self) -> None:
+        self._pop_to_dashboard()
+        from proctor.app.screens.tools import ToolsScreen
+
+        self.push_screen(ToolsScreen())
+
     def action_anchors(self) -> None:
         self._pop_to_dashboard()
         from proctor.app.screens.anchors import AnchorsScreen
@@ -323,7 +330,7 @@ def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str]]:
 
 
 def _preload_screens() -> None:
-    for module in ("trial", "compare", "judge", "anchors"):
+    for module in ("trial", "compare", "judge", "anchors", "tools"):
         importlib.import_module(f"proctor.app.screens.{module}")
 
 

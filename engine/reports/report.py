@@ -11,8 +11,6 @@ agent and the offline judge are labelled wherever they were used.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from proctor.engine.reports.arm_comparisons import (
     variance_by_judge,
 )
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
-from proctor.engine.reports.tool_usage import KINDS, ToolUsageCounter, tool_usage_section
+from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage, tool_usage_section
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import Judged, ModelResponse, OperatorCommand
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
@@ -55,33 +53,9 @@ def _all_of_kind(reader: StoreReader, kind: str) -> list[StoredEvent]:
             return out
 
 
-def _iter_of_kind(reader: StoreReader, kind: str, upper: int, batch: int = 5000) -> Iterator[StoredEvent]:
-    """Events of one kind in id order, read ``batch`` at a time (never all at once)."""
-    after = 0
-    while True:
-        chunk = reader.events_of_kind(kind, after_id=after, up_to_id=upper, limit=batch)
-        yield from chunk
-        if len(chunk) < batch:
-            return
-        after = chunk[-1].id
-
-
-def _latency_recorded(config: dict[str, Any]) -> bool:
-    """False for an imported run whose source recorded no times (its latencies are 0 placeholders)."""
-    imported = config.get("imported")
-    return not isinstance(imported, dict) or not str(imported.get("wall_s", "not recorded")).startswith(
-        "not recorded"
-    )
-
-
 def _tool_usage(reader: StoreReader, trials: list[TrialRecord], config: dict[str, Any]) -> dict[str, Any]:
-    """Streams the tool events (the three kinds merged by id) through the counter."""
-    upper = reader.max_event_id()
-    recorded = _latency_recorded(config)
-    counter = ToolUsageCounter(trials, latency_recorded=recorded)
-    for e in heapq.merge(*(_iter_of_kind(reader, k, upper) for k in KINDS), key=lambda e: e.id):
-        counter.add(e)
-    return tool_usage_section(counter.result(), latency_recorded=recorded)
+    recorded = latency_recorded(config)
+    return tool_usage_section(read_tool_usage(reader, trials, recorded), latency_recorded=recorded)
 
 
 def _phases() -> dict[str, float]:

@@ -27,16 +27,17 @@ Definitions (the report's JSON key ``tool_usage`` carries them as ``definitions`
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from proctor.store.events import ToolCall, ToolResult, ToolsListed
-from proctor.store.reader import StoredEvent, TrialRecord
+from proctor.store.reader import StoredEvent, StoreReader, TrialRecord
 
 PERCENTILE_METHOD = (
     "linear interpolation between closest ranks (numpy.percentile method='linear', Hyndman & Fan "
@@ -233,6 +234,37 @@ def tool_usage(
     return counter.result()
 
 
+def _iter_of_kind(reader: StoreReader, kind: str, upper: int, batch: int = 5000) -> Iterator[StoredEvent]:
+    """Events of one kind in id order, read ``batch`` at a time (never all at once)."""
+    after = 0
+    while True:
+        chunk = reader.events_of_kind(kind, after_id=after, up_to_id=upper, limit=batch)
+        yield from chunk
+        if len(chunk) < batch:
+            return
+        after = chunk[-1].id
+
+
+def latency_recorded(config: dict[str, Any]) -> bool:
+    """False for an imported run whose source recorded no times (its latencies are 0 placeholders)."""
+    imported = config.get("imported")
+    return not isinstance(imported, dict) or not str(imported.get("wall_s", "not recorded")).startswith(
+        "not recorded"
+    )
+
+
+def read_tool_usage(
+    reader: StoreReader, trials: list[TrialRecord], recorded: bool = True
+) -> list[ArmToolUsage]:
+    """Streams the run's tool events (the three kinds merged by id) through the counter; the
+    report and the console's tools screen both read it this way."""
+    upper = reader.max_event_id()
+    counter = ToolUsageCounter(trials, latency_recorded=recorded)
+    for e in heapq.merge(*(_iter_of_kind(reader, k, upper) for k in KINDS), key=lambda e: e.id):
+        counter.add(e)
+    return counter.result()
+
+
 def tool_usage_section(usage: Iterable[ArmToolUsage], *, latency_recorded: bool = True) -> dict[str, Any]:
     """The report's ``tool_usage`` key."""
     return {
@@ -283,7 +315,9 @@ __all__ = [
     "NeverCalled",
     "ToolStats",
     "ToolUsageCounter",
+    "latency_recorded",
     "percentiles",
+    "read_tool_usage",
     "result_bytes",
     "tool_usage",
     "tool_usage_section",

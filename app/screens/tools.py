@@ -1,0 +1,83 @@
+"""Tools (``4``): for each arm and tool, how it was used, and the tools offered but never called.
+
+The figures are the report's (engine/reports/tool_usage.py), read in the feed's thread when
+the screen opens and again on ``r``, so a run in progress can be followed without a refresh
+on every event.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer, Static
+
+from proctor.app.screens.base import ProctorScreen
+from proctor.engine.reports.tool_usage import ArmToolUsage
+from proctor.widgets.lines_view import LinesView, wrap_texts
+from proctor.widgets.sanitize import one_line
+
+HEADER = f"{'server/tool':<34} {'calls':>6} {'errors':>7} {'p50 ms':>8} {'p95 ms':>8} {'bytes/result':>13} {'trials':>7}"
+
+
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1000:.0f}"
+
+
+def tool_lines(usage: list[ArmToolUsage]) -> list[Text]:
+    """One block per arm × model: a row per called tool, then the never-called ones."""
+    if not usage:
+        return [Text("no tool calls recorded yet", style="dim")]
+    out: list[Text] = []
+    for arm in usage:
+        title = f"{one_line(arm.arm, 40)} · {one_line(arm.model, 40)} · {arm.trials} trials, {arm.offered} tools offered"
+        out += [Text(title, style="bold underline"), Text(HEADER, style="bold")]
+        for t in arm.tools:
+            name = one_line(f"{t.server}/{t.tool}", 34)
+            errors = f"{t.errors}" + (f" {t.error_rate:.0%}" if t.error_rate else "")
+            mean = "—" if t.mean_result_bytes is None else f"{t.mean_result_bytes:,.0f}"
+            row = f"{name:<34} {t.calls:>6} {errors:>7} {_ms(t.latency_p50_s):>8} {_ms(t.latency_p95_s):>8} {mean:>13} {t.trials:>7}"
+            out.append(Text(row, style=Style(color="red") if t.errors else Style()))
+        if not arm.tools:
+            out.append(Text("no tool was called", style="dim"))
+        if arm.never_called:
+            names = ", ".join(one_line(f"{n.server}/{n.tool}", 40) for n in arm.never_called)
+            out.append(Text(f"offered but never called ({len(arm.never_called)}): {names}", style="yellow"))
+        out.append(Text(""))
+    return out
+
+
+class ToolsScreen(ProctorScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "refresh", "Refresh"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Text("tools by arm: calls, errors, latency, result size; never-called tools", style="bold")
+        )
+        yield LinesView(id="tools-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(LinesView).set_lines([Text("reading tool events…", style="dim")])
+        self.query_one(LinesView).focus()
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        self.run_worker(self._load(), group="tools", exclusive=True, exit_on_error=False)
+
+    async def _load(self) -> None:
+        usage = await self.host.feed.tool_usage()
+        view = self.query_one(LinesView)
+        view.set_lines(wrap_texts(tool_lines(usage), self.app.console, max(20, view.size.width - 1)))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+__all__ = ["ToolsScreen", "tool_lines"]
