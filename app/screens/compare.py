@@ -1,122 +1,59 @@
 """Compare view: two trials of one scenario side by side (default: baseline vs the selected arm,
-same model and epoch); tool calls aligned step by step, results diffed, answers and scores beside."""
+same model and epoch).
+
+Tool calls are aligned by call (``call_alignment``: same tool and arguments side by side, a
+sequence alignment with gaps), one row per aligned pair: a mark (same / result ≠ / args ≠ /
+only left / only right), the left call and the right call or "— no matching call —". The lower
+pane shows the selected row in full: both calls, their argument differences, and the diff of
+their results (or "same result"). ``n``/``N`` jump to the next/previous difference, ``enter``
+gives the lower pane the whole height. All tool text is sanitized and shown as ``rich`` Text,
+never as markup; a row cut to fit ends in "…" and the lower pane has it whole.
+"""
 
 from __future__ import annotations
 
-from itertools import zip_longest
 from typing import ClassVar
 
-from rich.console import Console
-from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
-from proctor.app.compare_model import align_calls, result_diff
+from proctor.app.call_alignment import Pair, align_calls
+from proctor.app.compare_model import MARKS, CompareRow, rows_from_pairs
+from proctor.app.compare_text import (
+    MARK_STYLES,
+    Side,
+    answer_line,
+    answer_of,
+    answers_detail,
+    head_text,
+    row_detail,
+    row_line,
+)
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.state import ConsoleState
-from proctor.app.transcript_state import CallView, TranscriptState
+from proctor.app.transcript_state import TranscriptState
 from proctor.store.reader import StoredEvent, TrialRecord
-from proctor.store.scores import DISPLAY_ORDER
-from proctor.widgets.lines_view import LinesView
-from proctor.widgets.sanitize import one_line, sanitize
+from proctor.widgets.lines_view import LinesView, wrap_texts
+from proctor.widgets.sanitize import one_line
 from proctor.widgets.text_panel import TextPanel
 
-SEP = " │ "
-
-
-def _wrap(text: Text, console: Console, width: int) -> list[Text]:
-    return list(text.wrap(console, max(4, width), overflow="fold")) or [Text("")]
-
-
-def two_columns(left: Text, right: Text, console: Console, width: int) -> list[Text]:
-    half = max(10, (width - len(SEP)) // 2)
-    out: list[Text] = []
-    for a, b in zip_longest(_wrap(left, console, half), _wrap(right, console, half), fillvalue=Text("")):
-        a = a.copy()
-        a.truncate(half, pad=True)
-        line = a + Text(SEP, style="dim") + b
-        line.no_wrap, line.end = True, ""
-        out.append(line)
-    return out
-
-
-def _call_text(call: CallView | None) -> Text:
-    if call is None:
-        return Text("(no call)", style="dim italic")
-    text = Text(f"{one_line(call.server, 20)}/{one_line(call.tool, 40)}", style="bold magenta", end="")
-    text.append(f" {one_line(call.arguments, 200)}")
-    if call.result is None:
-        text.append("  (no result yet)", style="dim")
-    elif call.is_error:
-        text.append("  ERROR", style="bold red")
-    return text
-
-
-def _label(trial: TrialRecord | None, state: ConsoleState) -> Text:
-    if trial is None:
-        return Text("(no such trial)", style="dim")
-    text = Text(f"#{trial.id} {one_line(trial.arm, 24)} / {one_line(trial.model, 28)}", style="bold", end="")
-    text.append(f"  {state.statuses.get(trial.id, '?')}")
-    return text
-
-
-def compare_lines(
-    state: ConsoleState,
-    left: tuple[TrialRecord | None, TranscriptState | None],
-    right: tuple[TrialRecord | None, TranscriptState | None],
-    console: Console,
-    width: int,
-) -> list[Text]:
-    lines = two_columns(_label(left[0], state), _label(right[0], state), console, width)
-    lines.append(Text("scores", style="bold underline"))
-    ls = state.scores.get(left[0].id, {}) if left[0] else {}
-    rs = state.scores.get(right[0].id, {}) if right[0] else {}
-    for name in DISPLAY_ORDER:
-        if name in ls or name in rs:
-            lv, rv = (s[name].value if name in s else None for s in (ls, rs))
-            cells = [Text(f"{name:<12} " + ("—" if v is None else f"{v:.3f}")) for v in (lv, rv)]
-            if lv is not None and rv is not None and lv != rv:
-                cells[0 if lv > rv else 1].stylize("bold green")
-            lines.extend(two_columns(cells[0], cells[1], console, width))
-    lines.append(Text("tool calls, aligned by step", style="bold underline"))
-    steps = align_calls(left[1].calls if left[1] else [], right[1].calls if right[1] else [])
-    for i, step in enumerate(steps, 1):
-        mark = "=" if step.same_call else "≠"
-        head = Text(f"step {i} {mark} ", style="bold green" if step.same_call else "bold yellow", end="")
-        if step.left is not None and step.right is not None:
-            head.append("results identical" if step.same_result else "results differ", style="dim")
-        lines.append(head)
-        lines.extend(two_columns(_call_text(step.left), _call_text(step.right), console, width))
-        if step.left is not None and step.right is not None and not step.same_result:
-            for d in result_diff(step.left.result, step.right.result):
-                style = (
-                    Style(color="red")
-                    if d.startswith("-")
-                    else Style(color="green")
-                    if d.startswith("+")
-                    else Style(dim=True)
-                )
-                lines.extend(_wrap(Text("    " + d, style=style), console, width))
-    if not steps:
-        lines.append(Text("no tool calls on either side", style="dim"))
-    lines.append(Text("answers", style="bold underline"))
-    answers = [
-        Text(sanitize(t.final_answer))
-        if t is not None and t.final_answer
-        else Text("(no answer yet)", style="dim")
-        for t in (left[1], right[1])
-    ]
-    lines.extend(two_columns(answers[0], answers[1], console, width))
-    for line in lines:
-        line.no_wrap, line.end = True, ""
-    return lines
+# -- the screen ----------------------------------------------------------------------------------
 
 
 class CompareScreen(ProctorScreen):
+    DEFAULT_CSS = """
+    CompareScreen #compare-head { height: auto; }
+    CompareScreen #compare-rows { height: auto; max-height: 40%; }
+    CompareScreen #compare-detail { height: 1fr; }
+    CompareScreen.expanded #compare-rows, CompareScreen.expanded #compare-head { display: none; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
+        Binding("n", "difference(1)", "Next diff"),
+        Binding("N", "difference(-1)", "Prev diff", show=False),
+        Binding("enter", "expand", "Details"),
         Binding("a", "cycle('left', 'arm')", "Left arm"),
         Binding("A", "cycle('right', 'arm')", "Right arm"),
         Binding("m", "cycle('left', 'model')", "Left model"),
@@ -135,15 +72,23 @@ class CompareScreen(ProctorScreen):
         else:
             self.sides = {"left": ("baseline", chosen.model), "right": (chosen.arm, chosen.model)}
         self.transcripts: dict[int, TranscriptState] = {}
+        self.rows: list[CompareRow] = []
+        self._pairs_key: tuple[object, ...] = ()
+        self._pairs: list[Pair] = []
         self._shown: tuple[object, ...] = ()
+        self._detail_key: tuple[object, ...] = ()
+        self._trials_key: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield TextPanel(id="compare-title", classes="title")
-        yield LinesView(id="compare-body")
+        yield TextPanel(id="compare-head")
+        yield LinesView(cursor=True, id="compare-rows")
+        yield TextPanel(id="compare-detail-title", classes="title")
+        yield LinesView(id="compare-detail")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#compare-body", LinesView).focus()
+        self.query_one("#compare-rows", LinesView).focus()
         self._ensure_loaded()
         self.flush()
 
@@ -168,29 +113,109 @@ class CompareScreen(ProctorScreen):
         for t in self.transcripts.values():
             t.feed(events)
 
+    def _side(self, side: str) -> Side:
+        trial = self.trial(side)
+        return trial, (self.transcripts.get(trial.id) if trial else None)
+
+    def _aligned(self, left: Side, right: Side) -> list[CompareRow]:
+        lcalls = left[1].calls if left[1] else []
+        rcalls = right[1].calls if right[1] else []
+        key = tuple(
+            (t.trial_id, t.attempt, len(t.calls)) if t else None for t in (left[1], right[1])
+        )  # calls only grow within an attempt; results fill in place
+        if key != self._pairs_key:
+            self._pairs_key, self._pairs = key, align_calls(lcalls, rcalls)
+        return rows_from_pairs(self._pairs, lcalls, rcalls)
+
     def flush(self) -> None:
-        left, right = self.trial("left"), self.trial("right")
-        lt = self.transcripts.get(left.id) if left else None
-        rt = self.transcripts.get(right.id) if right else None
-        view = self.query_one("#compare-body", LinesView)
+        left, right = self._side("left"), self._side("right")
+        rows_view = self.query_one("#compare-rows", LinesView)
+        trials_key = (left[0].id if left[0] else None, right[0].id if right[0] else None)
         key = (
-            left.id if left else None,
-            right.id if right else None,
-            lt.version if lt else -1,
-            rt.version if rt else -1,
+            trials_key,
+            left[1].version if left[1] else -1,
+            right[1].version if right[1] else -1,
             self.state.scores_version,
-            self.state.statuses.get(left.id) if left else None,
-            self.state.statuses.get(right.id) if right else None,
-            view.content_width,
+            self.state.statuses.get(trials_key[0]) if trials_key[0] else None,
+            self.state.statuses.get(trials_key[1]) if trials_key[1] else None,
+            rows_view.content_width,
         )
-        if key == self._shown:
-            return
-        self._shown = key
+        if key != self._shown:
+            self._shown = key
+            if trials_key != self._trials_key:
+                self._trials_key = trials_key
+                rows_view.cursor_line = 0
+                rows_view.scroll_to(y=0, animate=False, immediate=True, force=True)
+            self._rebuild(left, right, rows_view)
+        self._flush_detail()
+
+    def _rebuild(self, left: Side, right: Side, rows_view: LinesView) -> None:
+        console = self.app.console
         title = Text(f"compare · {one_line(self.scenario, 50)} · epoch {self.epoch}", style="bold")
         self.query_one("#compare-title", TextPanel).show_text(title)
-        view.set_lines(
-            compare_lines(self.state, (left, lt), (right, rt), self.app.console, view.content_width)
+        self.rows = self._aligned(left, right)
+        head_panel = self.query_one("#compare-head", TextPanel)
+        width = rows_view.content_width  # the head's columns stand over the rows'
+        head = head_text(self.state, self.rows, left, right, console, width)
+        head_panel.show_text(head)
+        lines = [row_line(row, width) for row in self.rows]
+        lines.append(answer_line(left, right, width))
+        rows_view.set_lines(lines)
+        self._detail_key = ()
+
+    def _flush_detail(self) -> None:
+        rows_view = self.query_one("#compare-rows", LinesView)
+        view = self.query_one("#compare-detail", LinesView)
+        index = rows_view.cursor_line
+        key = (index, self._shown, view.content_width)
+        if key == self._detail_key:
+            return
+        self._detail_key = key
+        total = len(self.rows) + 1
+        left, right = self._side("left"), self._side("right")
+        console = self.app.console
+        title = Text(f"row {index + 1} of {total} · ", style="bold", end="")
+        if index < len(self.rows):
+            row = self.rows[index]
+            lines = wrap_texts(row_detail(row), console, view.content_width)
+            title.append(MARKS[row.mark], style=MARK_STYLES[row.mark])
+        else:
+            lines = answers_detail(left, right, console, view.content_width)
+            same = answer_of(left[1]) == answer_of(right[1])
+            title.append(
+                f"final answers {'the same' if same else 'differ'}", style="green" if same else "yellow"
+            )
+        expanded = self.has_class("expanded")
+        title.append(
+            " · enter: back to the rows" if expanded else " · enter: full height · tab: scroll this pane",
+            style="dim",
         )
+        self.query_one("#compare-detail-title", TextPanel).show_text(title)
+        view.set_lines(lines)
+        view.scroll_to(y=0, animate=False, immediate=True, force=True)
+
+    def on_lines_view_cursor_moved(self, message: LinesView.CursorMoved) -> None:
+        if message.view.id == "compare-rows":
+            self._flush_detail()
+
+    def action_difference(self, step: int) -> None:
+        rows_view = self.query_one("#compare-rows", LinesView)
+        flags = [row.is_difference for row in self.rows]
+        flags.append(answer_of(self._side("left")[1]) != answer_of(self._side("right")[1]))
+        k = rows_view.cursor_line + step
+        while 0 <= k < len(flags):
+            if flags[k]:
+                rows_view.move_cursor(k)
+                return
+            k += step
+        self.notify(f"no {'later' if step > 0 else 'earlier'} difference", timeout=2)
+
+    def action_expand(self) -> None:
+        self.toggle_class("expanded")
+        target = "#compare-detail" if self.has_class("expanded") else "#compare-rows"
+        self.query_one(target, LinesView).focus()
+        self._detail_key = ()
+        self._flush_detail()
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -212,4 +237,4 @@ class CompareScreen(ProctorScreen):
         self.flush()
 
 
-__all__ = ["CompareScreen", "compare_lines", "two_columns"]
+__all__ = ["CompareScreen"]

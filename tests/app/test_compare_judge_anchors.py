@@ -24,12 +24,13 @@ async def test_compare_view_defaults_to_baseline_and_switches_sides(fx: Fixture)
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         assert screen.sides == {"left": ("baseline", MODEL), "right": ("mcp-good", MODEL)}
-        await wait_until(pilot, lambda: "step 1 = results differ" in screen_text(app), what="aligned steps")
+        await wait_until(pilot, lambda: [r.mark for r in screen.rows] == ["result"], what="aligned calls")
         text = screen_text(app)
-        assert "#1 baseline" in text and "#2 mcp-good" in text and "fairness     0.600" in text
+        assert "#1 baseline" in text and "#2 mcp-good" in text and "fairness 0.600" in text
+        assert "result ≠     1 grep" in text and "results differ (- left, + right)" in text
         await pilot.press("A")
         assert screen.sides["right"] == ("baseline", MODEL)
-        await wait_until(pilot, lambda: "results identical" in screen_text(app))
+        await wait_until(pilot, lambda: "same result · 5,002 lines" in screen_text(app))
         await pilot.press("a")
         assert screen.sides["left"] == ("mcp-good", MODEL)
         await pilot.press("w")
