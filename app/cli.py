@@ -100,6 +100,11 @@ def _add_runs(sub: _SubParsers) -> None:
     watch = sub.add_parser("watch", help="open the console on a run database (live or finished)")
     watch.add_argument("db", type=Path)
     _command(watch, "watch:watch_command")
+    # Internal: the engine the console starts in a process of its own (see commands/engine_process.py).
+    child = sub.add_parser("engine-process", help=argparse.SUPPRESS)
+    child.add_argument("suite", type=Path)
+    child.add_argument("--options", required=True)
+    _command(child, "engine_process:engine_process_command")
     servers = sub.add_parser("servers", help="MCP server utilities")
     servers_sub = servers.add_subparsers(dest="servers_command", required=True)
     check = servers_sub.add_parser("check", help="start each server, list its tools")

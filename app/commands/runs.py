@@ -55,14 +55,11 @@ def run_command(args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not args.headless:
+        from proctor.app.commands.engine_process import run_engine_process
         from proctor.app.tui import run_console
 
         init_db(args.db)  # the console opens the database before the engine's first write
-        return run_console(
-            args.db,
-            engine=lambda: run_suite(loaded, options, check_anchors=False, serve_after=True),
-            live=True,
-        )
+        return run_console(args.db, engine=lambda: run_engine_process(loaded.root, options), live=True)
     return _run_headless(args, loaded, options)
 
 

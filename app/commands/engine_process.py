@@ -1,0 +1,138 @@
+"""The engine in a process of its own while the console is open (``proctor run`` / ``proctor demo``).
+
+The console and the engine shared one event loop: digesting a 30 MB tool result or a burst of
+events delayed key presses. Now the console starts ``proctor engine-process`` (a hidden
+command) and is only a reader of the database and a writer of operator commands, which the
+child serves after its last trial. Stopping the console sends the child SIGTERM (flushed,
+marked interrupted, resumable, as with Ctrl-C); the child also stops when its parent is gone,
+so a console killed with ``kill -9`` leaves no engine behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from proctor.app.exit_codes import ExitCode
+from proctor.app.signals import stop_signals
+from proctor.engine.runs.options import RunOptions
+
+STOP_GRACE_S = 8.0
+PARENT_CHECK_S = 1.0
+
+
+class EngineExited(RuntimeError):
+    """The engine process ended on its own with a failure; the message ends with its stderr."""
+
+
+def options_json(options: RunOptions) -> str:
+    fields: dict[str, Any] = {
+        "db": str(options.db),
+        "models": list(options.models) if options.models else None,
+        "arms": list(options.arms) if options.arms else None,
+        "scenarios": list(options.scenarios) if options.scenarios else None,
+        "epochs": options.epochs,
+        "concurrency": options.concurrency,
+        "resume": options.resume,
+        "base_seed": options.base_seed,
+    }
+    return json.dumps(fields)
+
+
+def log_path(db: Path) -> Path:
+    folder = db.with_name(db.name + ".logs")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "engine.stderr.log"
+
+
+async def run_engine_process(suite_dir: Path, options: RunOptions) -> None:
+    """Run the suite in a child process until it fails or this task is cancelled."""
+    log = log_path(options.db)
+    with open(log, "ab") as err:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "proctor.app.cli",
+            "engine-process",
+            str(suite_dir),
+            "--options",
+            options_json(options),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            start_new_session=True,  # the terminal's Ctrl-C goes to the console, which stops it
+        )
+    try:
+        code = await proc.wait()
+    except asyncio.CancelledError:
+        await _stop(proc)
+        raise
+    if code != 0:
+        raise EngineExited(f"the engine process exited with status {code}: {_tail(log)}")
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE_S)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
+def _tail(log: Path, lines: int = 6) -> str:
+    try:
+        text = log.read_bytes()[-4000:].decode("utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return " | ".join(text.strip().splitlines()[-lines:]) or "(nothing on stderr)"
+
+
+def engine_process_command(args: argparse.Namespace) -> int:
+    """The child: run the suite and serve operator commands until told to stop."""
+    from proctor.engine.runs.session import run_suite
+    from proctor.scenarios.loader import load_suite
+
+    loaded = load_suite(args.suite)
+    fields = json.loads(args.options)
+    options = RunOptions(**{**fields, "db": Path(fields["db"])})
+    parent = os.getppid()
+
+    async def main() -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in stop_signals():
+            loop.add_signal_handler(sig, task.cancel)
+
+        async def watch_parent() -> None:
+            # Polled: no event says the parent died (prctl's PDEATHSIG is not in the stdlib).
+            while os.getppid() == parent:  # noqa: ASYNC110
+                await asyncio.sleep(PARENT_CHECK_S)
+            task.cancel()  # the console is gone (even kill -9): stop, flushed and resumable
+
+        watcher = asyncio.create_task(watch_parent())
+        try:
+            return await run_suite(loaded, options, check_anchors=False, serve_after=True)
+        finally:
+            watcher.cancel()
+
+    try:
+        status = asyncio.run(main())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        return ExitCode.OK  # asked to stop: the run is interrupted and resumable, not failed
+    return ExitCode.OK if status in ("finished", "cancelled") else ExitCode.FAILED
+
+
+__all__ = ["EngineExited", "engine_process_command", "options_json", "run_engine_process"]
