@@ -32,6 +32,9 @@ _MARKS = (
     ("~", "token counts estimated (offline agent or imported data), not reported by an API"),
     ("n/a (baseline)", "adoption does not apply to the baseline arm: it has no MCP tools"),
     ("[image …] [resource …]", "binary tool output, stored once by hash; the label gives type and size"),
+    ("same / result ≠ / args ≠", "compare: the two trials made this call alike / got other results / other args"),
+    ("only left / only right", "compare: a call with no match on the other side (— no matching call —)"),
+    ("◀2 3▶ more", "matrix: arms scrolled out of view on each side (h / l to scroll)"),
 )
 _CONCEPTS = (
     ("fairness", "answer quality on equal terms for every arm: 0.10 keywords + 0.55 judge quality + "

@@ -29,9 +29,7 @@ Steps = Callable[[ProctorApp, Pilot[Any]], Awaitable[None]]
 async def dashboard(app: ProctorApp, pilot: Pilot[Any]) -> None:
     await wait_until(
         pilot,
-        lambda: all(
-            x in screen_text(app) for x in ("✓ passed  0.60", "mcp-good             33%", "tool_io 150")
-        ),
+        lambda: "s1-intro" in screen_text(app) and "tool_io 150" in screen_text(app),
         what="dashboard with details and the tool-I/O backfill",
     )
 
@@ -55,6 +53,23 @@ async def compare(app: ProctorApp, pilot: Pilot[Any]) -> None:
     )
 
 
+def keys_then(*pressed: str, shows: str) -> Steps:
+    async def steps(app: ProctorApp, pilot: Pilot[Any]) -> None:
+        await pilot.press(*pressed)
+        await wait_until(pilot, lambda: shows in screen_text(app), what=repr(shows))
+
+    return steps
+
+
+def in_trial(row: int, col: int, *pressed: str) -> Steps:
+    async def steps(app: ProctorApp, pilot: Pilot[Any]) -> None:
+        await trial(row, col)(app, pilot)
+        await pilot.press(*pressed)
+        await pilot.pause()
+
+    return steps
+
+
 def keys(*pressed: str) -> Steps:
     async def steps(app: ProctorApp, pilot: Pilot[Any]) -> None:
         await pilot.press(*pressed)
@@ -62,28 +77,32 @@ def keys(*pressed: str) -> Steps:
     return steps
 
 
-@pytest.mark.parametrize(
-    ("name", "steps"),
-    [
-        ("dashboard", dashboard),
-        ("trial_passed", trial(0, 1)),
-        ("trial_failed", trial(1, 0)),
-        ("compare", compare),
-        ("judge", keys("2")),
-        ("anchors", keys("3")),
-        ("help", keys("question_mark")),
-    ],
-)
-async def test_screen_matches_snapshot(fx: Fixture, name: str, steps: Steps) -> None:
+SCREENS: list[tuple[str, Steps]] = [
+    ("dashboard", dashboard),
+    ("trial_passed", trial(0, 1)),
+    ("trial_failed", trial(1, 0)),
+    ("trial_checks", in_trial(0, 1, "v")),
+    ("compare", compare),
+    ("judge", keys("2")),
+    ("anchors", keys("3")),
+    ("tools", keys_then("4", shows="server/tool")),
+    ("help", keys("question_mark")),
+]
+SIZES = [(100, 30), (160, 50)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize(("name", "steps"), SCREENS, ids=[n for n, _ in SCREENS])
+async def test_screen_matches_snapshot(fx: Fixture, name: str, steps: Steps, size: tuple[int, int]) -> None:
     app = ProctorApp(fx.db, clock=lambda: FIXED_NOW)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: app.state.details_loaded)
-        await pilot.pause()
+        await dashboard(app, pilot)  # every screen starts from a settled dashboard (backfill done)
         await steps(app, pilot)
         await pilot.pause(0.25)  # let the 10 Hz flush settle; the comparison below is the assertion
         await pilot.pause()
         text = "\n".join(line.rstrip() for line in screen_text(app).splitlines()) + "\n"
-    path = SNAPSHOTS / f"{name}.txt"
+    path = SNAPSHOTS / f"{name}-{size[0]}x{size[1]}.txt"
     if os.environ.get("PROCTOR_UPDATE_SNAPSHOTS") == "1":
         path.write_text(text)
     assert path.exists(), f"no snapshot {path.name}: run with PROCTOR_UPDATE_SNAPSHOTS=1 and review it"
