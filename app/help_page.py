@@ -32,9 +32,17 @@ _MARKS = (
     ("~", "token counts estimated (offline agent or imported data), not reported by an API"),
     ("n/a (baseline)", "adoption does not apply to the baseline arm: it has no MCP tools"),
     ("[image …] [resource …]", "binary tool output, stored once by hash; the label gives type and size"),
-    ("same / result ≠ / args ≠", "compare: the two trials made this call alike / got other results / other args"),
+    (
+        "same / result ≠ / args ≠",
+        "compare: the two trials made this call alike / got other results / other args",
+    ),
     ("only left / only right", "compare: a call with no match on the other side (— no matching call —)"),
     ("◀2 3▶ more", "matrix: arms scrolled out of view on each side (h / l to scroll)"),
+    (
+        "✗ 2/3 0.71",
+        "matrix with epochs folded (e): 2 of 3 epochs passed, mean fairness 0.71, "
+        "under the most urgent status; enter opens that epoch",
+    ),
 )
 _CONCEPTS = (
     ("fairness", "answer quality on equal terms for every arm: 0.10 keywords + 0.55 judge quality + "

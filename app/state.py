@@ -31,7 +31,6 @@ from proctor.widgets.arms_panel import ArmRow
 from proctor.widgets.cost_panel import CostRow
 from proctor.widgets.grounding_panel import GroundingRow
 from proctor.widgets.series_panel import Series
-from proctor.widgets.trial_matrix import MatrixCell, MatrixModel
 from proctor.widgets.variance_panel import VarianceRow
 
 DEFAULT_FLOOR = 0.05
@@ -348,49 +347,11 @@ class ConsoleState:
     def models(self) -> list[str]:
         return list(dict.fromkeys(t.model for t in self.trials.values()))
 
-    def cell(self, trial_id: int) -> MatrixCell:
-        fairness = self.scores.get(trial_id, {}).get(ScoreName.FAIRNESS)
-        note = f"{fairness.value:.2f}" if fairness is not None and fairness.value is not None else ""
-        return MatrixCell(trial_id, self.statuses.get(trial_id, "queued"), note)
-
-    def build_matrix(self, filters: Filters) -> MatrixModel:
-        columns = [
-            (a, m)
-            for a in self.arms()
-            for m in self.models()
-            if _keep(a, filters.arm) and _keep(m, filters.model)
-        ]
-        col_index = {c: i for i, c in enumerate(columns)}
-        rows: dict[tuple[str, int], dict[int, MatrixCell]] = {}
-        needle = filters.scenario.lower()
-        for t in self.trials.values():
-            col = col_index.get((t.arm, t.model))
-            if col is None or (needle and needle not in t.scenario.lower()):
-                continue
-            if not filters.keeps_status(self.statuses.get(t.id)):
-                continue
-            rows.setdefault((t.scenario, t.epoch), {})[col] = self.cell(t.id)
-        ordered = sorted(rows)
-        model = MatrixModel(
-            rows=ordered,
-            columns=columns,
-            marked_scenarios=frozenset(self.held_out),
-            show_epoch=len({e for _, e in ordered}) > 1,
-        )
-        for r, key in enumerate(ordered):
-            for c, cell in rows[key].items():
-                model.cells[(r, c)] = cell
-        return model
-
     def find_trial(self, scenario: str, arm: str, model: str, epoch: int) -> TrialRecord | None:
         if self._by_key[0] != self.structure_version:
             self._by_key = (self.structure_version, {t.key: t.id for t in self.trials.values()})
         trial_id = self._by_key[1].get((scenario, arm, model, epoch))
         return None if trial_id is None else self.trials.get(trial_id)
-
-
-def _keep(value: str, wanted: str | None) -> bool:
-    return wanted is None or value == wanted
 
 
 __all__ = ["DEFAULT_FLOOR", "CommandOutcome", "ConsoleState", "Filters", "display_status"]

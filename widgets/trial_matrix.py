@@ -48,9 +48,12 @@ CELL_WIDTH = 16
 
 @dataclass(frozen=True)
 class MatrixCell:
+    """One cell; ``folded`` cells stand for all epochs of a scenario (``note`` is "k/n mean")."""
+
     trial_id: int
     status: str
     note: str = ""
+    folded: bool = False
 
 
 @dataclass
@@ -60,12 +63,13 @@ class MatrixModel:
     rows: list[tuple[str, int]] = field(default_factory=list)
     columns: list[tuple[str, str]] = field(default_factory=list)
     cells: dict[tuple[int, int], MatrixCell] = field(default_factory=dict)
+    members: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)  # trial ids per cell
     marked_scenarios: frozenset[str] = frozenset()
     show_epoch: bool = False
 
     def position_of(self, trial_id: int) -> tuple[int, int] | None:
         for pos, cell in self.cells.items():
-            if cell.trial_id == trial_id:
+            if cell.trial_id == trial_id or trial_id in self.members.get(pos, ()):
                 return pos
         return None
 
@@ -73,6 +77,8 @@ class MatrixModel:
 def cell_text(cell: MatrixCell | None) -> str:
     if cell is None:
         return ""
+    if cell.folded:
+        return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.note}"
     return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.status:<7} {cell.note}".rstrip()
 
 

@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer
 
+from proctor.app.matrix_build import build_matrix, cell_of, folded_cell_of
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.state import FAILURES, Filters
@@ -49,6 +50,7 @@ class DashboardScreen(ProctorScreen):
         Binding("f", "filter_scenario", "Scenario filter"),
         Binding("x", "clear_filters", "Clear filters"),
         Binding("exclamation_mark", "failures_only", "Failures only"),
+        Binding("e", "toggle_epochs", "Epochs: fold / unfold"),
         Binding("right_square_bracket", "failure(1)", "Next failure"),
         Binding("left_square_bracket", "failure(-1)", "Prev failure", show=False),
     ]
@@ -56,6 +58,8 @@ class DashboardScreen(ProctorScreen):
     def __init__(self) -> None:
         super().__init__(id="dashboard")
         self.filters = Filters()
+        self._unfold = False
+        self._folded = False
         self._structure = -1
         self._filters_shown: Filters | None = None
         self._index: dict[int, tuple[int, int]] = {}
@@ -105,7 +109,14 @@ class DashboardScreen(ProctorScreen):
         if rebuild:
             self._rebuild_matrix()
         elif changed:
-            updates = {self._index[t]: state.cell(t) for t in changed if t in self._index}
+            model = self.matrix.model
+            positions = {self._index[t] for t in changed if t in self._index}
+            updates = {
+                pos: folded_cell_of(state, model.members[pos])
+                if self._folded
+                else cell_of(state, model.cells[pos].trial_id)
+                for pos in positions
+            }
             if updates:
                 self.matrix.update_cells(updates)
         if state.version != self._flushed_version:
@@ -130,8 +141,10 @@ class DashboardScreen(ProctorScreen):
             self.query_one(SeriesPanel).show(state.series())
 
     def _rebuild_matrix(self) -> None:
-        model = self.state.build_matrix(self.filters)
-        self._index = {cell.trial_id: pos for pos, cell in model.cells.items()}
+        epochs = len({t.epoch for t in self.state.trials.values()})
+        self._folded = epochs > 1 and not self._unfold
+        model = build_matrix(self.state, self.filters, fold=self._folded)
+        self._index = {t: pos for pos, ids in model.members.items() for t in ids}
         self.matrix.set_model(model, keep_trial=self.matrix.selected_trial())
         self._structure = self.state.structure_version
         self._filters_shown = self.filters
@@ -194,7 +207,7 @@ class DashboardScreen(ProctorScreen):
         text.append(
             f"{one_line(trial.scenario, 40)} / {one_line(trial.arm, 24)} / {one_line(trial.model, 30)}"
         )
-        text.append(f" · epoch {trial.epoch} · {cell_text(self.state.cell(trial.id))}")
+        text.append(f" · epoch {trial.epoch} · {cell_text(cell_of(self.state, trial.id))}")
         if trial.wall_s is not None:
             text.append(f" · {trial.wall_s:.1f}s")
         if trial.error:
@@ -253,6 +266,11 @@ class DashboardScreen(ProctorScreen):
         self.app.push_screen(
             PromptScreen("filter scenarios containing (empty: all)", self.filters.scenario), done
         )
+
+    def action_toggle_epochs(self) -> None:
+        """Several epochs fold into one row per scenario (k/n passed, mean fairness); e unfolds."""
+        self._unfold = not self._unfold
+        self._rebuild_matrix()
 
     def action_failures_only(self) -> None:
         self._set_filters(status=None if self.filters.status == "failures" else "failures")

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Static
 
+from proctor.app.matrix_build import cell_of
 from proctor.app.score_views import Grounding, failure_of, grounding_of, not_applicable
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import CitationScreen
@@ -142,7 +143,7 @@ class TrialScreen(ProctorScreen):
             f"{one_line(trial.scenario, 40)} / {one_line(trial.arm, 24)} / {one_line(trial.model, 30)}"
         )
         text.append(
-            f" · epoch {trial.epoch} · attempt {trial.attempt} · {cell_text(self.state.cell(trial.id))}"
+            f" · epoch {trial.epoch} · attempt {trial.attempt} · {cell_text(cell_of(self.state, trial.id))}"
         )
         if not self.transcript.loaded:
             text.append(" · loading…", style="dim")

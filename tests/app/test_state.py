@@ -5,6 +5,7 @@ import math
 import pytest
 
 from proctor.app.feed import Details, Snapshot, TailBatch
+from proctor.app.matrix_build import build_matrix, cell_of, fold_cell
 from proctor.app.state import ConsoleState, Filters, display_status
 from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
 from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, UnreadableScoreRow
@@ -80,7 +81,7 @@ def test_batch_updates_changed_trials_and_scores() -> None:
     assert state.take_changed() == {1, 3}
     assert state.statuses[3] == "passed"
     assert state.scores[1]["fairness"].value == 0.7
-    assert state.cell(1).note == "0.70"
+    assert cell_of(state, 1).note == "0.70"
 
 
 def test_cost_rows_use_rows_for_finished_and_events_for_running_trials() -> None:
@@ -236,18 +237,18 @@ def test_scores_loaded_with_a_transcript_never_replace_newer_live_ones() -> None
 
 def test_matrix_filters_by_status_arm_model_and_scenario() -> None:
     state = loaded_state()
-    full = state.build_matrix(Filters())
+    full = build_matrix(state, Filters(), fold=False)
     assert full.rows == [("s1", 0), ("s2", 0)] and full.columns == [
         ("baseline", "offline:a"),
         ("mcp", "offline:a"),
     ]
     assert full.cells[(1, 1)].trial_id == 4 and full.marked_scenarios == frozenset({"s2"})
-    by_status = state.build_matrix(Filters(status="failed"))
+    by_status = build_matrix(state, Filters(status="failed"), fold=False)
     assert by_status.rows == [("s1", 0)] and next(iter(by_status.cells.values())).trial_id == 2
-    by_arm = state.build_matrix(Filters(arm="mcp"))
+    by_arm = build_matrix(state, Filters(arm="mcp"), fold=False)
     assert by_arm.columns == [("mcp", "offline:a")]
-    assert state.build_matrix(Filters(scenario="S2")).rows == [("s2", 0)]
-    assert state.build_matrix(Filters(model="other")).columns == []
+    assert build_matrix(state, Filters(scenario="S2"), fold=False).rows == [("s2", 0)]
+    assert build_matrix(state, Filters(model="other"), fold=False).columns == []
 
 
 def test_operator_command_outcomes_keep_the_latest_per_command() -> None:
@@ -310,3 +311,14 @@ def test_the_failures_filter_keeps_failed_and_errored_trials() -> None:
         "failed"
     )
     assert Filters().keeps_status(None)
+
+
+def test_epochs_fold_into_one_cell_that_says_k_of_n_and_the_mean() -> None:
+    cell = fold_cell([(1, "passed", 0.8), (2, "failed", 0.4), (3, "passed", None)])
+    assert (cell.trial_id, cell.status, cell.note, cell.folded) == (2, "failed", "2/3 0.60", True)
+    assert fold_cell([(5, "passed", None), (6, "running", None)]).status == "running"
+    assert fold_cell([(7, "error", None), (8, "failed", 0.1)]).trial_id == 7, "errors come first"
+    state = loaded_state()
+    folded = build_matrix(state, Filters(), fold=True)
+    assert folded.rows == [("s1", -1), ("s2", -1)] and not folded.show_epoch
+    assert all(len(ids) == 1 for ids in folded.members.values())
