@@ -1,0 +1,59 @@
+"""In a real terminal (tmux): q on a live run asks, stops the engine process, exits 130 and
+prints the resume command; the run is interrupted, resumable, and no engine is left behind."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _screen(session: str) -> str:
+    return subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+    ).stdout
+
+
+def _wait(session: str, text: str, limit_s: float = 60) -> str:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        shown = _screen(session)
+        if text in shown:
+            return shown
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared; screen:\n{_screen(session)}")
+
+
+def test_q_on_a_live_run_asks_then_stops_it_resumably(tmp_path: Path) -> None:
+    assert shutil.which("tmux"), "tmux is needed for the real-terminal tests"
+    db = tmp_path / "demo.db"
+    session = f"proctor-live-{time.monotonic_ns()}"
+    command = f"{sys.executable} -m proctor.app.cli demo --db {db} --epochs 30; echo EXIT=$?; sleep 30"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35", command], check=True)
+    try:
+        _wait(session, "▶running")  # trials are running: the run exists and is live
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        asked = _wait(session, "stop the run?")
+        assert "The run stays resumable" in asked
+        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        done = _wait(session, "EXIT=")
+        assert "EXIT=130" in done and f"resume with --resume --db {db}" in done
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    time.sleep(1.5)  # the engine process notices its parent is gone within a second
+    left = subprocess.run(["pgrep", "-f", f"engine-process.*{db}"], capture_output=True, text=True).stdout
+    assert left == "", "no engine process may outlive the console"
+    conn = sqlite3.connect(db)
+    try:
+        (status,) = conn.execute("SELECT status FROM runs").fetchone()
+        finished, total = conn.execute("SELECT sum(status = 'finished'), count(*) FROM trials").fetchone()
+    finally:
+        conn.close()
+    assert status == "interrupted" and 0 < finished < total
