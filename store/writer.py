@@ -1,10 +1,13 @@
 """The run database's only writer: events are queued in memory and flushed in batches.
 
-``emit`` never awaits, so the agent loop is never slowed by disk; a background task flushes
-when ``batch_size`` events are waiting or ``flush_interval_s`` has passed since the first of
-them, one transaction per flush. Derived rows (trial status, scores, judgments) are updated
-in the same transaction as the events they come from, so the store never says a trial is
-finished without also holding its ``trial_finished`` event.
+``emit`` never awaits, so the agent loop is never slowed by disk; the writer's own thread takes
+every queued event when ``batch_size`` are waiting, ``flush_interval_s`` has passed since the
+first of them, or someone awaits ``flush()``, and commits them in one transaction. That thread
+schedules its own batches: a busy event loop (CPU work between events) cannot hold commits back,
+and when the thread falls behind the next batch is simply larger (nothing is dropped).
+Derived rows (trial status, scores, judgments) are updated in the same transaction as the
+events they come from, so the store never says a trial is finished without also holding its
+``trial_finished`` event.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -22,10 +26,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from proctor.store.commands import Command, cancel_unserved, claim_pending, finish
-from proctor.store.derived_rows import Derived, JudgmentMeta, has_rule, update_derived
-from proctor.store.events import (
-    Event,
-)
+from proctor.store.derived_rows import JudgmentMeta, Op, apply_derived, derive, has_rule, insert_many
+from proctor.store.events import Event
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
 
@@ -59,8 +61,6 @@ def decode_payload(encoding: str, payload: bytes) -> bytes:
 
 
 _Row = tuple[str, int | None, int, float, str, str, bytes]
-# An event row ready to insert, and the event again when it also updates a derived table.
-_Pending = tuple[_Row, Derived | None]
 _Blob = tuple[str, str, int, bytes]
 T = TypeVar("T")
 
@@ -69,7 +69,8 @@ class StoreWriter:
     """Owns the write connection; use ``async with await StoreWriter.open(path) as w``.
 
     All SQLite work runs on one dedicated thread (a connection must stay on one thread, and
-    the event loop must never wait on disk); each call hands that thread a whole function.
+    the event loop must never wait on disk); each call hands that thread a whole function, and
+    the queued events are written by a job that thread runs on its own (``_drain``).
     """
 
     def __init__(
@@ -79,30 +80,47 @@ class StoreWriter:
         path: Path,
         batch_size: int,
         flush_interval_s: float,
+        on_commit: Callable[[int, float], None] | None = None,
     ) -> None:
         self._conn = conn
         self._pool = pool
         self.path = path
         self._batch_size = batch_size
         self._interval = flush_interval_s
-        self._pending: list[_Pending] = []
+        self._on_commit = on_commit
+        self._loop = asyncio.get_running_loop()
+        # Shared with the writer thread, guarded by _cond: what waits, and how far it got.
+        self._cond = threading.Condition(threading.Lock())
+        self._rows: list[_Row] = []
+        self._ops: list[Op] = []
         self._blobs: list[_Blob] = []
-        self._last_write: asyncio.Future[None] | None = None
-        self._wake = asyncio.Event()
-        self._flusher: asyncio.Task[None] | None = None
+        self._first_at = 0.0  # monotonic time the oldest queued item arrived
+        self._queued = 0  # items (events and blobs) ever queued
+        self._committed = 0  # of those, how many are committed (or lost to a failure)
+        self._events_committed = 0
+        self._draining = False  # a _drain job is queued or waiting for company
+        self._urgent = False  # someone awaits flush(): commit without waiting for company
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._closed = False
         self._failure: BaseException | None = None
 
     @classmethod
     async def open(
-        cls, path: str | Path, *, batch_size: int = 512, flush_interval_s: float = DEFAULT_FLUSH_INTERVAL_S
+        cls,
+        path: str | Path,
+        *,
+        batch_size: int = 512,
+        flush_interval_s: float = DEFAULT_FLUSH_INTERVAL_S,
+        on_commit: Callable[[int, float], None] | None = None,
     ) -> StoreWriter:
+        """``on_commit(events_committed_so_far, time.perf_counter())`` is called on the writer
+        thread after each batch commits (for measurements; it must be quick and not raise)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proctor-store")
 
         def connect() -> sqlite3.Connection:
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, cached_statements=256)
             try:
                 configure(conn)
                 migrate(conn, str(path))
@@ -116,9 +134,7 @@ class StoreWriter:
         except BaseException:
             pool.shutdown(wait=False)
             raise
-        writer = cls(conn, pool, path, batch_size, flush_interval_s)
-        writer._flusher = asyncio.create_task(writer._flush_loop(), name="proctor-store-flush")
-        return writer
+        return cls(conn, pool, path, batch_size, flush_interval_s, on_commit)
 
     async def __aenter__(self) -> StoreWriter:
         return self
@@ -128,7 +144,7 @@ class StoreWriter:
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         # Shielded: a cancelled caller must not cancel a write the thread has not started yet.
-        future = asyncio.get_running_loop().run_in_executor(self._pool, fn, self._conn, *args)
+        future = self._loop.run_in_executor(self._pool, fn, self._conn, *args)
         return await asyncio.shield(future)
 
     # -- direct writes (setup, rare) ------------------------------------------------------
@@ -184,66 +200,123 @@ class StoreWriter:
             raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
         if self._closed:
             raise RuntimeError(f"store writer for {self.path} is closed")
-        # Serialized here, on the caller's thread, so it overlaps the writer thread's disk work.
+        # Serialized here, on the caller's thread: the writer thread then holds the GIL only for
+        # the inserts, and the derived rows are ready-made statements (no events kept alive).
         ts = time.time()
-        raw = redact(event.model_dump_json())  # the one choke point: nothing reaches the file unredacted
-        if has_rule(event.kind):
-            event = type(event).model_validate_json(raw)
+        kind = event.kind
+        dumped = event.model_dump_json()
+        raw = redact(dumped)  # the one choke point: nothing reaches the file unredacted
+        ops: tuple[Op, ...] = ()
+        if has_rule(kind):
+            if raw != dumped:  # derive from what is stored, never from the unredacted event
+                event = type(event).model_validate_json(raw)
+            ops = derive(run_id, trial_id, attempt, ts, event, judgment)
         encoding, payload = encode_raw(raw.encode())
-        derived = (run_id, trial_id, attempt, ts, event, judgment) if has_rule(event.kind) else None
-        self._pending.append(((run_id, trial_id, attempt, ts, event.kind, encoding, payload), derived))
-        n = len(self._pending)
-        if n == 1 or n == self._batch_size:
-            self._wake.set()
+        row = (run_id, trial_id, attempt, ts, kind, encoding, payload)
+        with self._cond:
+            self._rows.append(row)
+            if ops:
+                self._ops.extend(ops)
+            self._queued += 1
+            start = self._schedule()
+            if len(self._rows) >= self._batch_size:
+                self._cond.notify()
+        if start:
+            self._pool.submit(self._drain)
 
     def put_blob(self, sha256: str, mime_type: str, data: bytes) -> None:
         """Queue binary tool output, stored once per content hash in the next batch's transaction;
         emit the event that names it afterwards, so no event points at a missing blob."""
-        self._blobs.append((sha256, mime_type, len(data), data))
+        with self._cond:
+            self._blobs.append((sha256, mime_type, len(data), data))
+            self._queued += 1
+            start = self._schedule()
+        if start:
+            self._pool.submit(self._drain)
+
+    def _schedule(self) -> bool:
+        """Under ``_cond``: note the first item of a batch; True when a drain job must be started."""
+        if self._draining:
+            return False
+        self._draining = True
+        self._first_at = time.monotonic()
+        return True
 
     async def flush(self) -> None:
-        """Write everything queued so far; return once it is committed, whoever submitted it.
+        """Write everything queued so far; return once it is committed.
 
-        The one writer thread runs batches in order, so waiting for the last batch submitted
-        (possibly by a concurrent flush) means every earlier event is in the file too.
+        The one writer thread commits in queue order, so once the count of committed items
+        reaches the count queued now, every earlier event is in the file.
         """
         if self._failure is not None:
             raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
-        while self._pending or self._blobs:
-            batch, self._pending = self._pending, []
-            blobs, self._blobs = self._blobs, []
-            self._last_write = asyncio.get_running_loop().run_in_executor(
-                self._pool, _write_batch, self._conn, batch, blobs
-            )
-            await asyncio.shield(self._last_write)
-        if self._last_write is not None and not self._last_write.done():
-            await asyncio.shield(self._last_write)
+        with self._cond:
+            target = self._queued
+            if self._committed >= target:
+                return
+            done: asyncio.Future[None] = self._loop.create_future()
+            self._waiters.append((target, done))
+            self._urgent = True
+            self._cond.notify()
+        await asyncio.shield(done)
 
-    async def _flush_loop(self) -> None:
-        try:
-            while not self._closed:
-                await self._wake.wait()
-                self._wake.clear()
-                if not self._closed and len(self._pending) < self._batch_size:
-                    await asyncio.sleep(self._interval)
-                await self.flush()
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            self._failure = exc
+    def _drain(self) -> None:
+        """On the writer thread: wait for company (bounded by the interval), then commit every
+        queued item in one transaction."""
+        with self._cond:
+            deadline = self._first_at + self._interval
+            while not (self._urgent or self._closed or len(self._rows) >= self._batch_size):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            rows, self._rows = self._rows, []
+            ops, self._ops = self._ops, []
+            blobs, self._blobs = self._blobs, []
+            upto = self._queued
+            self._draining = False
+            self._urgent = False
+            failed = self._failure is not None
+        if not failed:
+            try:
+                _write_batch(self._conn, rows, ops, blobs)
+            except BaseException as exc:
+                self._failure = exc
+        with self._cond:
+            self._committed = upto
+            if not failed and self._failure is None:
+                self._events_committed += len(rows)
+                if self._on_commit is not None:
+                    self._on_commit(self._events_committed, time.perf_counter())
+            wake = bool(self._waiters)
+        if wake:
+            with suppress(RuntimeError):  # the loop is gone: nobody is waiting any more
+                self._loop.call_soon_threadsafe(self._wake_waiters)
+
+    def _wake_waiters(self) -> None:
+        with self._cond:
+            committed = self._committed
+            ready = [f for target, f in self._waiters if target <= committed]
+            self._waiters = [(target, f) for target, f in self._waiters if target > committed]
+        for f in ready:
+            if f.done():
+                continue
+            if self._failure is not None:
+                f.set_exception(RuntimeError(f"store writer for {self.path} failed: {self._failure}"))
+            else:
+                f.set_result(None)
 
     async def close(self) -> None:
         """Flush what is queued, then close; safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        self._wake.set()
         try:
-            if self._flusher is not None:
-                with suppress(asyncio.CancelledError):
-                    await self._flusher
+            with self._cond:
+                self._cond.notify()
             if self._failure is None:
-                await self.flush()
+                with suppress(RuntimeError):
+                    await self.flush()
         finally:
             await self._run(sqlite3.Connection.close)
             self._pool.shutdown(wait=True)
@@ -296,19 +369,19 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
     cur.execute("COMMIT")
 
 
-def _write_batch(conn: sqlite3.Connection, batch: list[_Pending], blobs: list[_Blob]) -> None:
+_INSERT_EVENT = (
+    "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _write_batch(conn: sqlite3.Connection, rows: list[_Row], ops: list[Op], blobs: list[_Blob]) -> None:
     with _transaction(conn) as cur:
         if blobs:
             cur.executemany(
                 "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES (?, ?, ?, ?)", blobs
             )
-        cur.executemany(
-            "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [row for row, _ in batch],
-        )
-        for _, derived in batch:
-            if derived is not None:
-                update_derived(cur, derived)
+        insert_many(cur, _INSERT_EVENT, rows)
+        apply_derived(cur, ops)
 
 
 __all__ = ["JudgmentMeta", "StoreWriter", "TrialRow", "decode_payload", "encode_payload"]
