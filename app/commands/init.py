@@ -15,7 +15,7 @@ from proctor.engine.providers.base import ProviderError
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
 from proctor.engine.runs.imported_runs import save_import
-from proctor.engine.tools.mcp_connection import ServerStartError
+from proctor.engine.tools.mcp_launch import ServerStartError
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.loader import SuiteError

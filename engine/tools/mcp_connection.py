@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -30,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from proctor.engine.tools.mcp_content import record_content
+from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
@@ -40,20 +39,10 @@ from proctor.store.redaction import register_env
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
 PROTOCOL_GRACE_S = 1.0
-_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 
 
 class ProtocolFault(Exception):
     """The server broke the protocol (invalid JSON-RPC) instead of answering."""
-
-
-class ServerStartError(Exception):
-    """The server could not be started or did not complete the MCP handshake."""
-
-
-def child_env(extra: dict[str, str]) -> dict[str, str]:
-    """A child's whole environment: a few safe variables plus what the config names explicitly."""
-    return {k: v for k in _SAFE_ENV if (v := os.environ.get(k)) is not None} | extra
 
 
 class McpConnection:
@@ -147,7 +136,9 @@ class McpConnection:
         assert isinstance(cfg, HttpServer)
         async with AsyncExitStack() as stack:
             if cfg.launch is not None:
-                await stack.enter_async_context(_launched(cfg.launch, cfg.url, log, self))
+                await stack.enter_async_context(
+                    launched(cfg.launch, cfg.url, log, self.log_path, self.log_bytes, START_TIMEOUT_S)
+                )
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_s)
             )
@@ -334,60 +325,6 @@ class McpConnection:
         except OSError:
             return ""
         return ("\n[server stderr]\n" + "\n".join(tail)) if tail else ""
-
-
-@asynccontextmanager
-async def _launched(cfg: StdioServer, url: str, log: TextIO, conn: McpConnection) -> AsyncIterator[None]:
-    """Start the process that serves an HTTP server's URL; wait for its port; reap it on exit."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *supervised(cfg.command, cfg.args, conn.log_path, conn.log_bytes),
-        env=child_env(cfg.env),
-        cwd=cfg.cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-    )
-    try:
-        host, port = _host_port(url)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not await asyncio.to_thread(_port_open, host, port):
-            if proc.returncode is not None:
-                raise ServerStartError(
-                    f"launch command exited with status {proc.returncode} before serving {url}"
-                )
-            if time.monotonic() > deadline:
-                raise ServerStartError(f"nothing listened on {url} within {START_TIMEOUT_S:.0f}s")
-            await asyncio.sleep(0.05)
-        yield
-    finally:
-        await _reap(proc)
-
-
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            async with asyncio.timeout(wait):
-                await asyncio.shield(proc.wait())
-            return
-        except TimeoutError:
-            continue
-
-
-def _host_port(url: str) -> tuple[str, int]:
-    parsed = httpx2.URL(url)
-    return parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80)
-
-
-def _port_open(host: str, port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
-        return True
-    return False
 
 
 def _connected(server: str, client: Client) -> ServerConnected:

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from proctor.engine.tools.mcp_connection import McpConnection, ServerStartError
+from proctor.engine.tools.mcp_connection import McpConnection
+from proctor.engine.tools.mcp_launch import ServerStartError
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import ServerConfig

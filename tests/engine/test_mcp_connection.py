@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from proctor.engine.tools import mcp_connection
-from proctor.engine.tools.mcp_connection import MAX_RESTARTS, ServerStartError
+from proctor.engine.tools.mcp_connection import MAX_RESTARTS
+from proctor.engine.tools.mcp_launch import ServerStartError
 from proctor.engine.tools.mcp_toolbox import MAX_START_FAILURES, McpToolbox, ServerPool
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.scenarios.schema import StdioServer
