@@ -143,6 +143,20 @@ def claims_coverage(
     return statistics.fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
 
 
+_NO_VERDICTS: Mapping[tuple[str, int], Sequence[Any]] = {}
+
+
+def _verdicts_by_trial(
+    verdicts: Mapping[tuple[str, int], Sequence[Any]],
+) -> dict[int, dict[tuple[str, int], Sequence[Any]]]:
+    """``verdicts`` split by trial, each keeping the original order, so that ``claims_coverage``
+    reads a trial's few entries instead of scanning every trial's (which made reports quadratic)."""
+    out: dict[int, dict[tuple[str, int], Sequence[Any]]] = {}
+    for key, vs in verdicts.items():
+        out.setdefault(key[1], {})[key] = vs
+    return out
+
+
 def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> Grounding:
     g = scores.get(ScoreName.GROUNDING)
     if g is None:
@@ -213,7 +227,7 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
     for t in inputs.trials:
         groups.setdefault((t.arm, t.model), []).append(t)
     machine = [j for j in inputs.judgments if not is_human(j.source)]
-    verdicts = parsed_verdicts(machine)
+    verdicts = _verdicts_by_trial(parsed_verdicts(machine))
     out = []
     for index, ((arm, model), trials) in enumerate(groups.items()):
         scores = [inputs.scores.get(t.id, {}) for t in trials]
@@ -222,7 +236,7 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
         coverage = [
             c
             for t, s in zip(trials, scores, strict=True)
-            if (c := claims_coverage(t.id, s, verdicts)) is not None
+            if (c := claims_coverage(t.id, s, verdicts.get(t.id, _NO_VERDICTS))) is not None
         ]
         grounding = [_grounding(s) for s in scores]
         usage = [inputs.usage.get(t.id, TrialUsage()) for t in trials]

@@ -22,13 +22,14 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult
-from proctor.store.reader import StoredEvent, StoreReader, TrialRecord
+from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord
 from proctor.store.redaction import redact
 
 SCHEMA = "proctor-export/1"
@@ -135,11 +136,39 @@ def _trial_columns(trial: TrialRecord | None) -> dict[str, Any]:
     }
 
 
+def _trial_columns_by_id(reader: StoreReader) -> dict[int, dict[str, Any]]:
+    """Each trial's identifying columns, read row by row: never every trial's whole record
+    (answers included) at once, which made the export's memory grow with the run."""
+    conn = sqlite3.connect(f"file:{reader.path}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA busy_timeout=5000")
+        names: dict[str, str] = {}  # one copy of each scenario, arm and model name
+        return {
+            tid: {
+                "trial_id": tid,
+                "scenario": names.setdefault(scenario, scenario),
+                "arm": names.setdefault(arm, arm),
+                "model": names.setdefault(model, model),
+                "epoch": epoch,
+            }
+            for tid, scenario, arm, model, epoch in conn.execute(
+                "SELECT id, scenario, arm, model, epoch FROM trials ORDER BY id"
+            )
+        }
+    finally:
+        conn.close()
+
+
 def export_rows(reader: StoreReader) -> Iterator[dict[str, Any]]:
-    """Every export row of the database, events first (by id), then scores (by trial, name)."""
+    """Every export row of the database, events first (by id), then scores (by trial, name).
+
+    Streams: events are read ``_BATCH`` at a time and scores one trial at a time, each chunk
+    redacted and handed on before the next is read, so memory stays flat however large the run.
+    Only the trials' few identifying columns are held for the whole export.
+    """
     run = reader.run()
     run_id = run.id if run else ""
-    trials = {t.id: t for t in reader.trials()}
+    trials = _trial_columns_by_id(reader)
     after = 0
     while True:
         batch = reader.events_after(after, _BATCH)
@@ -147,33 +176,44 @@ def export_rows(reader: StoreReader) -> Iterator[dict[str, Any]]:
         if len(batch) < _BATCH:
             break
         after = batch[-1].id
-    score_rows = [
-        {
-            "schema": SCHEMA,
-            "record": "score",
-            "run_id": run_id,
-            **_trial_columns(trials.get(score.trial_id)),
-            "attempt": None,
-            "event_id": None,
-            "ts": None,
-            "kind": "score",
-            "name": score.name,
-            "value": score.value,
-            "abandoned": False,
-            "data": score.details,
-        }
-        for score in reader.scores()
-    ]
-    yield from redacted_batch(score_rows)
+    # The scores table references trials (foreign key), so walking the trials in id order and
+    # reading each one's scores by name gives exactly the rows of ``ORDER BY trial_id, name``.
+    pending: list[dict[str, Any]] = []
+    for trial_id in sorted(trials):
+        pending.extend(_score_row(run_id, trials[trial_id], score) for score in reader.scores(trial_id))
+        if len(pending) >= _BATCH:
+            yield from redacted_batch(pending)
+            pending = []
+    yield from redacted_batch(pending)
 
 
-def _event_row(run_id: str, trials: dict[int, TrialRecord], stored: StoredEvent) -> dict[str, Any]:
+def _score_row(run_id: str, columns: dict[str, Any], score: ScoreRecord) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "record": "score",
+        "run_id": run_id,
+        **columns,
+        "attempt": None,
+        "event_id": None,
+        "ts": None,
+        "kind": "score",
+        "name": score.name,
+        "value": score.value,
+        "abandoned": False,
+        "data": score.details,
+    }
+
+
+_NO_TRIAL = _trial_columns(None)
+
+
+def _event_row(run_id: str, trials: dict[int, dict[str, Any]], stored: StoredEvent) -> dict[str, Any]:
     name, value = _name_and_value(stored)
     return {
         "schema": SCHEMA,
         "record": "event",
         "run_id": run_id,
-        **_trial_columns(trials.get(stored.trial_id) if stored.trial_id is not None else None),
+        **(trials.get(stored.trial_id, _NO_TRIAL) if stored.trial_id is not None else _NO_TRIAL),
         "attempt": stored.attempt,
         "event_id": stored.id,
         "ts": stored.ts,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -301,11 +302,26 @@ def _recode_ids(node: Any, recode: Any) -> None:
             _recode_ids(item, recode)
 
 
+def _trial_ids(reader: StoreReader) -> list[int]:
+    """The run's trial ids in order, without loading every trial's record (answers included) at
+    once: only each id is held, so a large run's export stays flat in memory."""
+    conn = sqlite3.connect(f"file:{reader.path}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA busy_timeout=5000")
+        return [int(r[0]) for r in conn.execute("SELECT id FROM trials ORDER BY id")]
+    finally:
+        conn.close()
+
+
 def trace_lines(reader: StoreReader) -> Iterator[str]:
-    """One OTLP/JSON line per trial that has started, in trial order."""
+    """One OTLP/JSON line per trial that has started, in trial order, built and written one trial
+    at a time."""
     run = reader.run()
     run_id = run.id if run is not None else "run"
-    for trial in reader.trials():
+    for trial_id in _trial_ids(reader):
+        trial = reader.trial(trial_id)
+        if trial is None:
+            continue
         events = [e for e in reader.trial_events(trial.id) if not e.abandoned]
         if not events:
             continue
