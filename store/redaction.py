@@ -110,6 +110,7 @@ class Redactor:
 _registered: dict[str, str] = {}
 _process = Redactor()
 _env_size = -1
+_env_secrets: tuple[tuple[str, str], ...] = ()
 
 
 def register_secret(value: str, name: str = "secret") -> None:
@@ -125,12 +126,14 @@ def register_env(env: Mapping[str, str]) -> None:
 
 
 def _refresh_from_environment() -> None:
-    """Follow the environment when its size changes (one cheap check per event); rebuilt rather
-    than grown, so a variable that is gone stops rewriting text that merely resembles it."""
-    global _env_size, _process
-    if _env_size == len(os.environ):
+    """Follow the environment (two cheap checks per event: its size, and the values of the
+    secret-looking variables seen last time); rebuilt rather than grown, so a variable that is
+    gone or changed stops rewriting text that merely resembles its old value."""
+    global _env_size, _env_secrets, _process
+    if _env_size == len(os.environ) and all(os.environ.get(k) == v for k, v in _env_secrets):
         return
     _env_size = len(os.environ)
+    _env_secrets = tuple((k, v) for k, v in os.environ.items() if SECRET_NAME.search(k))
     _process = Redactor({**secret_values(os.environ), **_registered})
 
 

@@ -57,3 +57,13 @@ def test_short_or_ordinary_values_are_untouched() -> None:
 )  # fmt: skip
 def test_secret_looking_names(name: str, secret: bool) -> None:
     assert bool(secret_values({name: "a-value-long-enough"})) is secret
+
+
+def test_a_secret_variable_set_to_a_new_value_is_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROTATING_API_TOKEN", "first-secret-value-123")
+    assert "first-secret-value-123" not in redact("x first-secret-value-123 y")
+    monkeypatch.setenv("ROTATING_API_TOKEN", "second-secret-value-456")
+    assert redact("a first-secret-value-123 b") == "a first-secret-value-123 b", (
+        "the old value is not a secret now"
+    )
+    assert "second-secret-value-456" not in redact("second-secret-value-456")
