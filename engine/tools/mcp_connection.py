@@ -113,6 +113,7 @@ class McpConnection:
             except BaseException as exc:
                 if not ready.done():
                     ready.set_exception(exc if isinstance(exc, Exception) else ServerStartError(repr(exc)))
+                    ready.exception()  # marked seen: a start given up on (timeout) never awaits it
                 if isinstance(exc, asyncio.CancelledError):
                     raise
             finally:
