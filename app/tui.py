@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import gc
 import importlib
+import os
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -92,7 +94,7 @@ class ProctorApp(App[int]):
         loop = asyncio.get_running_loop()
         for sig in stop_signals():
             # Like quitting: the engine is cancelled and flushed, the run stays resumable.
-            loop.add_signal_handler(sig, lambda: self.run_worker(self._terminate(), group="terminate"))
+            loop.add_signal_handler(sig, self._on_stop_signal, sig == signal.SIGHUP)
         self.set_interval(IDLE_FLUSH_S, self.flush)
         self.run_worker(self._feed_loop(), name="feed", group="feed")
         if self._engine_factory is not None:
@@ -190,8 +192,16 @@ class ProctorApp(App[int]):
             self.engine_error = one_line(str(event.worker.error), 300)
             self.notify(f"the run stopped with an error: {self.engine_error}", severity="error", markup=False)
 
-    async def _terminate(self) -> None:
+    def _on_stop_signal(self, hangup: bool) -> None:
+        self.run_worker(self._terminate(hangup=hangup), group="terminate")
+
+    async def _terminate(self, *, hangup: bool = False) -> None:
         await self._stop_engine()
+        if hangup:
+            # The terminal is gone: Textual's orderly exit writes to it and blocks forever on a
+            # writer queue nobody drains (seen: consoles left running, holding the run's lock).
+            # The engine is stopped and flushed; nothing else here needs an orderly exit.
+            os._exit(ExitCode.TERMINATED)
         self.exit(ExitCode.TERMINATED, return_code=ExitCode.TERMINATED)
 
     async def action_quit(self) -> None:

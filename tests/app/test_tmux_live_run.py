@@ -43,7 +43,7 @@ def test_q_on_a_live_run_asks_then_stops_it_resumably(tmp_path: Path) -> None:
         asked = _wait(session, "stop the run?")
         assert "The run stays resumable" in asked
         subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
-        done = _wait(session, "EXIT=")
+        done = " ".join(_wait(session, "EXIT=").split())  # the terminal may wrap the long path
         assert "EXIT=130" in done and f"resume with --resume --db {db}" in done
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
@@ -57,3 +57,30 @@ def test_q_on_a_live_run_asks_then_stops_it_resumably(tmp_path: Path) -> None:
     finally:
         conn.close()
     assert status == "interrupted" and 0 < finished < total
+
+
+def test_closing_the_terminal_ends_the_console_and_frees_the_run(tmp_path: Path) -> None:
+    """Textual's orderly exit writes to the terminal; with the terminal gone it blocked forever,
+    leaving a console that still held the run's lock (found with tmux kill-session)."""
+    import asyncio
+
+    from proctor.store.lock import EngineLock
+    from tests.app.fixture_store import build
+
+    fx = asyncio.run(build(tmp_path))
+    session = f"proctor-hup-{time.monotonic_ns()}"
+    command = f"{sys.executable} -m proctor.app.cli watch {fx.db}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], check=True)
+    try:
+        _wait(session, "s1-intro")
+        pid = subprocess.run(
+            ["pgrep", "-n", "-f", f"cli watch {fx.db}"], capture_output=True, text=True
+        ).stdout.strip()
+        assert pid
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    deadline = time.monotonic() + 15
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists(), "the console outlived its terminal"
+    assert not EngineLock.is_held(fx.db)
