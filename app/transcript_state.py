@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from proctor.app.call_view import notice_title, server_line
 from proctor.store.events import (
     AgentBrief,
     AssistantMessage,
@@ -215,14 +216,7 @@ class TranscriptState:
         elif isinstance(ev, McpNotice):
             self._add("log", event_id, notice_title(ev), ev.message, call_id=ev.call_id)
         elif isinstance(ev, ServerConnected):
-            who = " ".join(x for x in (ev.name, ev.version) if x) or "unnamed"
-            caps = ", ".join(sorted(ev.capabilities)) or "none"
-            self._add(
-                "context",
-                event_id,
-                f"server {ev.server}: {who} · protocol {ev.protocol_version or '?'} · capabilities {caps}",
-                ev.instructions,
-            )
+            self._add("context", event_id, server_line(ev), ev.instructions)
         elif isinstance(ev, TrialFinished):
             if self.final_answer is None and ev.final_answer:
                 self._final(event_id, ev.final_answer)
@@ -303,16 +297,4 @@ class TranscriptState:
             view.result_server, view.result_tool = ev.server, ev.tool
 
 
-def notice_title(ev: McpNotice) -> str:
-    """One line for a server notice: what it was, and for requests what proctor answered."""
-    shared = " (connection shared by calls in flight)" if ev.shared else ""
-    if ev.method == "notifications/progress":
-        of = f"/{ev.total:g}" if ev.total is not None else ""
-        return f"[{ev.server}] progress {ev.progress or 0:g}{of} #{ev.call_id}{shared}"
-    if ev.method == "notifications/message":
-        return f"[{ev.server}] log {ev.level or 'info'}{shared}: {ev.message}"
-    answer = f" → {ev.answer}" if ev.answer else ""
-    return f"[{ev.server}] {ev.method}{answer}{shared}"
-
-
-__all__ = ["CallView", "TranscriptState", "notice_title"]
+__all__ = ["CallView", "TranscriptState"]

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from proctor.app.call_view import result_lines, server_line
 from proctor.app.exit_codes import ExitCode
-from proctor.app.transcript_state import notice_title
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.toolbox import ToolCallOutcome
 from proctor.scenarios.loader import expand_server, load_servers_file, load_suite
@@ -109,17 +109,7 @@ async def call_tool(config: Path, server: str, tool: str, arguments: dict[str, A
 
 
 def _recorded(outcome: ToolCallOutcome, connected: ServerConnected | None) -> CallRecord:
-    result = ToolResult(
-        call_id="manual",
-        server=outcome.server,
-        tool=outcome.tool,
-        content=outcome.content,
-        is_error=outcome.is_error,
-        error_type=outcome.error_type,
-        latency_s=outcome.latency_s,
-        structured=outcome.structured,
-        blocks=list(outcome.blocks),
-    )
+    result = outcome.as_result("manual")
     raw = json.dumps(
         {
             "server": connected.model_dump(mode="json") if connected else {},
@@ -151,39 +141,7 @@ def call_command(args: argparse.Namespace) -> int:
 
 def _print_call(out: Console, record: CallRecord, result: ToolResult) -> None:
     if record.server:
-        who = ServerConnected.model_validate(record.server)
-        name = " ".join(x for x in (who.name, who.version) if x) or "unnamed"
-        caps = ", ".join(sorted(who.capabilities)) or "none"
-        out.print(
-            Text(
-                sanitize(f"server {who.server}: {name} · protocol {who.protocol_version} · {caps}"),
-                style="dim",
-            )
-        )
-    for raw in record.notices:
-        notice = McpNotice.model_validate(raw)
-        line = notice_title(notice.model_copy(update={"call_id": "manual"}))
-        out.print(
-            Text(
-                sanitize(
-                    line
-                    + (
-                        f": {notice.message}"
-                        if notice.method != "notifications/message" and notice.message
-                        else ""
-                    )
-                ),
-                style="dim",
-            )
-        )
-    status = f"error ({result.error_type})" if result.is_error else "ok"
-    out.print(
-        Text(sanitize(f"{result.server}.{result.tool}: {status} in {result.latency_s:.2f}s"), style="bold")
-    )
-    labels = [b.type.replace("_", " ") for b in result.blocks]
-    if labels:
-        out.print(Text(sanitize(f"{len(labels)} content blocks: {', '.join(labels)}"), style="dim"))
-    out.print(Text(sanitize(result.content)))
-    if result.structured is not None:
-        out.print(Text("structuredContent:", style="bold"))
-        out.print(Text(sanitize(json.dumps(result.structured, indent=2, ensure_ascii=False))))
+        out.print(Text(sanitize(server_line(ServerConnected.model_validate(record.server))), style="dim"))
+    notices = [McpNotice.model_validate(n).model_copy(update={"call_id": "manual"}) for n in record.notices]
+    for line in result_lines(result, notices):
+        out.print(line)

@@ -22,8 +22,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Footer, Static, TextArea
 
+from proctor.app.call_view import result_lines
 from proctor.app.screens.base import ProctorScreen
-from proctor.app.transcript_state import CallView, notice_title
+from proctor.app.transcript_state import CallView
 from proctor.scenarios.skeleton import schema_problems
 from proctor.store.events import ListedTool, OperatorCommand, ToolRecall
 from proctor.store.reader import StoredEvent
@@ -75,22 +76,7 @@ def parse_arguments(text: str, schema: dict[str, Any] | None) -> tuple[dict[str,
 
 def recall_lines(event: ToolRecall) -> list[Text]:
     """The recorded result, the notices, then the raw JSON-RPC result; all sanitized text."""
-    r = event.result
-    status = f"error ({r.error_type})" if r.is_error else "ok"
-    out = [
-        Text(
-            f"{r.server}.{r.tool}: {status} in {r.latency_s:.2f}s", style="bold red" if r.is_error else "bold"
-        )
-    ]
-    out += [Text(sanitize(notice_title(n)), style="dim") for n in event.notices]
-    if r.blocks:
-        out.append(
-            Text(f"{len(r.blocks)} content blocks: {', '.join(b.type for b in r.blocks)}", style="dim")
-        )
-    out += [Text(line) for line in sanitize(r.content).split("\n")]
-    if r.structured is not None:
-        out.append(Text("── structuredContent ──", style="bold"))
-        out += [Text(x) for x in sanitize(json.dumps(r.structured, indent=2, ensure_ascii=False)).split("\n")]
+    out = result_lines(event.result, event.notices)
     out.append(Text("── raw JSON-RPC result ──", style="bold"))
     raw = json.dumps(event.raw, indent=2, ensure_ascii=False) if event.raw is not None else "(not kept)"
     out += [Text(x) for x in sanitize(raw).split("\n")]

@@ -124,8 +124,10 @@ async def _cancel(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> s
 
 
 async def _call_tool(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
+    trial_id = _positive_int(args.get("trial_id"), "trial_id")
+    record = await asyncio.to_thread(_trial, run.options.db, trial_id)
     try:
-        return await call_tool(run, args)
+        return await call_tool(run, args, record)
     except RecallError as exc:
         raise CommandFailed(str(exc)) from exc
 

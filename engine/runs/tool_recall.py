@@ -8,36 +8,27 @@ event, which is never part of the trial's transcript or scores.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from proctor.engine.runs.runner import Run
 from proctor.engine.tools.mcp_toolbox import ServerStartError
-from proctor.store.events import ToolRecall, ToolResult
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.events import ToolRecall
+from proctor.store.reader import TrialRecord
 
 
 class RecallError(Exception):
     """The call cannot be made as asked; the message names the field and the fix."""
 
 
-def _trial(run: Run, trial_id: int) -> TrialRecord:
-    with StoreReader(run.options.db) as reader:
-        record = reader.trial(trial_id)
-    if record is None:
-        raise RecallError(f"call_tool: no trial with id {trial_id}")
-    return record
-
-
-async def call_tool(run: Run, args: Mapping[str, Any]) -> str:
-    request_id, trial_id = args.get("request_id"), args.get("trial_id")
+async def call_tool(run: Run, args: Mapping[str, Any], record: TrialRecord) -> str:
+    """Call the tool for ``record`` (the trial ``args["trial_id"]`` names, read by the caller)."""
+    trial_id, request_id = record.id, args.get("request_id")
     server, tool, arguments = args.get("server"), args.get("tool"), args.get("arguments")
-    if not isinstance(request_id, str) or not isinstance(trial_id, int) or isinstance(trial_id, bool):
-        raise RecallError("call_tool: give request_id (text) and trial_id (a number)")
+    if not isinstance(request_id, str):
+        raise RecallError("call_tool: give request_id (text)")
     if not isinstance(server, str) or not isinstance(tool, str) or not isinstance(arguments, dict):
         raise RecallError("call_tool: give server and tool (text) and arguments (a JSON object)")
-    record = await asyncio.to_thread(_trial, run, trial_id)
     arm = run.loaded.suite.arms.get(record.arm)
     allowed = [*arm.servers, *arm.distractors] if arm is not None else []
     if server not in allowed:
@@ -57,21 +48,10 @@ async def call_tool(run: Run, args: Mapping[str, Any]) -> str:
         await run.pool.release(conn)
     for blob in outcome.blobs:
         run.writer.put_blob(blob.sha256, blob.mime_type, blob.data)
-    result = ToolResult(
-        call_id=request_id,
-        server=server,
-        tool=tool,
-        content=outcome.content,
-        is_error=outcome.is_error,
-        error_type=outcome.error_type,
-        latency_s=outcome.latency_s,
-        structured=outcome.structured,
-        blocks=list(outcome.blocks),
-    )
     event = ToolRecall(
         request_id=request_id,
         trial_id=trial_id,
-        result=result,
+        result=outcome.as_result(request_id),
         raw=outcome.raw,
         notices=list(outcome.notices),
     )

@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from proctor.store.events import ContentBlock, McpNotice, ServerConnected
+from proctor.store.events import ContentBlock, McpNotice, ServerConnected, ToolResult
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,20 @@ class ToolCallOutcome:
     blobs: tuple[Blob, ...] = ()
     notices: tuple[McpNotice, ...] = ()
     raw: dict[str, Any] | None = None  # the JSON-RPC result, kept only for calls made by hand
+
+    def as_result(self, call_id: str) -> ToolResult:
+        """The ``tool_result`` event of this outcome, uncapped (calls made by hand)."""
+        return ToolResult(
+            call_id=call_id,
+            server=self.server,
+            tool=self.tool,
+            content=self.content,
+            is_error=self.is_error,
+            error_type=self.error_type,
+            latency_s=self.latency_s,
+            structured=self.structured,
+            blocks=list(self.blocks),
+        )
 
 
 @dataclass(frozen=True)

@@ -109,14 +109,20 @@ class ImportedSuite:
 # -- reading source files -----------------------------------------------------------------
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file, or JSON Lines when the name ends in ``.jsonl`` (a list of its lines)."""
+def read_text(path: Path) -> str:
+    """A source file's text (UTF-8, a BOM allowed), or an error naming the file and the fix."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ImportFormatError(f"{path}: cannot read ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
+    return text
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, or JSON Lines when the name ends in ``.jsonl`` (a list of its lines)."""
+    text = read_text(path)
     if path.suffix == ".jsonl":
         rows: list[Any] = []
         for n, line in enumerate(text.splitlines(), start=1):
@@ -295,6 +301,7 @@ __all__ = [
     "key_points_from_steps",
     "parse_list_text",
     "read_json",
+    "read_text",
     "records_of",
     "scenario_id",
     "split_prefixed",

@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import yaml
 from pydantic import ValidationError
 
-from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, scenario_id
+from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, read_text, scenario_id
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
 from proctor.scenarios.schema import HttpServer, StdioServer
@@ -52,12 +52,7 @@ def _var_name(*parts: str) -> str:
 
 def read_client_config(path: Path) -> dict[str, Any]:
     """The raw ``name -> server`` mapping of a client configuration file."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    text = read_text(path)
     try:
         if path.suffix in (".yaml", ".yml"):
             data = yaml.safe_load(text)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proctor.scenarios.importers.common import ImportFormatError
+from proctor.scenarios.importers.common import ImportFormatError, read_text
 
 if TYPE_CHECKING:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -49,12 +49,7 @@ class TraceSpan:
 
 def _documents(path: Path) -> list[tuple[int, Any]]:
     """(line, JSON value): the whole file as one document, else one per non-empty line."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
+    text = read_text(path)
     if not text.strip():
         raise ImportFormatError(f"{path}: is empty; {WRITE_OTLP}")
     try:
