@@ -39,6 +39,11 @@ _MARKS = (
     ("only left / only right", "compare: a call with no match on the other side (— no matching call —)"),
     ("◀2 3▶ more", "matrix: arms scrolled out of view on each side (h / l to scroll)"),
     (
+        "Δ +0.10",
+        "matrix: fairness minus the baseline arm's on the same scenario and model, paired by epoch "
+        "(green higher, red lower)",
+    ),
+    (
         "✗ 2/3 0.71",
         "matrix with epochs folded (e): 2 of 3 epochs passed, mean fairness 0.71, "
         "under the most urgent status; enter opens that epoch",

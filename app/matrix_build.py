@@ -3,12 +3,17 @@
 Folded (the default when a run has several epochs), a row is a scenario and a cell says what
 it means over the epochs: how many passed of how many, and the mean fairness, under the
 status that most needs attention (an error before a failure before work in progress).
+
+When the run has a baseline arm, every other cell also carries Δ: its fairness minus the
+baseline's for the same scenario and model, paired by epoch (the epochs both sides have scored),
+so a row reads as promptfoo's grid does against its baseline column.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from proctor.store.scores import ScoreName
@@ -47,6 +52,29 @@ def folded_cell_of(state: ConsoleState, trial_ids: Sequence[int]) -> MatrixCell:
     return fold_cell([(t, state.statuses.get(t, "queued"), fairness_of(state, t)) for t in trial_ids])
 
 
+def paired_delta(state: ConsoleState, ids: Sequence[int], base_ids: Sequence[int]) -> float | None:
+    """Mean over shared epochs of fairness(arm) - fairness(baseline); None without a scored pair."""
+    base = {state.trials[t].epoch: f for t in base_ids if (f := fairness_of(state, t)) is not None}
+    diffs = [
+        f - base[epoch]
+        for t in ids
+        if (f := fairness_of(state, t)) is not None and (epoch := state.trials[t].epoch) in base
+    ]
+    return statistics.fmean(diffs) if diffs else None
+
+
+def cell_at(state: ConsoleState, model: MatrixModel, pos: tuple[int, int], *, fold: bool) -> MatrixCell:
+    """The cell at ``pos`` from the state as it is now, Δ against the baseline included."""
+    ids = model.members[pos]
+    cell = folded_cell_of(state, ids) if fold else cell_of(state, ids[0])
+    row, col = pos
+    arm, llm = model.columns[col]
+    if model.baseline is None or arm == model.baseline or (model.baseline, llm) not in model.columns:
+        return cell
+    base_ids = model.members.get((row, model.columns.index((model.baseline, llm))), ())
+    return replace(cell, delta=paired_delta(state, ids, base_ids))
+
+
 def build_matrix(state: ConsoleState, filters: Filters, *, fold: bool) -> MatrixModel:
     columns = [
         (a, m)
@@ -71,12 +99,16 @@ def build_matrix(state: ConsoleState, filters: Filters, *, fold: bool) -> Matrix
         marked_scenarios=frozenset(state.held_out),
         show_epoch=not fold and len({e for _, e in ordered}) > 1,
     )
+    baseline = state.baseline_arm()
+    if baseline is not None and any(arm == baseline for arm, _ in columns):
+        model.baseline = baseline
     for r, key in enumerate(ordered):
         for c, ids in rows[key].items():
             ids.sort(key=lambda i: state.trials[i].epoch)
             model.members[(r, c)] = tuple(ids)
-            model.cells[(r, c)] = folded_cell_of(state, ids) if fold else cell_of(state, ids[0])
+    for pos in model.members:
+        model.cells[pos] = cell_at(state, model, pos, fold=fold)
     return model
 
 
-__all__ = ["URGENCY", "build_matrix", "cell_of", "fold_cell", "folded_cell_of"]
+__all__ = ["URGENCY", "build_matrix", "cell_at", "cell_of", "fold_cell", "folded_cell_of", "paired_delta"]

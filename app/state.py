@@ -17,6 +17,7 @@ from proctor.app.cost_fold import UsageBook, cost_rows
 from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.judgment_fold import JudgmentBook
 from proctor.app.score_views import arm_rows, grounding_rows, is_not_judged
+from proctor.engine.reports.attribution import is_baseline
 from proctor.store.events import OperatorCommand, Scored, TrialStarted
 from proctor.store.reader import (
     AnchorRecord,
@@ -117,6 +118,7 @@ class ConsoleState:
         self._rate_cache: tuple[object, float] | None = None
         self._grounding_cache: tuple[int, list[GroundingRow]] | None = None
         self._arms_cache: tuple[tuple[int, int], list[ArmRow]] | None = None
+        self._baseline_cache: tuple[int, str | None, bool] | None = None
         self.scores_version = 0
 
     # -- folding ------------------------------------------------------------------------------
@@ -346,6 +348,31 @@ class ConsoleState:
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(t.model for t in self.trials.values()))
+
+    def baseline_arm(self) -> str | None:
+        """The arm others are measured against: the one scored as a baseline (no MCP tools), else
+        the arm named "baseline", as in the report's comparisons."""
+        cached = self._baseline_cache
+        if cached is not None and (cached[2] or cached[0] == self.scores_version):
+            return cached[1]
+        arms = self.arms()
+        found: str | None = None
+        seen: set[str] = set()
+        for t in self.trials.values():
+            scores = self.scores.get(t.id)
+            if t.arm in seen or not scores or ScoreName.ADOPTION not in scores:
+                continue
+            seen.add(t.arm)
+            if is_baseline(scores):
+                found = t.arm
+                break
+            if len(seen) == len(arms):
+                break
+        if found is None and "baseline" in arms:
+            found = "baseline"
+        # One scored as a baseline stays so: arms do not change kind during a run.
+        self._baseline_cache = (self.scores_version, found, found in seen)
+        return found
 
     def find_trial(self, scenario: str, arm: str, model: str, epoch: int) -> TrialRecord | None:
         if self._by_key[0] != self.structure_version:

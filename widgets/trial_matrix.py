@@ -43,17 +43,23 @@ STATUS_STYLE = {
     "error": Style(color="white", bgcolor="red", bold=True),
 }
 HEADER_STYLE = Style(bold=True, underline=True)
+DELTA_STYLE = {1: Style(color="green"), -1: Style(color="red"), 0: Style(dim=True)}
 CELL_WIDTH = 16
+DELTA_WIDTH = 6  # " +0.31": what a cell grows by when the run has a baseline to compare with
 
 
 @dataclass(frozen=True)
 class MatrixCell:
-    """One cell; ``folded`` cells stand for all epochs of a scenario (``note`` is "k/n mean")."""
+    """One cell; ``folded`` cells stand for all epochs of a scenario (``note`` is "k/n mean").
+
+    ``delta`` is the cell's fairness minus the baseline arm's for the same scenario, model and
+    epochs (None in the baseline column, or when either side has no score yet)."""
 
     trial_id: int
     status: str
     note: str = ""
     folded: bool = False
+    delta: float | None = None
 
 
 @dataclass
@@ -66,6 +72,19 @@ class MatrixModel:
     members: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)  # trial ids per cell
     marked_scenarios: frozenset[str] = frozenset()
     show_epoch: bool = False
+    baseline: str | None = None  # the arm the Δ in other columns is measured against
+
+    def has_delta(self, col: int) -> bool:
+        return self.baseline is not None and self.columns[col][0] != self.baseline
+
+    def column_width(self, col: int) -> int:
+        return CELL_WIDTH + (DELTA_WIDTH if self.has_delta(col) else 0)
+
+    def column_left(self, col: int) -> int:
+        return sum(self.column_width(c) for c in range(col))
+
+    def body_width(self) -> int:
+        return self.column_left(len(self.columns))
 
     def position_of(self, trial_id: int) -> tuple[int, int] | None:
         for pos, cell in self.cells.items():
@@ -80,6 +99,15 @@ def cell_text(cell: MatrixCell | None) -> str:
     if cell.folded:
         return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.note}"
     return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.status:<7} {cell.note}".rstrip()
+
+
+def delta_text(delta: float | None) -> str:
+    """Δ fairness against the baseline as the matrix prints it: signed, two decimals."""
+    return "" if delta is None else f"{delta:+.2f}"
+
+
+def delta_sign(delta: float) -> int:
+    return 0 if round(delta, 2) == 0 else (1 if delta > 0 else -1)
 
 
 class TrialMatrix(ScrollView, can_focus=True):
@@ -126,9 +154,7 @@ class TrialMatrix(ScrollView, can_focus=True):
         self.model = model
         labels = [self._row_label(i) for i in range(len(model.rows))]
         self._label_width = min(40, max([12, *(cell_len(x) + 1 for x in labels)]))
-        self.virtual_size = Size(
-            self._label_width + CELL_WIDTH * len(model.columns), len(model.rows) + self.HEADER_ROWS
-        )
+        self.virtual_size = Size(self._label_width + model.body_width(), len(model.rows) + self.HEADER_ROWS)
         pos = model.position_of(keep_trial) if keep_trial is not None else None
         row, col = pos or self.cursor
         self.cursor = (
@@ -167,7 +193,7 @@ class TrialMatrix(ScrollView, can_focus=True):
                 left, right = self.hidden_columns()
                 more = " ".join(x for x in (f"◀{left}" if left else "", f"{right}▶" if right else "") if x)
                 label = f"{more} more" if more else ""
-            heads = [self._pad(one_line(col[y], CELL_WIDTH - 1), HEADER_STYLE) for col in self.model.columns]
+            heads = [self._head(c, y) for c in range(len(self.model.columns))]
             return self._join_row(self._pad(label, HEADER_STYLE, label_w), heads, scroll_x, width, base)
         row = int(self.scroll_y) + y - self.HEADER_ROWS
         if row >= len(self.model.rows):
@@ -180,9 +206,26 @@ class TrialMatrix(ScrollView, can_focus=True):
             style = STATUS_STYLE.get(cell.status, Style()) if cell is not None else Style()
             if (row, col) == self.cursor:
                 style = style + (cursor_style if self.has_focus else Style(reverse=True))
-            parts.append(self._pad(cell_text(cell), style))
+            parts.append(self._cell(col, cell, style))
         return self._join_row(
             self._pad(self._row_label(row), label_style, label_w), parts, scroll_x, width, base
+        )
+
+    def _head(self, col: int, y: int) -> list[Segment]:
+        """Arm over model; a column measured against the baseline heads its deltas with "Δ"."""
+        head = self._pad(one_line(self.model.columns[col][y], CELL_WIDTH - 1), HEADER_STYLE)
+        if not self.model.has_delta(col):
+            return head
+        mark = "Δ" if y == 1 else ""
+        return head + self._pad(f"{mark:>{DELTA_WIDTH - 1}}", HEADER_STYLE if mark else Style(), DELTA_WIDTH)
+
+    def _cell(self, col: int, cell: MatrixCell | None, style: Style) -> list[Segment]:
+        if not self.model.has_delta(col):
+            return self._pad(cell_text(cell), style)
+        delta = None if cell is None else cell.delta
+        delta_style = style if delta is None else style + DELTA_STYLE[delta_sign(delta)]
+        return self._pad(cell_text(cell), style) + self._pad(
+            f"{delta_text(delta):>{DELTA_WIDTH - 1}}", delta_style, DELTA_WIDTH
         )
 
     @staticmethod
@@ -194,7 +237,7 @@ class TrialMatrix(ScrollView, can_focus=True):
         self, label: list[Segment], cells: list[list[Segment]], scroll_x: int, width: int, base: Style
     ) -> Strip:
         label_strip = Strip(label)
-        body = Strip([seg for cell in cells for seg in cell], CELL_WIDTH * len(cells))
+        body = Strip([seg for cell in cells for seg in cell], self.model.body_width())
         body_width = max(0, width - label_strip.cell_length)
         body = body.crop_extend(scroll_x, scroll_x + body_width, base)
         return Strip.join([label_strip, body]).crop_extend(0, width, base).apply_style(base)
@@ -222,8 +265,9 @@ class TrialMatrix(ScrollView, can_focus=True):
             self.scroll_to(y=row, animate=False, immediate=True, force=True)
         elif row >= self.scroll_y + visible:
             self.scroll_to(y=row - visible + 1, animate=False, immediate=True, force=True)
-        body_width = max(CELL_WIDTH, self.size.width - self._label_width)
-        left, right = col * CELL_WIDTH, (col + 1) * CELL_WIDTH
+        body_width = max(self.model.column_width(col), self.size.width - self._label_width)
+        left = self.model.column_left(col)
+        right = left + self.model.column_width(col)
         if left < self.scroll_x:
             self.scroll_to(x=left, animate=False, immediate=True, force=True)
         elif right > self.scroll_x + body_width:
@@ -247,9 +291,13 @@ class TrialMatrix(ScrollView, can_focus=True):
     def hidden_columns(self) -> tuple[int, int]:
         """How many columns are scrolled out of view on the left and on the right."""
         body = max(0, self.size.width - min(self._label_width, self.size.width))
-        left = int(self.scroll_x) // CELL_WIDTH
-        shown = max(0, (int(self.scroll_x) + body) // CELL_WIDTH - left)
-        return left, max(0, len(self.model.columns) - left - shown)
+        start, end = int(self.scroll_x), int(self.scroll_x) + body
+        edges = [
+            (self.model.column_left(c), self.model.column_left(c + 1)) for c in range(len(self.model.columns))
+        ]
+        left = sum(1 for a, _ in edges if a < start)
+        right = sum(1 for a, b in edges if a >= start and b > end)
+        return left, right
 
     def action_select(self) -> None:
         trial = self.selected_trial()
@@ -263,4 +311,13 @@ class TrialMatrix(ScrollView, can_focus=True):
         self.refresh()
 
 
-__all__ = ["CELL_WIDTH", "STATUSES", "STATUS_GLYPH", "MatrixCell", "MatrixModel", "TrialMatrix", "cell_text"]
+__all__ = [
+    "CELL_WIDTH",
+    "STATUSES",
+    "STATUS_GLYPH",
+    "MatrixCell",
+    "MatrixModel",
+    "TrialMatrix",
+    "cell_text",
+    "delta_text",
+]

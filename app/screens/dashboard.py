@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer
 
-from proctor.app.matrix_build import build_matrix, cell_of, folded_cell_of
+from proctor.app.matrix_build import build_matrix, cell_at, cell_of
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.state import FAILURES, Filters
@@ -23,7 +23,7 @@ from proctor.widgets.grounding_panel import GroundingPanel
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.series_panel import SeriesPanel
 from proctor.widgets.text_panel import TextPanel
-from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, cell_text
+from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, cell_text, delta_text
 from proctor.widgets.variance_panel import VariancePanel
 
 PANEL_INTERVAL_S = 0.5
@@ -101,22 +101,20 @@ class DashboardScreen(ProctorScreen):
         if not state.loaded:
             return
         changed = state.take_changed()
+        model = self.matrix.model
         rebuild = (
             state.structure_version != self._structure
             or self.filters != self._filters_shown
             or (self.filters.status is not None and bool(changed))
+            or (bool(changed) and model.baseline is None and state.baseline_arm() is not None)
         )
         if rebuild:
             self._rebuild_matrix()
         elif changed:
-            model = self.matrix.model
-            positions = {self._index[t] for t in changed if t in self._index}
-            updates = {
-                pos: folded_cell_of(state, model.members[pos])
-                if self._folded
-                else cell_of(state, model.cells[pos].trial_id)
-                for pos in positions
-            }
+            # A baseline cell's score moves the Δ of every cell in its row.
+            rows = {self._index[t][0] for t in changed if t in self._index}
+            positions = [(r, c) for r in rows for c in range(len(model.columns)) if (r, c) in model.members]
+            updates = {pos: cell_at(state, model, pos, fold=self._folded) for pos in positions}
             if updates:
                 self.matrix.update_cells(updates)
         if state.version != self._flushed_version:
@@ -208,6 +206,12 @@ class DashboardScreen(ProctorScreen):
             f"{one_line(trial.scenario, 40)} / {one_line(trial.arm, 24)} / {one_line(trial.model, 30)}"
         )
         text.append(f" · epoch {trial.epoch} · {cell_text(cell_of(self.state, trial.id))}")
+        cell = self.matrix.model.cells.get(self.matrix.cursor)
+        if cell is not None and cell.delta is not None and self.matrix.model.baseline is not None:
+            epochs = "over paired epochs " if cell.folded else ""
+            text.append(
+                f" · Δ {delta_text(cell.delta)} {epochs}vs {one_line(self.matrix.model.baseline, 24)}"
+            )
         if trial.wall_s is not None:
             text.append(f" · {trial.wall_s:.1f}s")
         if trial.error:
