@@ -1,15 +1,13 @@
-"""Snapshot-like tests: the main screens of the fixed fixture store, compared as exported text.
+"""Snapshot tests (pytest-textual-snapshot): every screen of the fixed fixture store at 100x30
+and 160x50, compared as SVG screenshots, so colours and styles count as well as text.
 
-Run with PROCTOR_UPDATE_SNAPSHOTS=1 to rewrite the expected files after an intended change.
-The fixture pins every timestamp and the app gets a fixed clock, so nothing here moves.
+Run ``pytest tests/app/test_snapshots.py --snapshot-update`` to rewrite them after an intended
+change, then review the SVGs. The fixture pins every timestamp and the app gets a fixed clock.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +20,6 @@ from proctor.widgets.trial_matrix import TrialMatrix
 from tests.app.fixture_store import Fixture
 from tests.app.helpers import FIXED_NOW, screen_text, wait_until
 
-SNAPSHOTS = Path(__file__).parent / "snapshots"
 Steps = Callable[[ProctorApp, Pilot[Any]], Awaitable[None]]
 
 
@@ -93,21 +90,19 @@ SIZES = [(100, 30), (160, 50)]
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize(("name", "steps"), SCREENS, ids=[n for n, _ in SCREENS])
-async def test_screen_matches_snapshot(fx: Fixture, name: str, steps: Steps, size: tuple[int, int]) -> None:
+def test_screen_matches_snapshot(
+    fx: Fixture, name: str, steps: Steps, size: tuple[int, int], snap_compare: Any
+) -> None:
     app = ProctorApp(fx.db, clock=lambda: FIXED_NOW)
-    async with app.run_test(size=size) as pilot:
+
+    async def settle(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: app.state.details_loaded)
         await dashboard(app, pilot)  # every screen starts from a settled dashboard (backfill done)
         await steps(app, pilot)
-        await pilot.pause(0.25)  # let the 10 Hz flush settle; the comparison below is the assertion
+        await pilot.pause(0.25)  # let the 10 Hz flush settle before the screenshot
         await pilot.pause()
-        text = "\n".join(line.rstrip() for line in screen_text(app).splitlines()) + "\n"
-    path = SNAPSHOTS / f"{name}-{size[0]}x{size[1]}.txt"
-    if os.environ.get("PROCTOR_UPDATE_SNAPSHOTS") == "1":
-        path.write_text(text)
-    assert path.exists(), f"no snapshot {path.name}: run with PROCTOR_UPDATE_SNAPSHOTS=1 and review it"
-    expected = path.read_text()
-    diff = "\n".join(
-        difflib.unified_diff(expected.splitlines(), text.splitlines(), "expected", "actual", lineterm="")
+
+    assert snap_compare(app, terminal_size=size, run_before=settle), (
+        f"{name} at {size[0]}x{size[1]} differs from its snapshot: open snapshot_report.html, and if the "
+        "change is intended run pytest with --snapshot-update and review the SVG"
     )
-    assert text == expected, diff
