@@ -35,6 +35,10 @@ from proctor.store.reader import StoredEvent
 from proctor.widgets.sanitize import one_line, sanitize
 from proctor.widgets.transcript_model import EntryKind, TranscriptEntry, pretty_arguments
 
+# Bodies above this are kept raw and cleaned only where shown: cleaning 30 MB takes ~0.1-0.3 s,
+# which on the event loop would hold every key press behind it.
+EAGER_SANITIZE_CHARS = 256 * 1024
+
 
 @dataclass
 class CallView:
@@ -151,8 +155,20 @@ class TranscriptState:
         *,
         call_id: str = "",
         is_error: bool = False,
+        line_count: int = -1,
     ) -> TranscriptEntry:
-        entry = TranscriptEntry(kind, event_id, one_line(title, 200), sanitize(body), call_id, is_error)
+        """``line_count``: the body's lines when the caller has counted them (a large result)."""
+        raw = len(body) > EAGER_SANITIZE_CHARS
+        entry = TranscriptEntry(
+            kind,
+            event_id,
+            one_line(title, 200),
+            body if raw else sanitize(body),
+            call_id,
+            is_error,
+            raw=raw,
+            line_count=line_count,
+        )
         self._uids += 1
         entry.uid = self._uids
         if entry.call_id and entry.call_id == self.failing_call_id:
@@ -278,9 +294,11 @@ class TranscriptState:
         err = f" · ERROR {ev.error_type}".rstrip() if ev.is_error else ""
         kinds = Counter(b.type for b in ev.blocks if b.type != "text")
         blocks = "".join(f" · {n} {kind.replace('_', ' ')}" for kind, n in sorted(kinds.items()))
-        body = ev.content
+        body, body_lines = ev.content, lines
         if ev.structured is not None and any(b.type == "text" for b in ev.blocks):
-            body += "\n── structuredContent ──\n" + json.dumps(ev.structured, indent=2, default=str)
+            structured = json.dumps(ev.structured, indent=2, default=str)
+            body += "\n── structuredContent ──\n" + structured
+            body_lines = body.count("\n") + 1
         entry = self._add(
             "tool_result",
             event_id,
@@ -289,10 +307,11 @@ class TranscriptState:
             body,
             call_id=ev.call_id,
             is_error=ev.is_error,
+            line_count=body_lines,
         )
         view = self._calls_by_id.get(ev.call_id)
         if view is not None:
-            view.result = entry.body
+            view.result = entry.body  # raw when large: compare cleans the lines it shows
             view.is_error = ev.is_error
             view.result_server, view.result_tool = ev.server, ev.tool
 

@@ -1,8 +1,9 @@
 """Transcript entries and how one entry is laid out as lines of ``Text`` at a given width.
 
 Pure functions (a rich ``Console`` is only used to measure and wrap), so layout is tested
-without an app. Entry bodies are already sanitized when they get here; everything is built as
-``Text`` pieces, never markup. Tool output is capped: a collapsed entry shows a few lines, an
+without an app. Entry bodies are sanitized when they get here, except a ``raw`` one (a body
+too large to clean on the event loop): only the lines it shows are cleaned. Everything is built
+as ``Text`` pieces, never markup. Tool output is capped: a collapsed entry shows a few lines, an
 expanded one at most ``EXPANDED_LINES``; the rest is reached through the pager.
 """
 
@@ -11,12 +12,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
+
+from proctor.widgets.sanitize import sanitize
 
 EntryKind = Literal["meta", "context", "prose", "final", "tool_call", "tool_result", "error", "log"]
 # Entries that open collapsed and expand with enter: tool I/O and what the agent was given.
@@ -55,8 +58,10 @@ class CitationBadge:
 
 @dataclass
 class TranscriptEntry:
-    """One displayed item. ``title`` and ``body`` are sanitized; ``version`` bumps on change;
-    ``uid`` is unique within a transcript (one event can make several entries)."""
+    """One displayed item. ``title`` is sanitized, and ``body`` too unless ``raw``: a body too
+    large to clean at once (a 30 MB tool result) is kept as stored, and whatever shows it cleans
+    the part it shows (``head``) or asks for ``clean_body``. ``version`` bumps on change; ``uid``
+    is unique within a transcript (one event can make several entries)."""
 
     kind: EntryKind
     event_id: int
@@ -67,14 +72,39 @@ class TranscriptEntry:
     failing: bool = False
     version: int = 0
     uid: int = 0
+    raw: bool = False
+    line_count: int = field(default=-1, compare=False)  # counted once: bodies do not change
+    _clean: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.line_count < 0:
+            self.line_count = self.body.count("\n") + 1 if self.body else 0
 
     @property
     def is_tool(self) -> bool:
         return self.kind in TOOL_KINDS
 
-    @property
-    def line_count(self) -> int:
-        return self.body.count("\n") + 1 if self.body else 0
+    def clean_body(self) -> str:
+        """The whole body, safe for a terminal (cleaned once, on first use, for a raw body)."""
+        if not self.raw:
+            return self.body
+        if self._clean is None:
+            self._clean = sanitize(self.body)
+        return self._clean
+
+    def head(self, limit: int) -> list[str]:
+        """The first ``limit`` lines, each cut at ``LINE_CHARS`` and safe for a terminal, without
+        touching the rest of a large body."""
+        out: list[str] = []
+        pos = 0
+        body = self.body
+        while len(out) < limit and pos <= len(body):
+            end = body.find("\n", pos)
+            end = len(body) if end < 0 else end
+            line = body[pos : min(end, pos + 4 * LINE_CHARS)] if self.raw else body[pos:end]
+            out.append(_cut(sanitize(line), end - pos) if self.raw else _cut(line))
+            pos = end + 1
+        return out
 
 
 def pretty_arguments(arguments: dict[str, Any]) -> str:
@@ -100,8 +130,10 @@ def badge_citations(body: str, citations: Sequence[CitationBadge], style: Style 
     return text
 
 
-def _cut(line: str) -> str:
-    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + f" …(+{len(line) - LINE_CHARS} chars)"
+def _cut(line: str, length: int | None = None) -> str:
+    """``line`` cut at ``LINE_CHARS``, saying how much was left (``length``: its full length)."""
+    full = len(line) if length is None else length
+    return line if full <= LINE_CHARS else line[:LINE_CHARS] + f" …(+{full - LINE_CHARS} chars)"
 
 
 def _header(entry: TranscriptEntry, expanded: bool) -> Text:
@@ -120,14 +152,12 @@ def _body_lines(entry: TranscriptEntry, expanded: bool) -> tuple[list[str], int]
     if not entry.body:
         return [], 0
     if entry.kind == "tool_call" and not expanded:
-        return [" ".join(entry.body.split())[:LINE_CHARS]], 0
+        flat = " ".join(entry.body[: 4 * LINE_CHARS].split())[:LINE_CHARS]
+        return [sanitize(flat) if entry.raw else flat], 0
     if not entry.is_tool:
-        return [entry.body], 0
-    limit = EXPANDED_LINES if expanded else PREVIEW_LINES
-    head = entry.body.split("\n", limit)
-    shown = [_cut(x) for x in head[:limit]]
-    hidden = entry.line_count - len(shown)
-    return shown, hidden
+        return [entry.clean_body()], 0
+    shown = entry.head(EXPANDED_LINES if expanded else PREVIEW_LINES)
+    return shown, entry.line_count - len(shown)
 
 
 def layout_entry(

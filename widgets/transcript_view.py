@@ -72,7 +72,11 @@ class TranscriptView(LinesView):
         """Highlight ``query``; expand tool entries that contain it; return matching entry indexes."""
         self.search_query = query
         q = query.lower()
-        hits = [i for i, e in enumerate(self.entries) if q and (q in e.body.lower() or q in e.title.lower())]
+        hits = [
+            i
+            for i, e in enumerate(self.entries)
+            if q and (q in e.clean_body().lower() or q in e.title.lower())
+        ]
         for i in hits:
             if self.entries[i].is_tool:
                 self.expanded.add(self.entries[i].uid)

@@ -300,7 +300,7 @@ class TrialScreen(ProctorScreen):
         entry = self.view.selected()
         if entry is None:
             return
-        self.app.copy_to_clipboard(f"{entry.title}\n{entry.body}".rstrip())
+        self.app.copy_to_clipboard(f"{entry.title}\n{entry.clean_body()}".rstrip())
         self.notify(f"copied {entry.title[:60]} (OSC 52)", markup=False)
 
     def action_checks(self) -> None:

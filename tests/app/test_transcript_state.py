@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from proctor.app.transcript_state import TranscriptState
+from rich.console import Console
+
+from proctor.app.transcript_state import EAGER_SANITIZE_CHARS, TranscriptState
 from proctor.store.events import (
     AssistantMessage,
     ContentBlock,
@@ -13,6 +15,7 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
+from proctor.widgets.transcript_model import LINE_CHARS, layout_entry
 from tests.app.events_factory import stored
 
 
@@ -156,3 +159,32 @@ def test_server_identity_notices_and_typed_blocks_are_shown_sanitized() -> None:
     assert titles[4] == "[fs] elicitation/create → declined: no person answers during an evaluation"
     assert titles[5].endswith("ms · 1 image")
     assert '── structuredContent ──\n{\n  "n": 1\n}' in t.entries[5].body
+
+
+def test_a_result_too_large_to_clean_at_once_is_cleaned_wherever_it_is_shown() -> None:
+    hostile = "\x1b]0;owned\x07\x1b[2J"
+    filler = "".join(f"{i:>7} plain line of a listing\n" for i in range(EAGER_SANITIZE_CHARS // 20))
+    content = f"first {hostile}line\n{'y' * 5000}{hostile}\n" + filler + f"last {hostile}line"
+    state = TranscriptState(1)
+    state.load(
+        [
+            stored(ToolCall(call_id="c1", server="s", tool="t", arguments={}), event_id=1),
+            stored(
+                ToolResult(
+                    call_id="c1", server="s", tool="t", content=content, is_error=False, latency_s=0.1
+                ),
+                event_id=2,
+            ),
+        ]
+    )
+    entry = state.entries[-1]
+    assert entry.raw and entry.line_count == content.count("\n") + 1
+    shown = [line.plain for line in layout_entry(entry, Console(width=200), 180, expanded=True)]
+    assert shown[1] == "│ first line" and "\x1b" not in "".join(shown)
+    joined = "".join(line.removeprefix("│ ") for line in shown)
+    assert f"{'y' * 100} …(+{5000 + len(hostile) - LINE_CHARS} chars)" in joined, (
+        "the cut counts the raw line"
+    )
+    clean = entry.clean_body()
+    assert clean.endswith("last line") and "\x1b" not in clean and "\x07" not in clean
+    assert state.calls[0].result == content, "compare gets the stored text and cleans the lines it shows"
