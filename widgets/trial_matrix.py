@@ -111,7 +111,10 @@ def delta_sign(delta: float) -> int:
 
 
 class TrialMatrix(ScrollView, can_focus=True):
-    """Keyboard-driven grid of trials; Enter posts ``Selected`` with the trial id under the cursor."""
+    """Keyboard-driven grid of trials; ``selected_trial`` is the trial under the cursor.
+
+    What enter does is the host screen's binding, not a message from here: a message would be
+    handled after keys already typed (enter then ? would open help under the trial)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"trialmatrix--cursor"}
     DEFAULT_CSS = """
@@ -127,14 +130,8 @@ class TrialMatrix(ScrollView, can_focus=True):
         Binding("pagedown,ctrl+d", "page(1)", "Page down", show=False),
         Binding("home,g", "edge(-1)", "First row", show=False),
         Binding("end,G", "edge(1)", "Last row", show=False),
-        Binding("enter", "select", "Open trial", show=True),
     ]
     HEADER_ROWS = 2
-
-    class Selected(Message):
-        def __init__(self, trial_id: int) -> None:
-            super().__init__()
-            self.trial_id = trial_id
 
     class CursorMoved(Message):
         def __init__(self, trial_id: int | None) -> None:
@@ -298,11 +295,6 @@ class TrialMatrix(ScrollView, can_focus=True):
         left = sum(1 for a, _ in edges if a < start)
         right = sum(1 for a, b in edges if a >= start and b > end)
         return left, right
-
-    def action_select(self) -> None:
-        trial = self.selected_trial()
-        if trial is not None:
-            self.post_message(self.Selected(trial))
 
     def on_focus(self) -> None:
         self.refresh()

@@ -42,6 +42,7 @@ def _cycle(options: list[str], current: str | None) -> str | None:
 
 class DashboardScreen(ProctorScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_selected", "Open trial"),
         Binding("c", "compare", "Compare"),
         Binding("R", "rerun", "Re-run trial"),
         Binding("s", "filter_status", "Status filter"),
@@ -221,10 +222,12 @@ class DashboardScreen(ProctorScreen):
     def on_trial_matrix_cursor_moved(self, _: TrialMatrix.CursorMoved) -> None:
         self._flush_selected()
 
-    def on_trial_matrix_selected(self, message: TrialMatrix.Selected) -> None:
-        self.host.open_trial(message.trial_id)
-
     # -- actions --------------------------------------------------------------------------------
+
+    def action_open_selected(self) -> None:
+        trial_id = self.matrix.selected_trial()
+        if trial_id is not None:
+            self.host.open_trial(trial_id)
 
     def action_compare(self) -> None:
         trial_id = self.matrix.selected_trial()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+from textual import events
+
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
+from proctor.app.screens.trial import TrialScreen
 from proctor.widgets.lines_view import LinesView
 from tests.app.fixture_store import Fixture
 from tests.app.helpers import console, screen_text, wait_until
@@ -98,3 +101,22 @@ async def test_engine_failure_is_reported_without_markup_and_keeps_the_console(f
         assert app.is_running and "[@click=app.quit]boom[/] x [/] y" in (app.engine_error or "")
         await pilot.press("q")
     assert app.return_code == 1
+
+
+async def test_a_key_typed_right_after_enter_lands_on_the_trial_it_opened(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        # Both keys queued before either is handled, as when typing fast in a real terminal.
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("question_mark", "?"))
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        assert isinstance(app.screen_stack[-2], TrialScreen), "help opened above the trial, not under it"
+        await pilot.press("escape")
+        assert isinstance(app.screen, TrialScreen)
+
+
+async def test_keys_typed_ahead_on_the_matrix_are_handled_in_order(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        app.post_message(events.Key("G", "G"))
+        app.post_message(events.Key("enter", "\r"))
+        await wait_until(pilot, lambda: isinstance(app.screen, TrialScreen), what="a trial view")
+        assert isinstance(app.screen, TrialScreen) and app.screen.trial_id == 5, "G moved first, then enter"

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-import time
+from typing import ClassVar
 
 from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 
 from proctor.widgets.trial_matrix import MatrixCell, MatrixModel, TrialMatrix
 from tests.app.helpers import screen_text
@@ -21,6 +22,8 @@ def big_model() -> MatrixModel:
 
 
 class MatrixApp(App[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select", "Open trial")]
+
     def __init__(self) -> None:
         super().__init__()
         self.selected: list[int] = []
@@ -29,8 +32,10 @@ class MatrixApp(App[None]):
     def compose(self) -> ComposeResult:
         yield TrialMatrix(id="m")
 
-    def on_trial_matrix_selected(self, message: TrialMatrix.Selected) -> None:
-        self.selected.append(message.trial_id)
+    def action_select(self) -> None:
+        trial = self.query_one(TrialMatrix).selected_trial()
+        if trial is not None:
+            self.selected.append(trial)
 
 
 async def test_ten_thousand_rows_paint_only_what_is_visible() -> None:
@@ -45,12 +50,9 @@ async def test_ten_thousand_rows_paint_only_what_is_visible() -> None:
             return original(y)
 
         matrix.render_line = counting  # type: ignore[method-assign]
-        started = time.perf_counter()
         matrix.set_model(big_model())
         await pilot.pause()
-        paint_s = time.perf_counter() - started
         assert 0 < len(calls) <= 3 * 24, "only the visible lines are rendered"
-        assert paint_s < 0.5
         assert "scenario-00000" in screen_text(app) and "scenario-09999" not in screen_text(app)
         calls.clear()
         await pilot.press("G")
