@@ -71,7 +71,6 @@ class ProctorApp(App[int]):
         self.db_path = Path(db_path)
         self.state = ConsoleState(clock)
         self.feed = StoreFeed(self.db_path)
-        self.feed.prefetch()
         self._engine_factory = engine
         self._live = live  # this process is running the run's trials (run, demo), not only watching
         self._engine_worker: Worker[object] | None = None

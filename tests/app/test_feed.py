@@ -1,10 +1,23 @@
 from __future__ import annotations
 
+import random
 import sqlite3
+import threading
 from pathlib import Path
 
+import pytest
+
 from proctor.app.feed import StoreFeed
-from proctor.store.events import FinalAnswer, ModelResponse, OperatorCommand, TrialStarted, Usage
+from proctor.store import queries
+from proctor.store.events import (
+    Event,
+    FinalAnswer,
+    ModelResponse,
+    OperatorCommand,
+    ToolResult,
+    TrialStarted,
+    Usage,
+)
 from proctor.store.writer import StoreWriter, TrialRow
 
 ROWS = [TrialRow("s1", "baseline", "m", 0, 1), TrialRow("s1", "mcp", "m", 0, 2)]
@@ -108,3 +121,41 @@ async def test_unknown_trials_and_run_started_refresh_rows(tmp_path: Path) -> No
     assert conn.execute("SELECT count(*) FROM trials").fetchone()[0] == 2
     conn.close()
     await feed.close()
+
+
+async def test_reads_run_on_aiosqlites_thread_and_decoding_on_the_decoder_never_on_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "run.db"
+    w = await StoreWriter.open(db, flush_interval_s=0.001)
+    await w.create_run("r", "suite", {})
+    await w.add_trials("r", ROWS)
+    rng = random.Random(7)
+    big = "".join(f"{i:>6} | {rng.getrandbits(128):032x}\n" for i in range(20_000))  # compresses ~2x
+    w.emit("r", TrialStarted(scenario="s1", arm="baseline", model="m", epoch=0, seed=1, attempt=1),
+           trial_id=1, attempt=1)  # fmt: skip
+    w.emit("r", ToolResult(call_id="c", server="s", tool="t", content=big, is_error=False, latency_s=0.1),
+           trial_id=1, attempt=1)  # fmt: skip
+    await w.flush()
+    decoded_on: set[str] = set()
+    real_parse = queries.parse_event
+
+    def recording_parse(data: str | bytes) -> Event:
+        decoded_on.add(threading.current_thread().name)
+        return real_parse(data)
+
+    monkeypatch.setattr(queries, "parse_event", recording_parse)
+    feed = StoreFeed(db)
+    try:
+        assert await feed.snapshot() is not None
+        sql_on: set[str] = set()
+        conn = feed._require()
+        await conn.set_trace_callback(lambda _sql: sql_on.add(threading.current_thread().name))
+        loaded = await feed.load_trial(1)
+    finally:
+        await feed.close()  # an open aiosqlite connection would keep pytest from exiting
+        await w.close()
+    assert isinstance(loaded.events[-1].event, ToolResult) and loaded.events[-1].event.content == big
+    loop_thread = threading.current_thread().name
+    assert sql_on and loop_thread not in sql_on, "SQL runs on aiosqlite's connection thread"
+    assert "proctor-console-decode_0" in decoded_on, "the large result was decoded off the loop"

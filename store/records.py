@@ -1,0 +1,139 @@
+"""What a run database holds, as the readers hand it out: runs, trials, events, scores, judgments.
+
+Plain frozen records with no connection attached, so the reports, the console and resume all
+work on the same types whether the rows came through sqlite3 or aiosqlite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from proctor.store.events import Event
+from proctor.store.scores import D, ScoreDetails, ScoreName, UnreadableScore, parse_details
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    suite: str
+    config: dict[str, Any]
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    status: str
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    id: int
+    scenario: str
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+    status: str
+    attempt: int
+    started_at: float | None
+    finished_at: float | None
+    stop: str | None
+    final_answer: str | None
+    error: str | None
+    tool_calls: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    tokens_estimated: bool
+    cost_usd: float | None
+    wall_s: float | None
+    passed: bool | None
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.scenario, self.arm, self.model, self.epoch)
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    id: int
+    trial_id: int | None
+    attempt: int
+    ts: float
+    kind: str
+    abandoned: bool
+    event: Event
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    id: int
+    trial_id: int
+    pass_no: int
+    judge: str
+    source: str
+    prompt_version: str
+    prompt_hash: str
+    rubric_hash: str
+    temperature: float | None
+    verdict: dict[str, Any] | None
+    error: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class AnchorRecord:
+    scenario: str
+    lock_file: str
+    sha256: str
+    source_run: str | None
+    locked_at: float
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    """One stored score; ``details`` is the raw JSON, ``parsed`` validates it against its model."""
+
+    trial_id: int
+    name: ScoreName
+    value: float | None
+    details: dict[str, Any]
+
+    @cached_property
+    def typed(self) -> ScoreDetails:
+        """The details validated by this score's model, once; raises ``UnreadableScore``."""
+        try:
+            return parse_details(self.name, self.details, ScoreDetails)
+        except UnreadableScore as err:
+            raise UnreadableScore(f"trial {self.trial_id}: {err}") from err
+
+    def parsed(self, model: type[D]) -> D:
+        """The details as ``model``, which must be this score's model or one of its bases."""
+        typed = self.typed
+        if not isinstance(typed, model):
+            raise TypeError(
+                f"score {self.name.value} has {type(typed).__name__} details, not {model.__name__}"
+            )
+        return typed
+
+
+@dataclass(frozen=True)
+class UnreadableScoreRow:
+    """A scores row this proctor cannot read (a name it does not know, details that are not
+    JSON); the console shows it as unreadable instead of failing or hiding it."""
+
+    trial_id: int
+    name: str
+    problem: str
+
+
+__all__ = [
+    "AnchorRecord",
+    "JudgmentRecord",
+    "RunRecord",
+    "ScoreRecord",
+    "StoredEvent",
+    "TrialRecord",
+    "UnreadableScoreRow",
+]
