@@ -1,8 +1,9 @@
 """Rows derived from events (trial status, scores, judgments), updated in the event's transaction.
 
 Kept apart from the writer's queueing so each table's rule reads on its own; the writer calls
-``derive`` when it queues an event (on the caller's thread, after redaction) and runs the
-statements with ``apply_derived`` in the transaction that inserts the event.
+``derive`` when it queues an event (on the caller's thread), calls it again on the writer thread
+from the redacted payload if redaction changed the event (so only what is stored is derived),
+and runs the statements with ``apply_derived`` in the transaction that inserts the event.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _Deriver = Callable[[str, int | None, int, float, Any, JudgmentMeta | None], tup
 
 
 def has_rule(kind: str) -> bool:
-    return kind in _DERIVERS
+    return kind in RULE_KINDS
 
 
 def derive(
@@ -44,12 +45,41 @@ def derive(
 ) -> tuple[Op, ...]:
     """The statements that keep the derived tables in step with ``event`` (none for most kinds).
 
-    ``event`` must already be redacted: these parameters are stored as they are."""
+    These parameters are stored as they are: what reaches the file must come from a redacted
+    event (the writer derives again from the redacted payload when redaction changed it)."""
     deriver = _DERIVERS.get(event.kind)
     return () if deriver is None else deriver(run_id, trial_id, attempt, ts, event, judgment)
 
 
 def apply_derived(cur: sqlite3.Cursor, ops: list[Op]) -> None:
+    """Run ``ops`` as if in order, with few statements: each statement's rows together.
+
+    Grouped in the order a trial goes through them (run started, trial started, its scores
+    cleared, trial finished, scores, passed, judgments, run finished), each group keeping the
+    batch's order, as long as no row (a run's, a trial's, a trial's scores) is touched by a
+    statement of an earlier group after one of a later group (a trial re-run within the batch);
+    then the statements run one after the other as they came. Every statement lets go of the
+    GIL while SQLite works and must take it back: fewer statements, fewer waits for it."""
+    groups: list[list[tuple[Any, ...]]] = [[] for _ in _GROUPS]
+    reached: dict[tuple[str, Any], int] = {}
+    for sql, params in ops:
+        spec = _GROUP_OF.get(sql)
+        if spec is None:
+            _apply_in_order(cur, ops)
+            return
+        rank, table, key_at = spec
+        row = (table, params[key_at] if key_at is not None else None)
+        if reached.get(row, rank) > rank:
+            _apply_in_order(cur, ops)
+            return
+        reached[row] = rank
+        groups[rank].append(params)
+    for (sql, _table, _key), rows in zip(_GROUPS, groups, strict=True):
+        if rows:
+            _run_group(cur, sql, rows)
+
+
+def _apply_in_order(cur: sqlite3.Cursor, ops: list[Op]) -> None:
     """Run ``ops`` in order; consecutive runs of one statement together (inserts as multi-row ones)."""
     i, n = 0, len(ops)
     while i < n:
@@ -57,36 +87,61 @@ def apply_derived(cur: sqlite3.Cursor, ops: list[Op]) -> None:
         j = i + 1
         while j < n and ops[j][0] == sql:
             j += 1
-        if j == i + 1:
-            cur.execute(sql, ops[i][1])
-        elif sql.startswith("INSERT"):
-            insert_many(cur, sql, [params for _, params in ops[i:j]])
-        else:
-            cur.executemany(sql, [params for _, params in ops[i:j]])
+        _run_group(cur, sql, [params for _, params in ops[i:j]])
         i = j
+
+
+def _run_group(cur: sqlite3.Cursor, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:
+        cur.execute(sql, rows[0])
+    elif sql.startswith("INSERT"):
+        insert_many(cur, sql, rows)
+    elif sql == _TRIAL_SCORES_CLEARED:
+        for at, size in _pieces(len(rows)):
+            cur.execute(_delete_scores(size), [r[0] for r in rows[at : at + size]])
+    elif sql in _UPDATE_FROM and len({r[-1] for r in rows}) == len(rows):
+        # One statement updates many rows (each row once: its key is its last parameter).
+        template = _UPDATE_FROM[sql]
+        for at, size in _pieces(len(rows)):
+            chunk = rows[at : at + size]
+            cur.execute(_update_from(template, len(chunk[0]), size), [v for r in chunk for v in r])
+    else:
+        cur.executemany(sql, rows)
 
 
 # Rows per multi-row INSERT. Each statement step lets go of the GIL and must take it back; while
 # the event loop's thread runs Python, taking it back waits out the switch interval (5 ms), so
-# a thread that steps once per row is starved (a "convoy"). One step per chunk avoids that.
+# a thread that steps once per row is starved (a "convoy"). One step per chunk avoids that, and
+# large chunks cost SQLite less per row (512 rows of 7 values are well under SQLite's 32,766
+# parameters). The rest goes 128 rows at a time, then in one statement: at most 129 distinct
+# statements per table, which the writer's statement cache (256) keeps prepared.
 _CHUNK = 128
+_BIG_CHUNK = 512
 
 
 def insert_many(cur: sqlite3.Cursor, sql: str, rows: list[tuple[Any, ...]]) -> None:
     """``sql`` is an ``INSERT ... VALUES (?, ...)`` of one row: insert ``rows`` in that order in
-    chunks of 128 rows, then one statement for the rest (the writer caches 256 statements)."""
-    n = len(rows)
-    full = n - n % _CHUNK
-    if full:
-        cur.executemany(
-            _multi_row(sql, _CHUNK), [_flat(rows[i : i + _CHUNK]) for i in range(0, full, _CHUNK)]
-        )
-    if n > full:
-        cur.execute(_multi_row(sql, n - full), _flat(rows[full:]))
+    multi-row statements (see ``_CHUNK``)."""
+    if rows:
+        insert_flat(cur, sql, len(rows[0]), [value for row in rows for value in row])
 
 
-def _flat(rows: list[tuple[Any, ...]]) -> list[Any]:
-    return [value for row in rows for value in row]
+def insert_flat(cur: sqlite3.Cursor, sql: str, width: int, values: list[Any]) -> None:
+    """``insert_many`` of rows given flat: ``values`` holds ``width`` values per row, row after row."""
+    n = len(values) // width
+    at = 0
+    for chunk in (_BIG_CHUNK, _CHUNK):
+        full = (n - at) - (n - at) % chunk
+        if full:
+            step = chunk * width
+            start = at * width
+            cur.executemany(
+                _multi_row(sql, chunk),
+                [values[i : i + step] for i in range(start, start + full * width, step)],
+            )
+            at += full
+    if n > at:
+        cur.execute(_multi_row(sql, n - at), values[at * width :])
 
 
 @functools.cache
@@ -94,6 +149,9 @@ def _multi_row(sql: str, rows: int) -> str:
     values = sql[sql.rindex("(") :]
     return sql + (", " + values) * (rows - 1)
 
+
+# ``json.dumps(obj, sort_keys=True)``, without building an encoder per call.
+_dumps_sorted = json.JSONEncoder(sort_keys=True).encode
 
 _RUN_STARTED = "UPDATE runs SET started_at = coalesce(started_at, ?), status = 'running' WHERE id = ?"
 _RUN_FINISHED = "UPDATE runs SET finished_at = ?, status = ? WHERE id = ?"
@@ -110,6 +168,67 @@ _JUDGMENT = (
     "INSERT INTO judgments (trial_id, attempt, pass_no, judge, source, prompt_version, prompt_hash, "
     "rubric_hash, temperature, verdict, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+# Every statement derive() makes, in the order apply_derived groups them, with the row it
+# touches: (table, index of its key among the parameters; None for judgments, which are only
+# ever inserted, so their order among themselves is all that matters).
+_GROUPS: tuple[tuple[str, str, int | None], ...] = (
+    (_RUN_STARTED, "runs", 1),
+    (_TRIAL_STARTED, "trials", 2),
+    (_TRIAL_SCORES_CLEARED, "scores", 0),
+    (_TRIAL_FINISHED, "trials", 13),
+    (_SCORE, "scores", 0),
+    (_PASSED, "trials", 1),
+    (_JUDGMENT, "judgments", None),
+    (_RUN_FINISHED, "runs", 2),
+)
+_GROUP_OF = {sql: (rank, table, key_at) for rank, (sql, table, key_at) in enumerate(_GROUPS)}
+
+
+# The row updates as one statement for many rows: the VALUES rows are the single-row statement's
+# parameters, in its order, the key last.
+_UPDATE_FROM = {
+    _TRIAL_STARTED: (
+        "UPDATE trials SET status = 'running', attempt = v.column1, started_at = v.column2, "
+        "finished_at = NULL, passed = NULL FROM ({values}) AS v WHERE trials.id = v.column3"
+    ),
+    _TRIAL_FINISHED: (
+        "UPDATE trials SET status = v.column1, finished_at = v.column2, stop = v.column3, "
+        "final_answer = v.column4, error = v.column5, tool_calls = v.column6, input_tokens = v.column7, "
+        "output_tokens = v.column8, cache_read_tokens = v.column9, cache_write_tokens = v.column10, "
+        "tokens_estimated = v.column11, cost_usd = v.column12, wall_s = v.column13 "
+        "FROM ({values}) AS v WHERE trials.id = v.column14"
+    ),
+    _PASSED: "UPDATE trials SET passed = v.column1 FROM ({values}) AS v WHERE trials.id = v.column2",
+}
+
+
+def _pieces(n: int) -> list[tuple[int, int]]:
+    """(start, size) pieces of ``n`` rows: 64 at a time, then the rest by powers of two, so that
+    few distinct statements are prepared (and cached) whatever the batch."""
+    out, at = [], 0
+    while n - at >= 64:
+        out.append((at, 64))
+        at += 64
+    size = 32
+    while at < n:
+        if n - at >= size:
+            out.append((at, size))
+            at += size
+        size //= 2
+    return out
+
+
+@functools.cache
+def _update_from(template: str, width: int, rows: int) -> str:
+    row = "(" + ", ".join("?" * width) + ")"
+    return template.format(values="VALUES " + ", ".join([row] * rows))
+
+
+@functools.cache
+def _delete_scores(rows: int) -> str:
+    return "DELETE FROM scores WHERE trial_id IN (" + ", ".join("?" * rows) + ")"
 
 
 def _on_run_started(
@@ -160,7 +279,7 @@ def _on_score(
     _r: str, trial_id: int | None, _a: int, ts: float, event: Any, _j: JudgmentMeta | None
 ) -> tuple[Op, ...]:
     assert isinstance(event, Scored)
-    score: Op = (_SCORE, (trial_id, event.name, event.value, json.dumps(event.details, sort_keys=True), ts))
+    score: Op = (_SCORE, (trial_id, event.name, event.value, _dumps_sorted(event.details), ts))
     if event.name == ScoreName.PASSED:
         passed = None if event.value is None else int(event.value >= 0.5)
         return (score, (_PASSED, (passed, trial_id)))
@@ -182,7 +301,7 @@ def _on_judgment(
         meta.prompt_hash,
         meta.rubric_hash,
         meta.temperature,
-        None if event.verdict is None else json.dumps(event.verdict, sort_keys=True),
+        None if event.verdict is None else _dumps_sorted(event.verdict),
         event.error,
         ts,
     )
@@ -197,3 +316,6 @@ _DERIVERS: dict[str, _Deriver] = {
     "score": _on_score,
     "judgment": _on_judgment,
 }
+
+RULE_KINDS: frozenset[str] = frozenset(_DERIVERS)
+"""The event kinds that have derived rows."""

@@ -5,6 +5,11 @@ every queued event when ``batch_size`` are waiting, ``flush_interval_s`` has pas
 first of them, or someone awaits ``flush()``, and commits them in one transaction. That thread
 schedules its own batches: a busy event loop (CPU work between events) cannot hold commits back,
 and when the thread falls behind the next batch is simply larger (nothing is dropped).
+``emit`` serializes the event (and computes its derived rows); the writer thread redacts a
+whole batch in a few passes (``redact`` over payloads joined by a NUL, which JSON never holds and
+no secret shape crosses) before the transaction, so nothing reaches the file unredacted and the
+caller's thread pays least. An event whose payload redaction changed has its derived rows
+computed again from the redacted payload, so they too hold only what is stored.
 Derived rows (trial status, scores, judgments) are updated in the same transaction as the
 events they come from, so the store never says a trial is finished without also holding its
 ``trial_finished`` event.
@@ -23,15 +28,19 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from pydantic import BaseModel
 
 from proctor.store.commands import Command, cancel_unserved, claim_pending, finish
-from proctor.store.derived_rows import JudgmentMeta, Op, apply_derived, derive, has_rule, insert_many
+from proctor.store.derived_rows import RULE_KINDS, JudgmentMeta, Op, apply_derived, derive, insert_flat
 from proctor.store.events import Event
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
 
 COMPRESS_OVER_BYTES = 64 * 1024
+_now = time.time
+_monotonic = time.monotonic
 # How long the first queued event waits for company before a commit; bounds what a live
 # console can show (it sees an event only once committed) at the cost of more transactions.
 DEFAULT_FLUSH_INTERVAL_S = 0.02
@@ -60,8 +69,55 @@ def decode_payload(encoding: str, payload: bytes) -> bytes:
     return zlib.decompress(payload) if encoding == "zlib" else payload
 
 
-_Row = tuple[str, int | None, int, float, str, str, bytes]
+# Payloads are redacted in groups of about this many bytes: one ``redact`` call per group costs
+# far less than one per event, and a group never holds much more than one huge payload.
+REDACT_GROUP_BYTES = 256 * 1024
+_SEP: Final = b"\x00"
+
+
+def redact_payloads(payloads: list[bytes]) -> list[bytes]:
+    """``[redact(p) for p in payloads]`` (UTF-8 JSON documents), one ``redact`` call per group.
+
+    A group is redacted as its payloads joined by NUL: JSON escapes every control character,
+    so a NUL only ever separates payloads; it is not in any secret shape's character classes
+    and a shape's start accepts it as it accepts the payload's start, so no replacement crosses
+    it or differs from the payload's own. Should a replacement ever swallow a separator, the
+    group is redacted one payload at a time instead. Returns ``payloads`` itself if nothing changed.
+    """
+    out: list[bytes] | None = None
+    start = size = 0
+    n = len(payloads)
+    for i in range(n):
+        size += len(payloads[i])
+        if size < REDACT_GROUP_BYTES and i + 1 < n:
+            continue
+        group = payloads[start : i + 1]
+        done = _redact_group(group)
+        if done is not group:
+            if out is None:
+                out = payloads[:start]
+            out += done
+        elif out is not None:
+            out += group
+        start, size = i + 1, 0
+    return payloads if out is None else out
+
+
+def _redact_group(group: list[bytes]) -> list[bytes]:
+    text = _SEP.join(group).decode()
+    clean = redact(text)
+    if clean == text:
+        return group
+    parts = clean.encode().split(_SEP)
+    if len(parts) == len(group):
+        return parts
+    return [redact(p.decode()).encode() for p in group]
+
+
 _Blob = tuple[str, str, int, bytes]
+# An event with derived rows: its row in the batch, its class, its judgment metadata, and the
+# rows derived from it as it was emitted (kept if redaction leaves its payload alone).
+_Derived = tuple[int, type[BaseModel], JudgmentMeta | None, tuple[Op, ...]]
 T = TypeVar("T")
 
 
@@ -90,9 +146,17 @@ class StoreWriter:
         self._on_commit = on_commit
         self._loop = asyncio.get_running_loop()
         # Shared with the writer thread, guarded by _cond: what waits, and how far it got.
-        self._cond = threading.Condition(threading.Lock())
-        self._rows: list[_Row] = []
-        self._ops: list[Op] = []
+        # ``emit`` takes ``_lock`` itself (the condition's lock): the same guard, without the
+        # condition's Python-level ``__enter__``/``__exit__`` on every event.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        # Queued events, seven values a row (the events table's columns, in ``_INSERT_EVENT``'s
+        # order): flat, so a batch goes to SQLite in slices without a tuple per row. Payloads
+        # are serialized, not yet redacted; so are the derived rows, one entry per event that
+        # has some (see ``_Derived``).
+        self._flat: list[Any] = []
+        self._nrows = 0
+        self._derived: list[_Derived] = []
         self._blobs: list[_Blob] = []
         self._first_at = 0.0  # monotonic time the oldest queued item arrived
         self._queued = 0  # items (events and blobs) ever queued
@@ -200,26 +264,24 @@ class StoreWriter:
             raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
         if self._closed:
             raise RuntimeError(f"store writer for {self.path} is closed")
-        # Serialized here, on the caller's thread: the writer thread then holds the GIL only for
-        # the inserts, and the derived rows are ready-made statements (no events kept alive).
-        ts = time.time()
+        # Serialized here, on the caller's thread (no events kept alive); redacted with the whole
+        # batch on the writer thread.
+        ts = _now()
         kind = event.kind
-        dumped = event.model_dump_json()
-        raw = redact(dumped)  # the one choke point: nothing reaches the file unredacted
-        ops: tuple[Op, ...] = ()
-        if has_rule(kind):
-            if raw != dumped:  # derive from what is stored, never from the unredacted event
-                event = type(event).model_validate_json(raw)
-            ops = derive(run_id, trial_id, attempt, ts, event, judgment)
-        encoding, payload = encode_raw(raw.encode())
-        row = (run_id, trial_id, attempt, ts, kind, encoding, payload)
-        with self._cond:
-            self._rows.append(row)
-            if ops:
-                self._ops.extend(ops)
+        payload = event.__pydantic_serializer__.to_json(event)  # = model_dump_json().encode()
+        ops = derive(run_id, trial_id, attempt, ts, event, judgment) if kind in RULE_KINDS else None
+        with self._lock:
+            row = self._nrows
+            self._flat += (run_id, trial_id, attempt, ts, kind, "json", payload)
+            if ops is not None:
+                self._derived.append((row, type(event), judgment, ops))
+            self._nrows = row = row + 1
             self._queued += 1
-            start = self._schedule()
-            if len(self._rows) >= self._batch_size:
+            start = not self._draining
+            if start:
+                self._draining = True
+                self._first_at = _monotonic()
+            elif row == self._batch_size:  # the drain job waits for company no longer than this
                 self._cond.notify()
         if start:
             self._pool.submit(self._drain)
@@ -265,13 +327,14 @@ class StoreWriter:
         queued item in one transaction."""
         with self._cond:
             deadline = self._first_at + self._interval
-            while not (self._urgent or self._closed or len(self._rows) >= self._batch_size):
+            while not (self._urgent or self._closed or self._nrows >= self._batch_size):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            rows, self._rows = self._rows, []
-            ops, self._ops = self._ops, []
+            flat, self._flat = self._flat, []
+            nrows, self._nrows = self._nrows, 0
+            derived, self._derived = self._derived, []
             blobs, self._blobs = self._blobs, []
             upto = self._queued
             self._draining = False
@@ -279,13 +342,13 @@ class StoreWriter:
             failed = self._failure is not None
         if not failed:
             try:
-                _write_batch(self._conn, rows, ops, blobs)
+                _write_batch(self._conn, flat, derived, blobs)
             except BaseException as exc:
                 self._failure = exc
         with self._cond:
             self._committed = upto
             if not failed and self._failure is None:
-                self._events_committed += len(rows)
+                self._events_committed += nrows
                 if self._on_commit is not None:
                     self._on_commit(self._events_committed, time.perf_counter())
             wake = bool(self._waiters)
@@ -374,14 +437,43 @@ _INSERT_EVENT = (
 )
 
 
-def _write_batch(conn: sqlite3.Connection, rows: list[_Row], ops: list[Op], blobs: list[_Blob]) -> None:
+def _write_batch(
+    conn: sqlite3.Connection, flat: list[Any], derived: list[_Derived], blobs: list[_Blob]
+) -> None:
+    ops = _finish_payloads(flat, derived) if flat else []
     with _transaction(conn) as cur:
         if blobs:
             cur.executemany(
                 "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES (?, ?, ?, ?)", blobs
             )
-        insert_many(cur, _INSERT_EVENT, rows)
+        insert_flat(cur, _INSERT_EVENT, 7, flat)
         apply_derived(cur, ops)
 
 
-__all__ = ["JudgmentMeta", "StoreWriter", "TrialRow", "decode_payload", "encode_payload"]
+def _finish_payloads(flat: list[Any], derived: list[_Derived]) -> list[Op]:
+    """Redact the queued payloads and compress the large ones, in place in the flat rows; return
+    the derived rows, made again from the stored payload for an event redaction changed."""
+    payloads: list[bytes] = flat[6::7]
+    redacted = redact_payloads(payloads)
+    ops: list[Op] = []
+    if redacted is payloads:
+        for entry in derived:
+            ops += entry[3]
+    else:
+        flat[6::7] = redacted
+        for row, cls, judgment, made in derived:
+            if redacted[row] == payloads[row]:
+                ops += made
+                continue
+            event: Any = cls.model_validate_json(redacted[row])
+            at = 7 * row
+            ops += derive(flat[at], flat[at + 1], flat[at + 2], flat[at + 3], event, judgment)
+        payloads = redacted
+    if max(map(len, payloads)) > COMPRESS_OVER_BYTES:
+        for i, p in enumerate(payloads):
+            if len(p) > COMPRESS_OVER_BYTES:
+                flat[7 * i + 5], flat[7 * i + 6] = encode_raw(p)
+    return ops
+
+
+__all__ = ["JudgmentMeta", "StoreWriter", "TrialRow", "decode_payload", "encode_payload", "redact_payloads"]

@@ -8,10 +8,23 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from proctor.store.derived_rows import insert_many
-from proctor.store.events import FinalAnswer, Scored, ToolResult, TrialFinished, TrialStarted, Usage
+from proctor.store.derived_rows import JudgmentMeta, Op, apply_derived, derive, insert_many
+from proctor.store.events import (
+    FinalAnswer,
+    Judged,
+    RunFinished,
+    RunStarted,
+    Scored,
+    ToolResult,
+    TrialFinished,
+    TrialStarted,
+    Usage,
+)
 from proctor.store.reader import StoreReader
+from proctor.store.schema import migrate
 from proctor.store.scores import ScoreName
 from proctor.store.writer import StoreWriter, TrialRow
 
@@ -23,7 +36,7 @@ async def _writer(path: Path, **kw: object) -> StoreWriter:
     return w
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 127, 128, 129, 300, 1000])
+@pytest.mark.parametrize("n", [0, 1, 7, 127, 128, 129, 300, 511, 512, 513, 700, 1000, 1700])
 def test_insert_many_keeps_every_row_in_order(n: int) -> None:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE t (a INTEGER, b TEXT)")
@@ -120,3 +133,91 @@ async def test_a_secret_in_a_score_is_redacted_in_the_event_and_the_score_row(tm
     (payload,) = conn.execute("SELECT payload FROM events").fetchone()
     assert token not in details and "redacted" in details
     assert token.encode() not in payload
+
+
+def _derived_ops(steps: list[tuple[str, int, int]]) -> list[Op]:
+    """The rows a batch of these events derives: (kind, trial, n) for trial_started (attempt n),
+    trial_finished, a score (value n / 4), passed (n / 4) and a judgment (pass n)."""
+    ops: list[Op] = []
+    for i, (kind, trial, n) in enumerate(steps):
+        ts = float(i)
+        event: object
+        if kind == "run":
+            event = (
+                RunStarted(run_id="r1", suite="s", config={}, trials=3)
+                if n % 2
+                else RunFinished(run_id="r1", status="finished")
+            )
+        elif kind == "started":
+            event = TrialStarted(scenario="s", arm="a", model="m", epoch=0, seed=0, attempt=n)
+        elif kind == "finished":
+            event = TrialFinished(status="finished", stop="answer", final_answer=f"a{n}", tool_calls=n,
+                                  usage=Usage(input_tokens=n), cost_usd=None, wall_s=float(n))  # fmt: skip
+        elif kind == "score":
+            event = Scored(
+                name=ScoreName.KEYWORDS if n % 2 else ScoreName.GROUNDING, value=n / 4, details={"n": n}
+            )
+        elif kind == "passed":
+            event = Scored(name=ScoreName.PASSED, value=None if n == 0 else n / 4, details={})
+        else:
+            event = Judged(pass_no=n, judge="j", verdict={"score": n / 4})
+        ops += derive("r1", trial, n, ts, event, JudgmentMeta() if kind == "judgment" else None)  # type: ignore[arg-type]
+    return ops
+
+
+def _tables(conn: sqlite3.Connection) -> list[list[tuple[object, ...]]]:
+    return [
+        conn.execute("SELECT * FROM runs").fetchall(),
+        conn.execute("SELECT * FROM trials ORDER BY id").fetchall(),
+        conn.execute("SELECT * FROM scores ORDER BY trial_id, name").fetchall(),
+        conn.execute("SELECT * FROM judgments ORDER BY id").fetchall(),
+    ]
+
+
+def _db() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(conn)
+    conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r1', 's', '{}', 0)")
+    for t in (1, 2, 3):
+        conn.execute(
+            f"INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed) VALUES ({t}, 'r1', 's{t}', 'a', 'm', 0, 0)"
+        )
+    return conn
+
+
+STEP = st.tuples(
+    st.sampled_from(["run", "started", "finished", "score", "passed", "judgment"]),
+    st.integers(min_value=1, max_value=3),
+    st.integers(min_value=0, max_value=4),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(STEP, max_size=40))
+def test_grouped_derived_rows_leave_the_tables_as_running_them_in_order_does(
+    steps: list[tuple[str, int, int]],
+) -> None:
+    """Grouping a batch's statements (and running each group as one statement) is only a way of
+    running them: a trial re-run, scored twice or judged again within the batch reads the same."""
+    ops = _derived_ops(steps)
+    grouped, in_order = _db(), _db()
+    apply_derived(grouped.cursor(), ops)
+    for sql, params in ops:
+        in_order.execute(sql, params)
+    assert _tables(grouped) == _tables(in_order)
+
+
+def test_a_batch_of_trials_runs_in_a_few_statements() -> None:
+    steps = [
+        (kind, t, 1) for t in (1, 2, 3) for kind in ("started", "finished", "score", "passed", "judgment")
+    ]
+    steps += [("judgment", t, 2) for t in (1, 2, 3)]
+    ops = _derived_ops(steps)
+    grouped, in_order = _db(), _db()
+    statements: list[str] = []
+    grouped.set_trace_callback(statements.append)
+    apply_derived(grouped.cursor(), ops)
+    for sql, params in ops:
+        in_order.execute(sql, params)
+    assert _tables(grouped) == _tables(in_order)
+    assert len(ops) == 24 and len(statements) < 15  # a statement or two per kind of row, not one per row
