@@ -3,28 +3,52 @@
 from __future__ import annotations
 
 import argparse
-import json
+import gc
 import sys
 
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
-from proctor.engine.reports.junit import report_junit
-from proctor.engine.reports.report import build_report
-from proctor.engine.reports.report_csv import render_csv
-from proctor.engine.reports.report_markdown import render_markdown
+from proctor.engine.reports.report import build_report, report_json
 
 
 def report_command(args: argparse.Namespace) -> int:
     need_db(args.db)
+    # The collector stays off until the report is written and freed: it would only walk the
+    # report's millions of objects again (they hold no cycles), as build_report explains.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _report(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _report(args: argparse.Namespace) -> int:
     data = build_report(args.db)
+    if args.format == "json":
+        encoded = report_json(data)
+        if args.output is not None:
+            args.output.write_bytes(encoded)
+        elif hasattr(sys.stdout, "buffer"):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(encoded)
+            sys.stdout.buffer.flush()
+        else:  # a text-only stream (tests, embedding)
+            sys.stdout.write(encoded.decode())
+        return ExitCode.OK
     if args.format == "md":
+        from proctor.engine.reports.report_markdown import render_markdown
+
         text = render_markdown(data)
     elif args.format == "csv":
+        from proctor.engine.reports.report_csv import render_csv
+
         text = render_csv(data)
-    elif args.format == "junit":
-        text = report_junit(data)
     else:
-        text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+        from proctor.engine.reports.junit import report_junit
+
+        text = report_junit(data)
     if args.output is not None:
         args.output.write_text(text, encoding="utf-8")
     else:

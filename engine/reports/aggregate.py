@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proctor.engine.judges.panel import is_human, parsed_verdicts
+from pydantic import ValidationError
+
+from proctor.engine.judges.base import Verdict
+from proctor.engine.judges.panel import is_human, latest_per_pass
 from proctor.engine.reports.attribution import is_baseline
 from proctor.engine.stats import PassKSummary, paired_bootstrap_ci, pass_k_over_tasks
 from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
@@ -41,6 +44,36 @@ class TrialUsage:
     judge_cost_usd: float | None = 0.0
 
 
+class Verdicts:
+    """Each judgment's verdict validated once: a report reads them in several sections."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[JudgmentRecord, Verdict | None]] = {}  # by id(record), kept alive
+
+    def of(self, j: JudgmentRecord) -> Verdict | None:
+        """The verdict, or None for a judge error or a verdict this proctor cannot read."""
+        seen = self._seen.get(id(j))
+        if seen is not None:
+            return seen[1]
+        verdict = None
+        if j.verdict is not None:
+            try:
+                verdict = Verdict.model_validate(j.verdict)
+            except ValidationError:
+                verdict = None
+        self._seen[id(j)] = (j, verdict)
+        return verdict
+
+    def by_judge_and_trial(self, judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int], list[Verdict]]:
+        """``panel.parsed_verdicts(judgments)``, validating each verdict once."""
+        out: dict[tuple[str, int], list[Verdict]] = defaultdict(list)
+        for j in latest_per_pass(judgments):
+            verdict = self.of(j)
+            if verdict is not None:
+                out[(j.judge, j.trial_id)].append(verdict)
+        return dict(out)
+
+
 @dataclass(frozen=True)
 class ReportInputs:
     trials: Sequence[TrialRecord]
@@ -48,6 +81,8 @@ class ReportInputs:
     judgments: Sequence[JudgmentRecord]
     usage: Mapping[int, TrialUsage]
     claims_threshold: float = 0.75
+    verdicts: Verdicts | None = None  # shared with the report's other sections
+    judged_coverage: Mapping[int, float] | None = None  # ``judged_coverage(...)``, when already known
 
 
 @dataclass(frozen=True)
@@ -143,7 +178,22 @@ def claims_coverage(
     return statistics.fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
 
 
-_NO_VERDICTS: Mapping[tuple[str, int], Sequence[Any]] = {}
+def judged_coverage(machine: Iterable[JudgmentRecord], verdicts: Verdicts | None = None) -> dict[int, float]:
+    """Per trial, the judged claims coverage ``claims_coverage`` prefers, from the machine judges'
+    judgments: the mean over passes that judged claims (a trial with none is left out)."""
+    out: dict[int, float] = {}
+    for trial_id, by_judge in _verdicts_by_trial(
+        (verdicts or Verdicts()).by_judge_and_trial(machine)
+    ).items():
+        per_pass = [
+            statistics.fmean(_CLAIM_VALUE[c.verdict] for c in v.claims)
+            for vs in by_judge.values()
+            for v in vs
+            if v.claims
+        ]
+        if per_pass:
+            out[trial_id] = statistics.fmean(per_pass)
+    return out
 
 
 def _verdicts_by_trial(
@@ -221,13 +271,44 @@ def _pass_k(trials: Sequence[TrialRecord]) -> tuple[PassKSummary, ...]:
     return tuple(pass_k_over_tasks(outcomes, k) for k in ks)
 
 
+def _groups(trials: Sequence[TrialRecord]) -> dict[tuple[str, str], list[TrialRecord]]:
+    groups: dict[tuple[str, str], list[TrialRecord]] = {}
+    for t in trials:
+        groups.setdefault((t.arm, t.model), []).append(t)
+    return groups
+
+
 def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
     """One summary per arm × model, in first-seen order of the trial matrix."""
-    groups: dict[tuple[str, str], list[TrialRecord]] = {}
-    for t in inputs.trials:
-        groups.setdefault((t.arm, t.model), []).append(t)
-    machine = [j for j in inputs.judgments if not is_human(j.source)]
-    verdicts = _verdicts_by_trial(parsed_verdicts(machine))
+    return with_usage(summarize_scores(inputs), inputs.trials, inputs.usage)
+
+
+def with_usage(
+    summaries: Sequence[ArmModelSummary], trials: Sequence[TrialRecord], usage: Mapping[int, TrialUsage]
+) -> list[ArmModelSummary]:
+    """``summaries`` (of these trials, as ``summarize_scores`` made them) with their tokens by
+    phase and judge cost from ``usage``, which the report reads apart from the scores."""
+    out = []
+    for s, ((arm, model), group) in zip(summaries, _groups(trials).items(), strict=True):
+        assert (s.arm, s.model) == (arm, model)
+        used = [usage.get(t.id, TrialUsage()) for t in group]
+        tokens = Tokens(
+            reasoning=sum(u.reasoning for u in used),
+            tool_io=sum(u.tool_io for u in used),
+            output=sum(u.output for u in used),
+            judge=sum(u.judge for u in used),
+            estimated=s.tokens.estimated,
+        )
+        out.append(replace(s, tokens=tokens, judge_cost_usd=_sum_known([u.judge_cost_usd for u in used])))
+    return out
+
+
+def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
+    """``summarize`` but for what depends on ``inputs.usage``: no tokens, no judge cost (see ``with_usage``)."""
+    groups = _groups(inputs.trials)
+    judged = inputs.judged_coverage
+    if judged is None:
+        judged = judged_coverage([j for j in inputs.judgments if not is_human(j.source)], inputs.verdicts)
     out = []
     for index, ((arm, model), trials) in enumerate(groups.items()):
         scores = [inputs.scores.get(t.id, {}) for t in trials]
@@ -236,10 +317,9 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
         coverage = [
             c
             for t, s in zip(trials, scores, strict=True)
-            if (c := claims_coverage(t.id, s, verdicts.get(t.id, _NO_VERDICTS))) is not None
+            if (c := judged.get(t.id, value(s, ScoreName.CLAIMS))) is not None
         ]
         grounding = [_grounding(s) for s in scores]
-        usage = [inputs.usage.get(t.id, TrialUsage()) for t in trials]
         fair = [v for s in scores if (v := value(s, ScoreName.FAIRNESS)) is not None]
         adopt = [v for s in scores if (v := value(s, ScoreName.ADOPTION)) is not None]
         quality = [v for s in scores if (v := value(s, ScoreName.LLM_QUALITY)) is not None]
@@ -275,15 +355,9 @@ def summarize(inputs: ReportInputs) -> list[ArmModelSummary]:
                 tefs=_gold_weighted(scores, ScoreName.TEFS),
                 tool_match=match_mode(scores),
                 tool_match_by_epoch=_tool_match_by_epoch(trials, scores),
-                tokens=Tokens(
-                    reasoning=sum(u.reasoning for u in usage),
-                    tool_io=sum(u.tool_io for u in usage),
-                    output=sum(u.output for u in usage),
-                    judge=sum(u.judge for u in usage),
-                    estimated=any(t.tokens_estimated for t in trials),
-                ),
+                tokens=Tokens(0, 0, 0, 0, estimated=any(t.tokens_estimated for t in trials)),
                 cost_usd=_sum_known([t.cost_usd for t in done]),
-                judge_cost_usd=_sum_known([u.judge_cost_usd for u in usage]),
+                judge_cost_usd=None,
                 pass_k=_pass_k(trials),
             )
         )
@@ -298,9 +372,13 @@ __all__ = [
     "ReportInputs",
     "Tokens",
     "TrialUsage",
+    "Verdicts",
     "claims_coverage",
     "is_baseline",
+    "judged_coverage",
     "mean_ci",
     "summarize",
+    "summarize_scores",
     "value",
+    "with_usage",
 ]

@@ -15,11 +15,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
-from proctor.engine.judges.base import Verdict
 from proctor.engine.judges.panel import is_human, latest_per_pass
-from proctor.engine.reports.aggregate import ArmModelSummary, value
+from proctor.engine.reports.aggregate import ArmModelSummary, Verdicts, value
 from proctor.engine.reports.attribution import Attribution, attribution, is_baseline
 from proctor.engine.stats import (
     ArmModelVariance,
@@ -136,24 +133,19 @@ def cost_frontier(summaries: Sequence[ArmModelSummary]) -> ParetoFrontier:
     return pareto_frontier(points)
 
 
-def _verdict(j: JudgmentRecord) -> Verdict | None:
-    if j.verdict is None:
-        return None
-    try:
-        return Verdict.model_validate(j.verdict)
-    except ValidationError:
-        return None
-
-
 def judge_score_rows(
-    trials: Sequence[TrialRecord], judgments: Sequence[JudgmentRecord], judge: str
+    trials: Sequence[TrialRecord],
+    judgments: Sequence[JudgmentRecord],
+    judge: str,
+    verdicts: Verdicts | None = None,
 ) -> list[JudgeScoreRow]:
     """One row per criterion score (or the overall score when a verdict has no criteria) of ``judge``."""
     by_id = {t.id: t for t in trials}
+    parsed = verdicts or Verdicts()
     rows: list[JudgeScoreRow] = []
     for j in latest_per_pass(judgments):
         trial = by_id.get(j.trial_id)
-        verdict = _verdict(j) if j.judge == judge else None
+        verdict = parsed.of(j) if j.judge == judge else None
         if trial is None or verdict is None:
             continue
         cell = f"{trial.scenario}@e{trial.epoch}"
@@ -165,11 +157,15 @@ def judge_score_rows(
 
 
 def variance_by_judge(
-    trials: Sequence[TrialRecord], judgments: Sequence[JudgmentRecord], floor: float
+    trials: Sequence[TrialRecord],
+    judgments: Sequence[JudgmentRecord],
+    floor: float,
+    verdicts: Verdicts | None = None,
 ) -> list[JudgeVariance]:
     judges = sorted({j.judge for j in judgments if not is_human(j.source)})
+    parsed = verdicts or Verdicts()
     return [
-        JudgeVariance(judge, floor, judge_variance(judge_score_rows(trials, judgments, judge)))
+        JudgeVariance(judge, floor, judge_variance(judge_score_rows(trials, judgments, judge, parsed)))
         for judge in judges
     ]
 

@@ -7,19 +7,34 @@
 called; definitions in engine/reports/tool_usage.py and under its ``definitions``). The Markdown and CSV
 renderings are made from this same dictionary, so the three formats never disagree. The offline
 agent and the offline judge are labelled wherever they were used.
+
+Reads are built for large runs: event fields are decoded as plain JSON where that reads the same
+as the event (``StoreReader.extract``). ``report_json`` is the CLI's encoding.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import orjson
+
 from proctor.engine.judges.panel import is_human, panel_summary
-from proctor.engine.reports.aggregate import ReportInputs, TrialUsage, summarize
+from proctor.engine.reports.aggregate import (
+    ReportInputs,
+    TrialUsage,
+    Verdicts,
+    judged_coverage,
+    summarize_scores,
+    with_usage,
+)
 from proctor.engine.reports.arm_comparisons import (
+    JudgeVariance,
     baseline_comparisons,
     cost_frontier,
     fairness_ranking,
@@ -28,8 +43,16 @@ from proctor.engine.reports.arm_comparisons import (
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage, tool_usage_section
 from proctor.scenarios.loader import SuiteError, load_suite
-from proctor.store.events import Judged, ModelResponse, OperatorCommand
-from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.events import OperatorCommand
+from proctor.store.reader import (
+    JudgeUsage,
+    JudgmentRecord,
+    ModelCallUsage,
+    ScoreRecord,
+    StoredEvent,
+    StoreReader,
+    TrialRecord,
+)
 from proctor.store.scores import ScoreName
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
@@ -67,35 +90,37 @@ def _phases() -> dict[str, float]:
 
 
 def _usage(
-    trials: list[TrialRecord], responses: Iterable[StoredEvent], judged: Iterable[StoredEvent]
+    trials: list[TrialRecord],
+    responses: Iterable[tuple[int | None, int, bool, ModelCallUsage]],
+    judged: Iterable[tuple[int | None, int, bool, JudgeUsage]],
 ) -> dict[int, TrialUsage]:
     """Tokens by phase per trial: the current attempt's model calls, and every judge call."""
     attempt = {t.id: t.attempt for t in trials}
     phases: dict[int, dict[str, float]] = {}
     unpriced: set[int] = set()
-    for e in responses:
-        ev = e.event
-        if not isinstance(ev, ModelResponse) or e.trial_id is None or e.abandoned:
+    for trial_id, call_attempt, abandoned, (input_tokens, tool_io_tokens, output_tokens) in responses:
+        if trial_id is None or abandoned:
             continue
-        if attempt.get(e.trial_id) != e.attempt:
+        if attempt.get(trial_id) != call_attempt:
             continue
-        p = phases.setdefault(e.trial_id, _phases())
-        p["reasoning"] += max(0, ev.usage.input_tokens - ev.tool_io_tokens)
-        p["tool_io"] += ev.tool_io_tokens
-        p["output"] += ev.usage.output_tokens
+        p = phases.get(trial_id)
+        if p is None:
+            p = phases[trial_id] = _phases()
+        p["reasoning"] += max(0, input_tokens - tool_io_tokens)
+        p["tool_io"] += tool_io_tokens
+        p["output"] += output_tokens
     for t in trials:
         if t.id not in phases and t.input_tokens is not None:
             phases[t.id] = _phases() | {"reasoning": t.input_tokens, "output": t.output_tokens or 0}
-    for e in judged:
-        ev = e.event
-        if not isinstance(ev, Judged) or e.trial_id is None or ev.usage is None:
+    for trial_id, _attempt, _abandoned, (input_tokens, output_tokens, cost_usd) in judged:
+        if trial_id is None:
             continue
-        p = phases.setdefault(e.trial_id, _phases())
-        p["judge"] += ev.usage.input_tokens + ev.usage.output_tokens
-        if ev.cost_usd is None:
-            unpriced.add(e.trial_id)
+        p = phases.setdefault(trial_id, _phases())
+        p["judge"] += input_tokens + output_tokens
+        if cost_usd is None:
+            unpriced.add(trial_id)
         else:
-            p["judge_usd"] += ev.cost_usd
+            p["judge_usd"] += cost_usd
     return {
         tid: TrialUsage(
             reasoning=int(p["reasoning"]),
@@ -163,12 +188,80 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def report_json(data: dict[str, Any]) -> bytes:
+    """The report as ``proctor report --format json`` writes it: UTF-8 JSON, two-space indent,
+    keys in the report's order (orjson; ``json.dumps(indent=2)`` took seconds on a large run).
+
+    As with ``json.dumps``, keys that are not strings are written as strings and numpy numbers
+    as numbers; unlike it, text is written as UTF-8 rather than ``\\u`` escapes, and a
+    non-finite float as null (json.dumps wrote NaN or Infinity, which strict JSON readers refuse).
+    """
+    return (
+        orjson.dumps(data, default=_json_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        + b"\n"
+    )
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def build_report(db: Path) -> dict[str, Any]:
     with _gc_paused():
         return _build_report(db)
 
 
+@dataclass(frozen=True)
+class _Side:
+    """Sections that need nothing else the report computes: tokens by phase per trial and tool
+    usage (read from the run's events), and judge variance."""
+
+    usage: dict[int, TrialUsage]
+    tools: dict[str, Any]
+    variance: list[JudgeVariance]
+
+
+def _settings(config: dict[str, Any]) -> tuple[float, float]:
+    """The run's variance floor and claims pass threshold."""
+    raw_scoring = config.get("scoring")
+    scoring: dict[str, Any] = raw_scoring if isinstance(raw_scoring, dict) else {}
+    return (
+        float(scoring.get("variance_floor", DEFAULT_FLOOR)),
+        float(scoring.get("claims_pass_threshold", DEFAULT_CLAIMS_THRESHOLD)),
+    )
+
+
+def _side_sections(db: Path) -> Generator[object, None, None]:
+    """The sections built from the events and judgments alone: first the judged claims coverage
+    per trial (``judged_coverage``, which the arms' summaries need), then ``_Side``."""
+    with StoreReader(db) as reader:
+        run = reader.run()
+        trials = reader.trials()
+        judgments = reader.judgments()
+        verdicts = Verdicts()
+        yield judged_coverage([j for j in judgments if not is_human(j.source)], verdicts)
+        upper = reader.max_event_id()
+        usage = _usage(trials, reader.model_call_usage(upper), reader.judge_usage(upper))
+        tools = _tool_usage(reader, trials, run.config if run is not None else {})
+    floor, _threshold = _settings(run.config if run is not None else {})
+    yield _Side(usage, tools, variance_by_judge(trials, judgments, floor, verdicts))
+
+
 def _build_report(db: Path) -> dict[str, Any]:
+    side = _side_sections(db)
+    try:
+        return _assemble(db, side)
+    finally:
+        side.close()
+
+
+def _assemble(db: Path, side: Generator[object, None, None]) -> dict[str, Any]:
     with StoreReader(db) as reader:
         run = reader.run()
         trials = reader.trials()
@@ -176,16 +269,11 @@ def _build_report(db: Path) -> dict[str, Any]:
         judgments = reader.judgments()
         anchor_rows = reader.anchors()
         upper = reader.max_event_id()
-        usage = _usage(trials, _of_kind(reader, "model_response", upper), _of_kind(reader, "judgment", upper))
         commands = [
             e for e in _of_kind(reader, "operator_command", upper) if isinstance(e.event, OperatorCommand)
         ]
-        tools = _tool_usage(reader, trials, run.config if run is not None else {})
     config = run.config if run is not None else {}
-    raw_scoring = config.get("scoring")
-    scoring: dict[str, Any] = raw_scoring if isinstance(raw_scoring, dict) else {}
-    floor = float(scoring.get("variance_floor", DEFAULT_FLOOR))
-    threshold = float(scoring.get("claims_pass_threshold", DEFAULT_CLAIMS_THRESHOLD))
+    floor, threshold = _settings(config)
     by_trial: dict[int, dict[str, Any]] = {}
     score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
     for s in scores:
@@ -202,12 +290,23 @@ def _build_report(db: Path) -> dict[str, Any]:
                 "error": j.error or None,
             }
         )
-    summaries = summarize(ReportInputs(trials, score_map, judgments, usage, threshold))
+    # Every section is a pure function of what was read: those the side sections do not feed
+    # first, while a child may still be building them.
+    trial_rows = [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials]
     ranking = fairness_ranking(trials, score_map, floor)
+    comparisons = baseline_comparisons(trials, score_map)
+    machine_judges = sorted({j.judge for j in judgments if not is_human(j.source)})
     panel = panel_summary(
         trials, judgments, claims_threshold=threshold, scenario_labels=_scenario_labels(config)
     )
-    machine_judges = sorted({j.judge for j in judgments if not is_human(j.source)})
+    judged = next(side)
+    assert isinstance(judged, dict)
+    scored = summarize_scores(
+        ReportInputs(trials, score_map, judgments, {}, threshold, judged_coverage=judged)
+    )
+    done = next(side)
+    assert isinstance(done, _Side)
+    summaries = with_usage(scored, trials, done.usage)
     return {
         "run": None
         if run is None
@@ -220,19 +319,14 @@ def _build_report(db: Path) -> dict[str, Any]:
             "finished": run.finished_at,
         },
         "notes": _notes(config, trials, judgments, set(score_map)),
-        "trials": [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials],
+        "trials": trial_rows,
         "arms": arm_rows(
-            summaries,
-            ranking,
-            baseline_comparisons(trials, score_map),
-            cost_frontier(summaries),
-            variance_by_judge(trials, judgments, floor),
-            machine_judges,
+            summaries, ranking, comparisons, cost_frontier(summaries), done.variance, machine_judges
         ),
         "ranking": ranking_section(ranking),
         "judges": judges_section(machine_judges, panel, floor, threshold),
         "anchors": anchors_section(config, anchor_rows, commands),
-        "tool_usage": tools,
+        "tool_usage": done.tools,
     }
 
 

@@ -27,17 +27,20 @@ Definitions (the report's JSON key ``tool_usage`` carries them as ``definitions`
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from proctor.store.events import ToolCall, ToolResult, ToolsListed
-from proctor.store.reader import StoredEvent, StoreReader, TrialRecord
+from proctor.store.events import Event, ToolCall, ToolResult, ToolsListed
+from proctor.store.reader import (
+    StoredEvent,
+    StoreReader,
+    TrialRecord,
+)
 
 PERCENTILE_METHOD = (
     "linear interpolation between closest ranks (numpy.percentile method='linear', Hyndman & Fan "
@@ -119,6 +122,52 @@ def result_bytes(result: ToolResult) -> int:
     return len(result.content.encode("utf-8")) + binary
 
 
+ToolRow = tuple[str, Any]
+"""What the counter reads of an event: ("tools_listed", [(server, tool), ...]), ("tool_call",
+(call_id, server, tool)) or ("tool_result", (call_id, server, tool, is_error, latency_s,
+result bytes, truncated))."""
+
+
+def tool_row(event: Event) -> ToolRow | None:
+    if isinstance(event, ToolsListed):
+        return "tools_listed", [(t.server, t.name) for t in event.tools]
+    if isinstance(event, ToolCall):
+        return "tool_call", (event.call_id, event.server, event.tool)
+    if isinstance(event, ToolResult):
+        truncated = bool(_TRUNCATED.search(event.content))
+        return "tool_result", (event.call_id, event.server, event.tool, event.is_error, event.latency_s,
+                               result_bytes(event), truncated)  # fmt: skip
+    return None
+
+
+def fast_tool_row(kind: str, obj: dict[str, Any]) -> ToolRow | None:
+    """``tool_row`` of a payload decoded as plain JSON, whose shape ``StoreReader.extract`` found
+    to be one its model takes as it is: the same values, without building the event."""
+    if kind == "tools_listed":
+        return kind, [(t["server"], t["name"]) for t in obj["tools"]]
+    if kind == "tool_call":
+        return kind, (obj["call_id"], obj["server"], obj["tool"])
+    if kind != "tool_result":
+        return None
+    content: str = obj["content"]
+    blocks = obj.get("blocks", ())
+    binary = sum(b.get("size_bytes") or 0 for b in blocks if b.get("text") is None and b.get("size_bytes"))
+    try:
+        size = len(content.encode("utf-8")) + binary
+    except UnicodeEncodeError:  # a lone surrogate: the event says what it makes of it
+        return None
+    truncated = bool(_TRUNCATED.search(content))
+    return kind, (
+        obj["call_id"],
+        obj["server"],
+        obj["tool"],
+        obj["is_error"],
+        float(obj["latency_s"]),
+        size,
+        truncated,
+    )
+
+
 def percentiles(values: list[float]) -> tuple[float | None, float | None]:
     """(p50, p95) of ``values`` by numpy's linear method; (None, None) for no values."""
     if not values:
@@ -145,42 +194,67 @@ class ToolUsageCounter:
         self._called: dict[Who, set[ToolKey]] = {}
         self._pending: dict[tuple[int, str], ToolKey] = {}
 
-    def _current(self, e: StoredEvent) -> Who | None:
-        if e.trial_id is None or e.abandoned or self._attempt.get(e.trial_id) != e.attempt:
+    def _current(self, trial_id: int | None, attempt: int, abandoned: bool) -> Who | None:
+        if trial_id is None or abandoned or self._attempt.get(trial_id) != attempt:
             return None
-        return self._who.get(e.trial_id)
+        return self._who.get(trial_id)
 
     def _tally_of(self, who: Who, key: ToolKey) -> _Tally:
         return self._tally.setdefault(who, {}).setdefault(key, _Tally())
 
     def add(self, e: StoredEvent) -> None:
-        who = self._current(e)
-        if who is None or e.trial_id is None:
+        row = tool_row(e.event)
+        if row is not None:
+            self.add_row(e.trial_id, e.attempt, e.abandoned, row)
+
+    def add_row(self, trial_id: int | None, attempt: int, abandoned: bool, row: ToolRow) -> None:
+        """One event as ``tool_row`` (or ``fast_tool_row``) reads it."""
+        who = self._current(trial_id, attempt, abandoned)
+        if who is None or trial_id is None:
             return
-        ev = e.event
-        if isinstance(ev, ToolsListed):
-            offered = self._offered.setdefault(who, {})
-            for t in ev.tools:
-                offered.setdefault((t.server, t.name), set()).add(e.trial_id)
-        elif isinstance(ev, ToolCall):
-            key = (ev.server, ev.tool)
-            self._called.setdefault(who, set()).add(key)
-            self._pending[(e.trial_id, ev.call_id)] = key
-        elif isinstance(ev, ToolResult):
-            # Filed under the tool that ran (a router's execute names the real one in its result);
-            # a result whose call was not recorded (an imported transcript) is its own call.
-            self._pending.pop((e.trial_id, ev.call_id), None)
-            key = (ev.server, ev.tool)
-            self._called.setdefault(who, set()).add(key)
-            tally = self._tally_of(who, key)
-            tally.calls += 1
-            tally.results += 1
-            tally.errors += ev.is_error
-            tally.result_bytes += result_bytes(ev)
-            tally.truncated += bool(_TRUNCATED.search(ev.content))
-            if self.latency_recorded and math.isfinite(ev.latency_s):
-                tally.latencies.append(ev.latency_s)
-            tally.trials.add(e.trial_id)
+        kind, what = row
+        if kind == "tools_listed":
+            self._listed(who, trial_id, what)
+        elif kind == "tool_call":
+            call_id, server, tool = what
+            self._call(who, trial_id, call_id, (server, tool))
+        else:
+            call_id, server, tool, is_error, latency, size, truncated = what
+            self._result(who, trial_id, call_id, (server, tool), is_error, latency, size, truncated)
+
+    def _listed(self, who: Who, trial_id: int, tools: Iterable[ToolKey]) -> None:
+        offered = self._offered.setdefault(who, {})
+        for key in tools:
+            offered.setdefault(key, set()).add(trial_id)
+
+    def _call(self, who: Who, trial_id: int, call_id: str, key: ToolKey) -> None:
+        self._called.setdefault(who, set()).add(key)
+        self._pending[(trial_id, call_id)] = key
+
+    def _result(
+        self,
+        who: Who,
+        trial_id: int,
+        call_id: str,
+        key: ToolKey,
+        is_error: bool,
+        latency_s: float,
+        size: int,
+        truncated: bool,
+    ) -> None:
+        # Filed under the tool that ran (a router's execute names the real one in its result);
+        # a result whose call was not recorded (an imported transcript) is its own call.
+        self._pending.pop((trial_id, call_id), None)
+        self._called.setdefault(who, set()).add(key)
+        tally = self._tally_of(who, key)
+        tally.calls += 1
+        tally.results += 1
+        tally.errors += is_error
+        tally.result_bytes += size
+        tally.truncated += truncated
+        if self.latency_recorded and math.isfinite(latency_s):
+            tally.latencies.append(latency_s)
+        tally.trials.add(trial_id)
 
     def result(self) -> list[ArmToolUsage]:
         """One entry per arm × model that had trials, in first-seen order of the trial matrix."""
@@ -234,17 +308,6 @@ def tool_usage(
     return counter.result()
 
 
-def _iter_of_kind(reader: StoreReader, kind: str, upper: int, batch: int = 5000) -> Iterator[StoredEvent]:
-    """Events of one kind in id order, read ``batch`` at a time (never all at once)."""
-    after = 0
-    while True:
-        chunk = reader.events_of_kind(kind, after_id=after, up_to_id=upper, limit=batch)
-        yield from chunk
-        if len(chunk) < batch:
-            return
-        after = chunk[-1].id
-
-
 def latency_recorded(config: dict[str, Any]) -> bool:
     """False for an imported run whose source recorded no times (its latencies are 0 placeholders)."""
     imported = config.get("imported")
@@ -256,12 +319,14 @@ def latency_recorded(config: dict[str, Any]) -> bool:
 def read_tool_usage(
     reader: StoreReader, trials: list[TrialRecord], recorded: bool = True
 ) -> list[ArmToolUsage]:
-    """Streams the run's tool events (the three kinds merged by id) through the counter; the
-    report and the console's tools screen both read it this way."""
-    upper = reader.max_event_id()
+    """Streams the run's tool events (the three kinds, in id order) through the counter, each
+    decoded as plain JSON where that reads the same as the event (``StoreReader.extract``); the
+    report reads it this way, the console's tools screen feeds the counter parsed events."""
     counter = ToolUsageCounter(trials, latency_recorded=recorded)
-    for e in heapq.merge(*(_iter_of_kind(reader, k, upper) for k in KINDS), key=lambda e: e.id):
-        counter.add(e)
+    for trial_id, attempt, abandoned, row in reader.extract(
+        KINDS, reader.max_event_id(), fast_tool_row, tool_row
+    ):
+        counter.add_row(trial_id, attempt, abandoned, row)
     return counter.result()
 
 
@@ -313,12 +378,15 @@ __all__ = [
     "PERCENTILE_METHOD",
     "ArmToolUsage",
     "NeverCalled",
+    "ToolRow",
     "ToolStats",
     "ToolUsageCounter",
+    "fast_tool_row",
     "latency_recorded",
     "percentiles",
     "read_tool_usage",
     "result_bytes",
+    "tool_row",
     "tool_usage",
     "tool_usage_section",
 ]

@@ -107,7 +107,7 @@ def main() -> int:
                 )
             small, big = figures[sizes[0]], figures[sizes[1]]
             label = _label(sizes[1])
-            print(f"BENCH export_{fmt}_{label}_s {big['s']:.2f} s (reference: no goal)")
+            print(f"export {fmt} {label}: {big['s']:.2f} s (a reference, no goal)", flush=True)
             ok &= _line(f"export_{fmt}_scaling_4x", big["s"] / small["s"], "x", GOAL_SCALING_X)
             ok &= _line(f"export_{fmt}_peak_rss_4x", big["peak_mib"] / small["peak_mib"], "x", GOAL_MEMORY_X)
             grow_small = max(1.0, small["peak_mib"] - small["base_mib"])

@@ -1,0 +1,206 @@
+"""The report's fast reads give what the ordinary ones give: event fields decoded as plain JSON,
+scores and verdicts decoded by pydantic's parser, side sections built in a forked child, orjson."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import json
+import math
+import sqlite3
+import zlib
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
+from proctor.engine.judges.offline import OfflineJudge
+from proctor.engine.reports.report import report_json
+from proctor.engine.reports.tool_usage import KINDS, read_tool_usage, tool_usage
+from proctor.store import queries
+from proctor.store.events import (
+    ContentBlock,
+    Judged,
+    ModelResponse,
+    ToolResult,
+    Usage,
+)
+from proctor.store.reader import StoredEvent, StoreReader
+from proctor.store.writer import JudgmentMeta
+from tests.engine.judging_fixture import RUN_ID, build_run
+
+
+class PricedJudge:
+    judge_id = "anthropic:claude-test"
+
+    async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
+        verdict = OfflineJudge().verdict(subject)
+        usage = Usage(input_tokens=100 + pass_no, output_tokens=20)
+        return JudgeOutcome(
+            verdict, "", JudgmentMeta(source="proctor:test"), usage=usage, cost_usd=0.001 * pass_no
+        )
+
+
+def _insert(
+    conn: sqlite3.Connection, trial_id: int, kind: str, payload: bytes, encoding: str = "json"
+) -> None:
+    conn.execute(
+        "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, 1, 0, ?, ?, ?)",
+        (RUN_ID, trial_id, kind, encoding, payload),
+    )
+
+
+def _result(**kw: object) -> dict[str, object]:
+    base = ToolResult(call_id="odd", server="fx", tool="lookup", content="x", is_error=False, latency_s=0.5)
+    return json.loads(base.model_dump_json()) | kw
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The judging fixture, plus rows the fast reads must not read differently from the events."""
+    fx = asyncio.run(build_run(tmp_path_factory.mktemp("fast"), judges=[OfflineJudge(), PricedJudge()]))
+    conn = sqlite3.connect(fx.db)
+    response = json.loads(
+        ModelResponse(
+            turn=9,
+            model="m",
+            text="",
+            tool_calls=[],
+            stop_reason="end",
+            usage=Usage(input_tokens=7),
+            cost_usd=None,
+            latency_s=0.1,
+        ).model_dump_json()
+    )
+    _insert(conn, 1, "model_response", json.dumps(response | {"usage": {"input_tokens": "12"}}).encode())
+    _insert(conn, 1, "model_response", json.dumps(response | {"usage": {"input_tokens": 5.0}}).encode())
+    _insert(conn, 1, "model_response", json.dumps(response | {"newer_field": 1}).encode())
+    _insert(conn, 1, "model_response", json.dumps(response | {"tool_calls": [{"call_id": "c"}]}).encode())
+    _insert(conn, 1, "model_response", b'{"kind": "model_response", "turn": ')
+    _insert(conn, 1, "model_response", zlib.compress(json.dumps(response).encode()), "zlib")
+    _insert(conn, 2, "tool_result", json.dumps(_result(latency_s=2)).encode())
+    _insert(conn, 2, "tool_result", json.dumps(_result(call_id="bin", blocks=[
+        json.loads(ContentBlock(type="image", mime_type="image/png", size_bytes=100, sha256="a" * 64).model_dump_json())
+    ])).encode())  # fmt: skip
+    _insert(
+        conn,
+        2,
+        "tool_result",
+        json.dumps(
+            _result(call_id="cut", content="abc\n…[truncated: stored 9,000 characters, 3 kept]")
+        ).encode(),
+    )
+    _insert(conn, 2, "tool_result", json.dumps(_result(call_id="nul", content="a\x00b é ✓")).encode())
+    _insert(
+        conn,
+        2,
+        "tool_result",
+        zlib.compress(json.dumps(_result(call_id="z", content="y" * 70_000)).encode()),
+        "zlib",
+    )
+    _insert(conn, 2, "tool_result", json.dumps(_result(is_error="yes")).encode())
+    _insert(
+        conn,
+        2,
+        "tool_call",
+        b'{"kind": "tool_call", "call_id": 3, "server": "fx", "tool": "t", "arguments": {}}',
+    )
+    _insert(conn, 2, "tools_listed", b'{"kind": "tools_listed", "tools": [{"name": "a", "server": "fx"}]}')
+    judged = json.loads(
+        Judged(pass_no=3, judge="j", verdict=None, usage=Usage(output_tokens=4), cost_usd=2).model_dump_json()
+    )
+    _insert(conn, 3, "judgment", json.dumps(judged).encode())
+    _insert(conn, 3, "judgment", json.dumps(judged | {"usage": None}).encode())
+    _insert(conn, 3, "judgment", json.dumps(judged | {"cost_usd": "1"}).encode())
+    conn.commit()
+    conn.close()
+    return fx.db
+
+
+def _parsed(reader: StoreReader, kind: str) -> list[StoredEvent]:
+    return reader.events_of_kind(kind, limit=1_000_000)
+
+
+def test_model_and_judge_usage_read_as_the_events_do(db: Path) -> None:
+    with StoreReader(db) as r:
+        upper = r.max_event_id()
+        expected = [
+            (
+                e.trial_id,
+                e.attempt,
+                e.abandoned,
+                (ev.usage.input_tokens, ev.tool_io_tokens, ev.usage.output_tokens),
+            )
+            for e in _parsed(r, "model_response")
+            if isinstance(ev := e.event, ModelResponse)
+        ]
+        assert list(r.model_call_usage(upper)) == expected
+        judged = [
+            (e.trial_id, e.attempt, e.abandoned, (ev.usage.input_tokens, ev.usage.output_tokens, ev.cost_usd))
+            for e in _parsed(r, "judgment")
+            if isinstance(ev := e.event, Judged) and ev.usage is not None
+        ]
+        got = list(r.judge_usage(upper))
+        assert got == judged and len(got) > 2
+        assert all(type(g[3][2]) is float or g[3][2] is None for g in got)
+
+
+def test_tool_usage_reads_as_the_events_do(db: Path) -> None:
+    with StoreReader(db) as r:
+        trials = r.trials()
+        events = heapq.merge(*(_parsed(r, kind) for kind in KINDS), key=lambda e: e.id)
+        assert read_tool_usage(r, trials) == tool_usage(trials, events)
+
+
+def test_scores_and_judgments_decode_as_the_shared_queries_do(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    conn = sqlite3.connect(copy)
+    conn.execute(
+        "UPDATE scores SET details = ? WHERE rowid = 1",
+        ('{"big": 123456789012345678901234567890, "n": NaN}',),
+    )
+    conn.execute("UPDATE scores SET details = ? WHERE rowid = 2", ('{"s": "\\ud800 lone"}',))
+    conn.execute("UPDATE scores SET details = ? WHERE rowid = 3", ("[1, 2]",))
+    conn.commit()
+    conn.close()
+    with StoreReader(copy) as r:
+        records, unreadable = r._fetch(queries.score_rows())
+        assert not unreadable
+        fast = r.scores()
+        assert [(s.trial_id, s.name, s.value) for s in fast] == [
+            (s.trial_id, s.name, s.value) for s in records
+        ]
+        assert json.dumps([s.details for s in fast]) == json.dumps([s.details for s in records])
+        assert r.judgments() == r._fetch(queries.judgments())
+
+
+def test_an_unreadable_score_still_names_the_database(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    conn = sqlite3.connect(copy)
+    conn.execute("UPDATE scores SET details = 'not json' WHERE rowid = 4")
+    conn.commit()
+    conn.close()
+    with StoreReader(copy) as r, pytest.raises(Exception, match="details are not JSON"):
+        r.scores()
+
+
+def test_report_json_reads_back_as_json_dumps_wrote_it() -> None:
+    data = {
+        "text": "σ = 0 ± 5 — “quoted” \x00 \u2028",
+        "floats": [0.1, 1e-05, 1e16, -0.0, 123456.789, 5e-324],
+        "nested": {"empty": {}, "list": [], "none": None, "bool": True},
+        "keys": {0.75: "a", 2: "b", None: "c", False: "d"},
+        "numpy": [np.float64(0.5), np.int64(3), np.bool_(True)],
+    }
+    encoded = report_json(data)
+    assert encoded.endswith(b"\n") and b'\n  "text": ' in encoded  # two-space indent, key order kept
+    assert json.loads(encoded) == json.loads(json.dumps(data, indent=2, default=lambda o: o.item()))
+    nan = json.loads(report_json({"x": math.nan, "y": math.inf}))
+    assert nan == {"x": None, "y": None}
+    with pytest.raises(TypeError):
+        report_json({"x": object()})
+    assert orjson.loads(encoded) == json.loads(encoded)
