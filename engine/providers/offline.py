@@ -12,10 +12,13 @@ with general-purpose servers in mind (``offline_act``). Token counts are estimat
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from proctor.engine.providers.base import (
     AssistantTurn,
@@ -42,6 +45,37 @@ from proctor.store.events import ToolCallRequest, Usage
 POLICIES = {"default": 3, "single": 0, "thorough": 5}
 MAX_PARALLEL = 2
 MAX_QUOTED_LINES = 6
+T = TypeVar("T")
+
+
+class _ToolsMemo:
+    """Results of pure functions of (a key, a list of tools), remembered across trials.
+
+    Every trial on a shared server gets the same ``ToolSpec`` objects (the connection builds them
+    once per listing), so they are keyed by identity; an entry keeps its tools alive, so an id
+    cannot be reused by another object while it is remembered. Bounded (least recently used)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[Hashable, tuple[int, ...]], tuple[tuple[ToolSpec, ...], Any]] = (
+            OrderedDict()
+        )
+
+    def get(self, key: Hashable, tools: Sequence[ToolSpec], compute: Callable[[], T]) -> T:
+        full = (key, tuple(map(id, tools)))
+        hit = self._entries.get(full)
+        if hit is not None:
+            self._entries.move_to_end(full)
+            value: T = hit[1]
+            return value
+        value = compute()
+        self._entries[full] = (tuple(tools), value)
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return value
+
+
+_MEMO = _ToolsMemo()
 
 
 class OfflineProvider:
@@ -104,18 +138,18 @@ class OfflineSession:
         self._absorb(messages)
         task = next((m.text for m in reversed(messages) if isinstance(m, UserMessage)), "")
         if self._step is None or self._step.task != task:
-            self._step = _Step(task, task_identifiers(task)[:3], self._follow_rounds)
+            self._step = _Step(task, list(_task_identifiers(task)[:3]), self._follow_rounds)
         calls = self._next_calls(self._step, tools)
-        usage = Usage(input_tokens=_context_tokens(system, messages, tools), estimated=True)
+        input_tokens = _context_tokens(system, messages, tools)
         if calls:
             out = sum(estimate_tokens(json.dumps(c.arguments)) + 5 for c in calls)
-            return ModelTurn("", calls, usage.model_copy(update={"output_tokens": out}), "tool_use")
+            usage = Usage(input_tokens=input_tokens, output_tokens=out, estimated=True)
+            return ModelTurn("", calls, usage, "tool_use")
         answer = self._answer(self._step)
         if on_text is not None:
             await on_text(answer)
-        return ModelTurn(
-            answer, [], usage.model_copy(update={"output_tokens": estimate_tokens(answer)}), "end_turn"
-        )
+        usage = Usage(input_tokens=input_tokens, output_tokens=estimate_tokens(answer), estimated=True)
+        return ModelTurn(answer, [], usage, "end_turn")
 
     # -- reading results ------------------------------------------------------------------
 
@@ -165,15 +199,15 @@ class OfflineSession:
         """The action policy, when the prompt asks for actions some tool performs. A question
         about code, or a lookup of a code name ("find `compute_backoff`") with a search or symbol
         tool to do it, stays with the code-reading policy whenever that policy can start."""
-        requests = plan_requests(task, tools)
+        requests = _MEMO.get(("plan", task), tools, lambda: tuple(plan_requests(task, tools)))
         matched = [r for r in requests if r.candidates]
         if not matched:
             return None
-        if _can_look_up(tools):
+        if _MEMO.get("can_look_up", tools, lambda: _can_look_up(tools)):
             lookup = any(tool_role(r.candidates[0]) in ("symbol", "search") for r in matched)
-            if has_question(task) or (lookup and task_identifiers(task)):
+            if _has_question(task) or (lookup and _task_identifiers(task)):
                 return None
-        return ActRun(requests, tools, self._known)
+        return ActRun(list(requests), tools, self._known)
 
     def _act_calls(self, act: ActRun, via_router: bool) -> list[ToolCallRequest]:
         call = act.next_call()
@@ -188,7 +222,7 @@ class OfflineSession:
         return [ToolCallRequest(call_id=call_id, name=name, arguments=dict(args))]
 
     def _lookup(self, step: _Step, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
-        ranked = [t for _, t in bm25_rank(step.task, tools)]
+        ranked = _ranked(step.task, tools)
         planned: list[tuple[str, dict[str, object]]] = []
         if step.identifiers:
             best = self._pick(ranked, ("symbol", "search"))
@@ -220,7 +254,7 @@ class OfflineSession:
             return 3.0 * (e.symbol in idents) + len(task_words & set(named)) + self._rng.random() * 0.5
 
         candidates = [e for e in self._evidence if e.is_location and (e.path, e.line) not in step.followed]
-        ranked_tools = [t for _, t in bm25_rank(step.task, tools)]
+        ranked_tools = _ranked(step.task, tools)
         symbol_tool = self._pick(ranked_tools, ("symbol",))
         read_tool = self._pick(ranked_tools, ("read",))
         for target in sorted(candidates, key=relevance, reverse=True):
@@ -290,7 +324,7 @@ class OfflineSession:
             return (
                 len(task_words & w)
                 + 2.0 * any(i in e.text for i in idents)
-                + 0.5 * any(c.isdigit() for c in e.text)
+                + 0.5 * any(map(str.isdigit, e.text))
                 + self._rng.random() * 0.3
             )
 
@@ -312,6 +346,21 @@ class OfflineSession:
         for e in quoted:
             lines.append(f"- `{e.path}:{e.line}`: `{e.text.strip()[:160]}`")
         return "\n".join(lines)
+
+
+def _ranked(task: str, tools: list[ToolSpec]) -> list[ToolSpec]:
+    """``tools`` by BM25 relevance to ``task`` (a fresh list: callers may reorder it)."""
+    return list(_MEMO.get(("bm25", task), tools, lambda: tuple(t for _, t in bm25_rank(task, tools))))
+
+
+@functools.lru_cache(maxsize=1024)
+def _task_identifiers(task: str) -> tuple[str, ...]:
+    return tuple(task_identifiers(task))
+
+
+@functools.lru_cache(maxsize=1024)
+def _has_question(task: str) -> bool:
+    return has_question(task)
 
 
 def _can_look_up(tools: list[ToolSpec]) -> bool:
@@ -341,7 +390,8 @@ def _routed_tools(content: str) -> list[ToolSpec]:
 
 
 def _context_tokens(system: str, messages: list[Message], tools: list[ToolSpec]) -> int:
-    parts = [system, json.dumps([t.input_schema for t in tools]), *(t.description for t in tools)]
+    total = _MEMO.get(("context", system), tools, lambda: _fixed_tokens(system, tools))
+    parts: list[str] = []
     for m in messages:
         if isinstance(m, UserMessage):
             parts.append(m.text)
@@ -350,4 +400,10 @@ def _context_tokens(system: str, messages: list[Message], tools: list[ToolSpec])
             parts.extend(json.dumps(c.arguments) for c in m.tool_calls)
         else:
             parts.extend(r.content for r in m.results)
+    return total + sum(estimate_tokens(p) for p in parts)
+
+
+def _fixed_tokens(system: str, tools: list[ToolSpec]) -> int:
+    """What every turn of a trial sends besides the conversation: the system prompt and the tools."""
+    parts = [system, json.dumps([t.input_schema for t in tools]), *(t.description for t in tools)]
     return sum(estimate_tokens(p) for p in parts)

@@ -18,6 +18,7 @@ _PATH_REF = re.compile(
     r"(?P<path>(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,6}):(?P<line>\d{1,7})(?:-(?P<end>\d{1,7}))?(?::\s?(?P<rest>.*))?"
 )
 _NUMBERED = re.compile(r"^\s*(?P<line>\d{1,7})\s*[|:]\s?(?P<text>.*)$")
+_DEFINES = re.compile(r"(?:(?:async\s+)?def|class|function|method|class|constant|variable)\s+([\w.]+)")
 _HEADER = re.compile(r"^(?P<path>(?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,6}):(?P<start>\d+)-(?P<end>\d+)\b")
 
 
@@ -91,7 +92,7 @@ def parse_result(text: str, call_index: int) -> list[Evidence]:
 
 def _symbol_of(text: str) -> str:
     """``function tinyq.retry.compute_backoff`` -> ``compute_backoff``; ``def f(x):`` -> ``f``."""
-    m = re.match(r"(?:(?:async\s+)?def|class|function|method|class|constant|variable)\s+([\w.]+)", text)
+    m = _DEFINES.match(text)
     if m:
         return m.group(1).rsplit(".", 1)[-1]
     return ""

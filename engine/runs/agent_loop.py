@@ -121,6 +121,13 @@ class _LoopState:
         self.tool_calls = 0
         self.usage = Usage()
         self.cost: float | None = 0.0
+        self._servers: tuple[list[ToolSpec], dict[str, str]] | None = None
+
+    def servers_of(self, tools: list[ToolSpec]) -> dict[str, str]:
+        """Each tool's server (the trial's tools are one list for all its steps: built once)."""
+        if self._servers is None or self._servers[0] is not tools:
+            self._servers = (tools, {t.name: t.server for t in tools})
+        return self._servers[1]
 
     def result(self, status: str, stop: str, answer: str, error: str = "") -> LoopResult:
         return LoopResult(status, stop, answer, self.tool_calls, self.usage, self.cost, error)
@@ -171,13 +178,19 @@ async def _run_step(
         sampler = _sampler(session, model_id, prices, state)
         allowed = max(0, limits.max_tool_calls - state.tool_calls)
         calls, refused = reply.tool_calls[:allowed], reply.tool_calls[allowed:]
-        servers = {t.name: t.server for t in tools}
-        outcomes = await asyncio.gather(
-            *(
-                _call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob, sampler)
-                for c in calls
+        servers = state.servers_of(tools)
+        if len(calls) == 1:  # the usual case: no task of its own (gather would make one)
+            c = calls[0]
+            outcomes = [
+                await _call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob, sampler)
+            ]
+        else:
+            outcomes = await asyncio.gather(
+                *(
+                    _call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob, sampler)
+                    for c in calls
+                )
             )
-        )
         state.tool_calls += len(calls)
         outcomes += [
             ToolOutcome(c.call_id, c.name, "tool call limit reached; not run", True) for c in refused
@@ -211,8 +224,11 @@ async def _call_tool(
             )
         )
         return ToolOutcome(call.call_id, call.name, message, True)
-    CURRENT_SAMPLER.set(sampler)  # this call's own task: concurrent calls keep their own
-    outcome = await toolbox.call(call.name, call.arguments)
+    token = CURRENT_SAMPLER.set(sampler)  # in this call's context only: concurrent calls keep their own
+    try:
+        outcome = await toolbox.call(call.name, call.arguments)
+    finally:
+        CURRENT_SAMPLER.reset(token)
     for notice in outcome.notices:
         emit(notice.model_copy(update={"call_id": call.call_id}))
     if put_blob is not None:

@@ -67,6 +67,7 @@ class McpConnection:
         self._generation = 0
         self.restarts = 0
         self.tools: list[mtypes.Tool] = []
+        self._specs: tuple[list[mtypes.Tool], list[ToolSpec]] | None = None
         self.notices = NoticeBoard(name, config.roots, config.sampling)
         self.connected: ServerConnected | None = None
 
@@ -162,16 +163,22 @@ class McpConnection:
         }
 
     def specs(self) -> list[ToolSpec]:
-        return [
-            ToolSpec(
-                name=t.name,
-                description=t.description or "",
-                input_schema=dict(t.input_schema),
-                server=self.name,
-                server_description=self.description,
-            )
-            for t in self.tools
-        ]
+        """The listed tools as the model sees them; built once per listing (every trial on a shared
+        server asks), so they are shared: nobody may change a spec's schema in place."""
+        tools = self.tools
+        if self._specs is None or self._specs[0] is not tools:
+            built = [
+                ToolSpec(
+                    name=t.name,
+                    description=t.description or "",
+                    input_schema=dict(t.input_schema),
+                    server=self.name,
+                    server_description=self.description,
+                )
+                for t in tools
+            ]
+            self._specs = (tools, built)
+        return list(self._specs[1])
 
     async def call(
         self, tool: str, arguments: dict[str, Any], timeout_s: float, *, keep_raw: bool = False
@@ -179,6 +186,9 @@ class McpConnection:
         """``keep_raw`` also returns the JSON-RPC result as sent (for calls made by hand)."""
         with self.notices.call() as (inbox, on_progress):
             outcome = await self._call(tool, arguments, timeout_s, on_progress, keep_raw)
+            # The SDK hands each notification to a task of its own but wakes the caller at once
+            # on the response: one turn of the loop lets those read before it reach this inbox.
+            await asyncio.sleep(0)
         notices = inbox.result(self.name)
         return dataclasses.replace(outcome, notices=notices) if notices else outcome
 

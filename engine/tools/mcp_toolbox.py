@@ -107,12 +107,17 @@ class McpToolbox:
         self._routes: dict[str, tuple[McpConnection, str]] = {}
         self._specs: list[ToolSpec] = []
         counts: dict[str, int] = {}
-        for c in connections:
-            for spec in c.specs():
+        listed = [(c, c.specs()) for c in connections]
+        for _, specs in listed:
+            for spec in specs:
                 counts[spec.name] = counts.get(spec.name, 0) + 1
-        for c in connections:
-            for spec in c.specs():
-                exposed = spec.name if counts[spec.name] == 1 else f"{c.name}__{spec.name}"
+        for c, specs in listed:
+            for spec in specs:
+                if counts[spec.name] == 1:  # the server's own spec, shared: it is immutable
+                    self._routes[spec.name] = (c, spec.name)
+                    self._specs.append(spec)
+                    continue
+                exposed = f"{c.name}__{spec.name}"
                 self._routes[exposed] = (c, spec.name)
                 self._specs.append(
                     ToolSpec(

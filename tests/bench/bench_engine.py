@@ -1,33 +1,54 @@
-"""Engine throughput: 1,000 offline trials against a real stdio MCP server, persisted to SQLite.
+"""Engine throughput and memory: offline trials against a real stdio MCP server, persisted to SQLite.
 
-Not a test: it prints figures and compares them with references measured in the same run
-(the raw ``sqlite3.executemany`` ceiling for the same rows), because these machines are noisy.
+Not a test: it prints figures, one ``BENCH`` line each, and compares the persistence figure with
+a reference measured in the same run (the raw ``sqlite3.executemany`` ceiling for the same rows),
+because these machines are noisy.
 
-    python tests/bench/bench_engine.py [--trials 1000] [--concurrency 32]
+    python tests/bench/bench_engine.py [--trials 1000] [--concurrency 32] [--rss-trials 10000]
+
+* ``engine_trials_per_s``: ``--trials`` unscored trials, one MCP stdio call each, end to end
+  (server start and stop, every event committed); floor 200 trials/s. Scored runs and the
+  demo's codeintel server are printed as plain lines.
+* ``persistence_vs_executemany``: raw ``executemany`` rows/s over ``StoreWriter`` events/s for the
+  same rows and batch size (serialization and redaction included).
+* ``engine_rss_growth_10k_scored``: resident memory after ``--rss-trials`` scored trials minus
+  after the first ``--rss-warmup`` (in a child process of its own, so nothing else run here counts).
+  Also printed: the RSS once the run has returned, which includes the end-of-run work.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import json
 import resource
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from proctor.engine.runs.options import RunOptions
-from proctor.engine.runs.session import run_suite
+from _engine_workload import (
+    DEFAULT_CONCURRENCY,
+    bench_line,
+    bench_suite,
+    describe,
+    engine,
+    rss_mb,
+    valid,
+)
+
 from proctor.scenarios.demo import SUITE_DIR
-from proctor.scenarios.loader import load_suite
 from proctor.store.events import Event, ModelResponse, ToolCall, ToolCallRequest, ToolResult, Usage
-from proctor.store.reader import StoreReader
+from proctor.store.reader import TrialRecord
 from proctor.store.schema import configure, migrate
 from proctor.store.writer import StoreWriter, TrialRow, encode_payload
 
 TRIAL_FLOOR_PER_S = 200.0
-PERSISTENCE_MAX_RATIO = 2.0
+PERSISTENCE_MAX_RATIO = 1.5
+RSS_GROWTH_MAX_MB = 50.0
 
 
 def _sample_events(n: int) -> list[Event]:
@@ -116,66 +137,51 @@ def persistence(tmp: Path, n: int = 60_000, batch: int = 512) -> tuple[float, fl
     return raw, ours
 
 
-BENCH_SERVER = Path(__file__).resolve().parent / "bench_mcp_server.py"
+def rss_child(trials: int, warmup: int, concurrency: int) -> int:
+    """In a process of its own: RSS after ``warmup`` scored trials and after ``trials``; prints JSON."""
+    marks: dict[str, float] = {}
+    done = 0
+
+    def on_progress(record: TrialRecord) -> None:
+        nonlocal done
+        done += 1
+        if done in (warmup, trials):
+            gc.collect()
+            marks["warm" if done == warmup else "end"] = rss_mb()
+
+    with tempfile.TemporaryDirectory(prefix="proctor-bench-rss-") as d:
+        tmp = Path(d)
+        e = engine(bench_suite(tmp), tmp / "rss.db", trials, concurrency, None, True, on_progress)
+        gc.collect()
+        marks["after_run"] = rss_mb()  # the run's end-of-run work included (score_unscored, closing)
+    print(json.dumps({**marks, **e}))
+    return 0
 
 
-def bench_suite(tmp: Path) -> Path:
-    """Ten scenarios against the minimal bench server: measures the engine, not a server's work."""
-    root = tmp / "suite"
-    (root / "scenarios").mkdir(parents=True)
-    (root / "suite.yaml").write_text(
-        "name: bench\n"
-        f"mcpServers:\n  bench: {{command: {sys.executable!r}, args: [{str(BENCH_SERVER)!r}]}}\n"
-        "arms:\n  mcp: {servers: [bench]}\n"
-        "models: ['offline:single']\n"
+def rss_growth(trials: int, warmup: int, concurrency: int) -> dict[str, float]:
+    args = [sys.executable, __file__, "--rss-child", str(trials), "--rss-warmup", str(warmup)]
+    out = subprocess.run(
+        [*args, "--concurrency", str(concurrency)], capture_output=True, text=True, check=False
     )
-    for i in range(10):
-        (root / "scenarios" / f"s{i}.yaml").write_text(
-            f"id: s{i}\nprompt: Where is `func_{i}` defined?\nkeywords: {{required: [func_{i}]}}\n"
-        )
-    return root
-
-
-def engine(
-    suite_dir: Path, db: Path, trials: int, concurrency: int, arms: list[str] | None, scored: bool
-) -> dict[str, float]:
-    """Run ``trials`` offline trials end to end: servers started, events persisted, optionally scored."""
-    loaded = load_suite(suite_dir)
-    epochs = max(1, trials // len(loaded.scenarios))
-    options = RunOptions(db=db, models=["offline:single"], arms=arms, epochs=epochs, concurrency=concurrency)
-    start = time.perf_counter()
-    status = asyncio.run(run_suite(loaded, options, score=scored))
-    elapsed = time.perf_counter() - start
-    with StoreReader(options.db) as r:
-        rows = r.trials()
-        n_events = r.max_event_id()
-    calls = [t.tool_calls or 0 for t in rows]
-    return {
-        "status_ok": float(status == "finished"),
-        "trials": len(rows),
-        "finished": sum(t.status == "finished" for t in rows),
-        "min_tool_calls": min(calls),
-        "elapsed_s": elapsed,
-        "trials_per_s": len(rows) / elapsed,
-        "events_per_s": n_events / elapsed,
-        "events": n_events,
-    }
-
-
-def _print_engine(label: str, e: dict[str, float]) -> None:
-    print(
-        f"{label}: {e['trials']:.0f} trials ({e['finished']:.0f} finished), {e['events']:.0f} events in {e['elapsed_s']:.2f} s"
-    )
-    print(f"  trials/s             {e['trials_per_s']:9.1f}   (floor {TRIAL_FLOOR_PER_S:.0f})")
-    print(f"  events/s             {e['events_per_s']:9.1f}")
-    print(f"  min MCP calls/trial  {e['min_tool_calls']:9.0f}")
+    if out.returncode != 0:
+        raise RuntimeError(f"the memory run failed:\n{out.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--trials", type=int, default=1000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
+    parser.add_argument("--rss-trials", type=int, default=10_000, help="scored trials of the memory figure")
+    parser.add_argument("--rss-warmup", type=int, default=500, help="trials before the first RSS reading")
+    parser.add_argument("--rss-child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rss_child:
+        return rss_child(args.rss_child, args.rss_warmup, args.concurrency)
+
     with tempfile.TemporaryDirectory(prefix="proctor-bench-") as d:
         tmp = Path(d)
         suite = bench_suite(tmp)
@@ -185,18 +191,29 @@ def main() -> int:
         raw, ours = persistence(tmp)
     rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    ratio = raw / ours
-    _print_engine("engine, minimal stdio server, events persisted", e)
-    _print_engine("same, every trial also scored (2 judge passes)", scored)
-    _print_engine("demo codeintel server (real index lookups), scored", demo)
-    print(f"peak RSS {rss_self:.1f} MiB (largest child {rss_children:.1f} MiB)")
-    print("persistence (same rows, same batch size, same run):")
-    print(f"  raw executemany      {raw:9.0f} rows/s")
-    print(f"  StoreWriter          {ours:9.0f} events/s (serialization included)")
-    print(f"  ratio raw/ours       {ratio:9.2f}   (must be <= {PERSISTENCE_MAX_RATIO})")
-    ok = e["status_ok"] == 1 and e["trials_per_s"] >= TRIAL_FLOOR_PER_S and ratio <= PERSISTENCE_MAX_RATIO
-    ok = ok and e["min_tool_calls"] >= 1 and demo["min_tool_calls"] >= 1
-    print("PASS" if ok else "BELOW TARGET")
+    mem = rss_growth(args.rss_trials, args.rss_warmup, args.concurrency)
+
+    describe("engine, minimal stdio server, events persisted, unscored", e)
+    describe("same, every trial also scored (2 judge passes)", scored)
+    describe("demo codeintel server (real index lookups), scored", demo)
+    print(
+        f"peak RSS {rss_self:.1f} MiB (largest child {rss_children:.1f} MiB); concurrency {args.concurrency}"
+    )
+    print(
+        f"persistence (same rows, same batch size, same run): raw executemany {raw:.0f} rows/s, "
+        f"StoreWriter {ours:.0f} events/s (serialization and redaction included)"
+    )
+    print(
+        f"memory: {mem['trials']:.0f} scored trials ({mem['finished']:.0f} finished) in {mem['elapsed_s']:.1f} s; "
+        f"RSS {mem['warm']:.1f} MB after {args.rss_warmup}, {mem['end']:.1f} MB after {args.rss_trials}, "
+        f"{mem['after_run']:.1f} MB once the run returned (its end-of-run work included)"
+    )
+    if not (valid(e) and valid(scored) and valid(demo)):
+        print("not every trial finished with an MCP call: the throughput figures below do not count")
+    ok = bench_line("engine_trials_per_s", e["trials_per_s"], "trials/s", ">=", TRIAL_FLOOR_PER_S, valid(e))
+    ok &= bench_line("persistence_vs_executemany", raw / ours, "x", "<=", PERSISTENCE_MAX_RATIO)
+    growth = mem["end"] - mem["warm"]
+    ok &= bench_line("engine_rss_growth_10k_scored", growth, "MB", "<=", RSS_GROWTH_MAX_MB, valid(mem))
     return 0 if ok else 1
 
 
