@@ -87,6 +87,16 @@ def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> No
         "--resume", action="store_true", help="continue the run in --db: unfinished trials run again"
     )
     p.add_argument("--headless", action="store_true", help="no console: a progress bar and a summary table")
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where trials play: this process (default) or Ray workers (pip install 'proctor[ray]')",
+    )
+    p.add_argument(
+        "--address",
+        help="with --executor ray: the cluster (auto, HOST:PORT or ray://HOST:10001; default: a private local Ray)",
+    )
 
 
 def _add_runs(sub: _SubParsers) -> None:

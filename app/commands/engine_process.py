@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +34,9 @@ class EngineExited(RuntimeError):
 
 
 def options_json(options: RunOptions) -> str:
-    fields: dict[str, Any] = {
-        "db": str(options.db),
-        "models": list(options.models) if options.models else None,
-        "arms": list(options.arms) if options.arms else None,
-        "scenarios": list(options.scenarios) if options.scenarios else None,
-        "epochs": options.epochs,
-        "concurrency": options.concurrency,
-        "resume": options.resume,
-        "base_seed": options.base_seed,
-    }
+    """Every field of the options, so the engine process runs exactly what the user asked for."""
+    fields: dict[str, Any] = asdict(options)
+    fields["db"] = str(options.db)
     return json.dumps(fields)
 
 

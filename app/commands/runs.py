@@ -12,6 +12,7 @@ from rich.console import Console
 from proctor.app.exit_codes import ExitCode
 from proctor.app.signals import stop_signals
 from proctor.engine.grading.anchors import verify_before_run
+from proctor.engine.runs.executors import check_executor
 from proctor.engine.runs.gold_check import check_gold_tools
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.session import run_suite
@@ -50,7 +51,10 @@ def run_command(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         resume=resume,
         base_seed=args.seed,
+        executor=args.executor,
+        address=args.address,
     )
+    check_executor(options)
     _preflight(loaded, args.db, resume)
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)

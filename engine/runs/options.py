@@ -25,6 +25,8 @@ class RunOptions:
     concurrency: int | None = None
     resume: bool = False
     base_seed: int | None = None
+    executor: str = "local"  # where trials are played: "local" (this process) or "ray"
+    address: str | None = None  # the Ray cluster (None: start a local Ray instance)
 
 
 class RunError(Exception):

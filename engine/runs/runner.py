@@ -3,15 +3,16 @@
 A trial whose ``trial_finished`` event is committed is never run again; one that started but
 did not finish (the process died, or was interrupted) has its events marked abandoned and is
 run again from scratch as a new attempt. Global and per-provider semaphores bound concurrency,
-and every MCP server process is closed when the run ends, however it ends.
+and every MCP server process is closed when the run ends, however it ends. Where a trial's agent
+session is played (here, or on a Ray worker) is the executor's business (executors.py); its
+events, its end, its scoring and the store stay here, so every executor gives the same record.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import time
+import gc
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -19,29 +20,16 @@ from typing import Any
 
 from proctor.engine.providers.base import Provider
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.providers.registry import make_provider
-from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
+from proctor.engine.runs.executors import LocalExecutor, TrialExecutor, check_executor, make_executor
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
-from proctor.engine.tools.baseline import BaselineToolbox
-from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
-from proctor.engine.tools.retrieval import RetrievalToolbox
-from proctor.engine.tools.toolbox import Blob, EmptyToolbox, Toolbox, ToolSpec
-from proctor.scenarios.loader import LoadedSuite, SuiteError
+from proctor.engine.runs.trial_play import TrialEnv, TrialSpec
+from proctor.engine.tools.mcp_toolbox import ServerPool
+from proctor.engine.tools.toolbox import Blob
+from proctor.scenarios.loader import LoadedSuite
 from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
-from proctor.store.events import (
-    AgentBrief,
-    ErrorEvent,
-    Event,
-    ListedTool,
-    RunFinished,
-    RunStarted,
-    ToolsListed,
-    TrialFinished,
-    TrialStarted,
-    Usage,
-)
+from proctor.store.events import ErrorEvent, Event, RunFinished, RunStarted, TrialFinished, TrialStarted
 from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.redaction import redact
@@ -63,6 +51,12 @@ class TrialContext:
     epoch: int
     seed: int
     events: list[Event] = field(default_factory=list)
+
+    @property
+    def spec(self) -> TrialSpec:
+        return TrialSpec(
+            self.trial_id, self.attempt, self.scenario.id, self.arm, self.model, self.epoch, self.seed
+        )
 
     def put_blob(self, blob: Blob) -> None:
         self.run.writer.put_blob(blob.sha256, blob.mime_type, blob.data)
@@ -89,8 +83,8 @@ class Run:
     hooks: list[TrialHook] = field(default_factory=list)
     on_progress: Callable[[TrialRecord], None] | None = None
     cancel_status: str = "interrupted"  # "cancelled" when an operator cancelled the run on purpose
-    _providers: dict[str, Provider] = field(default_factory=dict)
-    _briefed: set[str] = field(default_factory=set)  # system prompts already stored as blobs
+    executor: TrialExecutor = field(default_factory=LocalExecutor)
+    env: TrialEnv = field(init=False)  # the run's own servers and providers (local trials, tool recalls)
     _limits: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
     @property
@@ -110,12 +104,11 @@ class Run:
             "judge": suite.judge.model_dump(),
         }
 
+    def __post_init__(self) -> None:
+        self.env = TrialEnv(self.loaded, self.workspace, self.prices, self.pool)
+
     def provider(self, model_id: str) -> Provider:
-        if model_id not in self._providers:
-            self._providers[model_id] = make_provider(
-                model_id, self.prices, dict(self.loaded.suite.providers)
-            )
-        return self._providers[model_id]
+        return self.env.provider(model_id)
 
     def _semaphore(self, key: str, size: int) -> asyncio.Semaphore:
         if key not in self._limits:
@@ -132,17 +125,19 @@ class Run:
         )
 
         async def one(t: TrialRecord) -> None:
-            provider = self.provider(t.model)
-            per = self._semaphore(
-                provider.provider_name, suite.concurrency.per_provider.get(provider.provider_name, 10**6)
-            )
+            provider_name = t.model.partition(":")[0]  # a provider's name is its model ids' prefix
+            per = self._semaphore(provider_name, suite.concurrency.per_provider.get(provider_name, 10**6))
             async with global_limit, per:
                 await self.run_trial(t)
 
         status = "finished"
+        # What is alive now (modules, the suite, servers) outlives the trials: full collections
+        # during the run skip it (they took ~15% of a run of short trials), and get it back after.
+        freeze = gc.get_freeze_count() == 0
         try:
-            for model in {t.model for t in trials}:
-                self.provider(model)
+            await self.executor.start(self, sorted({t.model for t in trials}))
+            if freeze:
+                gc.freeze()
             await asyncio.gather(*(one(t) for t in trials))
         except asyncio.CancelledError:
             status = self.cancel_status
@@ -151,25 +146,13 @@ class Run:
             status = "error"
             raise
         finally:
+            if freeze:
+                gc.unfreeze()
             self.writer.emit(self.run_id, RunFinished(run_id=self.run_id, status=status))
         return status
 
-    def _brief(self, ctx: TrialContext, model: str, system_prompt: str, prompts: list[str]) -> AgentBrief:
-        """The trial's inputs; the system prompt's text goes to the blobs table once per run."""
-        text = redact(system_prompt)
-        sha = hashlib.sha256(text.encode()).hexdigest()
-        if sha not in self._briefed:
-            self._briefed.add(sha)
-            ctx.put_blob(Blob(sha, "text/plain; charset=utf-8", text.encode()))
-        return AgentBrief(
-            model=model,
-            system_prompt_sha256=sha,
-            system_prompt_chars=len(text),
-            prompts=prompts,
-            parameters=self.provider(model).parameters(),
-        )
-
     async def run_trial(self, t: TrialRecord) -> None:
+        """Play one attempt of ``t`` through the executor, then store its end and score it here."""
         scenario = self.loaded.scenario(t.scenario)
         ctx = TrialContext(self, t.id, t.attempt + 1, scenario, t.arm, t.model, t.epoch, t.seed)
         ctx.emit(
@@ -177,62 +160,7 @@ class Run:
                 scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=t.seed, attempt=ctx.attempt
             )
         )
-        started = time.perf_counter()
-        limits = self.loaded.suite.limits
-        finished: TrialFinished
-        try:
-            toolbox = await self._toolbox(ctx)
-        except (ServerStartError, SuiteError) as exc:
-            message = redact(str(exc))
-            ctx.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
-            finished = _failed("server_start", message, time.perf_counter() - started)
-        else:
-            ctx.emit(
-                ToolsListed(
-                    tools=[
-                        ListedTool(
-                            name=t.name,
-                            server=t.server,
-                            description=t.description,
-                            input_schema=t.input_schema,
-                        )
-                        for t in _offered(toolbox)
-                    ]
-                )
-            )
-            for server in toolbox.connected():
-                ctx.emit(server)
-            system_prompt = self.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT
-            ctx.emit(self._brief(ctx, t.model, system_prompt, scenario.prompts()))
-            try:
-                async with asyncio.timeout(limits.trial_timeout_s):
-                    result = await run_agent(
-                        model_id=t.model,
-                        session=self.provider(t.model).session(t.seed),
-                        toolbox=toolbox,
-                        prompts=scenario.prompts(),
-                        limits=limits,
-                        prices=self.prices,
-                        emit=ctx.emit,
-                        system_prompt=system_prompt,
-                        put_blob=ctx.put_blob,
-                    )
-                finished = TrialFinished(
-                    status="finished" if result.status == "finished" else "error",
-                    stop=result.stop,
-                    final_answer=result.final_answer,
-                    tool_calls=result.tool_calls,
-                    usage=result.usage,
-                    cost_usd=result.cost_usd,
-                    wall_s=time.perf_counter() - started,
-                    error=result.error,
-                )
-            except TimeoutError:
-                message = f"trial exceeded its wall-clock limit of {limits.trial_timeout_s:g}s"
-                ctx.emit(ErrorEvent(where="trial", error_type="timeout", message=message, fatal=True))
-                finished = _failed("timeout", message, time.perf_counter() - started)
-            finally:
-                await toolbox.aclose()
+        finished = await self.executor.play(self, ctx)
         ctx.emit(finished)
         await self.writer.flush()  # a finished trial is on disk before anything counts it: kill -9 loses none
         record = _as_record(t, ctx.attempt, finished)
@@ -244,23 +172,13 @@ class Run:
         if self.on_progress is not None:
             self.on_progress(record)
 
-    async def _toolbox(self, ctx: TrialContext) -> Toolbox:
-        arm = self.loaded.suite.arms[ctx.arm]
-        if arm.baseline:
-            repo = self.workspace.repo_for(ctx.scenario)
-            return BaselineToolbox(repo) if repo is not None else EmptyToolbox()
-        servers = self.workspace.servers_for([*arm.servers, *arm.distractors], ctx.scenario)
-        inner = await McpToolbox.open(self.pool, servers, self.loaded.suite.limits.tool_timeout_s)
-        if arm.tool_retrieval is not None:
-            return RetrievalToolbox(inner, arm.tool_retrieval.top_k)
-        return inner
-
     async def aclose(self) -> None:
-        """Stop every server, close providers and the database, then let another engine in."""
+        """Stop the executor and every server, close providers and the database, then let another engine in."""
         try:
-            await self.pool.aclose()
-            for p in self._providers.values():
-                await p.aclose()
+            try:
+                await self.executor.aclose()
+            finally:
+                await self.env.aclose()
         finally:
             try:
                 with contextlib.suppress(Exception):
@@ -271,27 +189,6 @@ class Run:
             finally:
                 if self.lock is not None:
                     self.lock.release()
-
-
-def _offered(toolbox: Toolbox) -> list[ToolSpec]:
-    """What the model can reach: its tools, and behind a router the tools it can route to."""
-    specs = toolbox.specs()
-    if isinstance(toolbox, RetrievalToolbox):
-        specs += toolbox.routed_specs()
-    return specs
-
-
-def _failed(stop: str, message: str, wall_s: float) -> TrialFinished:
-    return TrialFinished(
-        status="error",
-        stop=stop,
-        final_answer="",
-        tool_calls=0,
-        usage=Usage(),
-        cost_usd=0.0,
-        wall_s=wall_s,
-        error=message,
-    )
 
 
 def _as_record(t: TrialRecord, attempt: int, f: TrialFinished) -> TrialRecord:
@@ -330,6 +227,7 @@ async def open_run(
     Without ``expand_matrix`` (serving an existing run's commands) no trial is added.
     """
     suite = loaded.suite
+    check_executor(options)
     workspace = Workspace.prepare(loaded)
     existing = check_resumable(options.db, loaded, resume=options.resume)
     if existing is not None:
@@ -367,6 +265,7 @@ async def open_run(
             prices=PriceTable(suite.prices),
             pool=ServerPool(options.db.parent / f"{options.db.name}.logs", suite.limits.server_log_bytes),
             lock=lock,
+            executor=make_executor(options),
         )
         if existing is None:
             await writer.create_run(run_id, suite.name, run.config)

@@ -1,0 +1,193 @@
+"""One trial's agent session, from toolbox to final answer, wherever it runs.
+
+The runner (in the engine's process) and a Ray worker (in another process, maybe on another
+machine) both play trials with this code, so a trial's events are the same whichever executor
+ran it. It only needs a ``TrialEnv`` (the suite, its workspace, a server pool, providers) and a
+sink for events and blobs; it returns the ``TrialFinished`` event and leaves emitting it, and
+everything after it (flushing, scoring), to the runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from proctor.engine.providers.base import Provider
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.providers.registry import make_provider
+from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
+from proctor.engine.tools.baseline import BaselineToolbox
+from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
+from proctor.engine.tools.retrieval import RetrievalToolbox
+from proctor.engine.tools.toolbox import Blob, EmptyToolbox, Toolbox, ToolSpec
+from proctor.scenarios.loader import LoadedSuite, SuiteError
+from proctor.scenarios.schema import Scenario
+from proctor.scenarios.workspace import Workspace
+from proctor.store.events import (
+    AgentBrief,
+    ErrorEvent,
+    Event,
+    ListedTool,
+    ToolsListed,
+    TrialFinished,
+    Usage,
+)
+from proctor.store.redaction import redact
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """What names one attempt of one trial: plain values, safe to ship to another process."""
+
+    trial_id: int
+    attempt: int
+    scenario: str
+    arm: str
+    model: str
+    epoch: int
+    seed: int
+
+
+class TrialSink(Protocol):
+    """Where a playing trial's events and binary tool outputs go."""
+
+    def emit(self, event: Event) -> None: ...
+
+    def put_blob(self, blob: Blob) -> None: ...
+
+
+@dataclass
+class TrialEnv:
+    """A process's means to play trials: one server pool and one provider per model, shared by its trials."""
+
+    loaded: LoadedSuite
+    workspace: Workspace
+    prices: PriceTable
+    pool: ServerPool
+    providers: dict[str, Provider] = field(default_factory=dict)
+    briefed: set[str] = field(default_factory=set)  # system prompts already stored as blobs
+
+    def provider(self, model_id: str) -> Provider:
+        if model_id not in self.providers:
+            self.providers[model_id] = make_provider(model_id, self.prices, dict(self.loaded.suite.providers))
+        return self.providers[model_id]
+
+    async def aclose(self) -> None:
+        """Stop every server, then close the providers."""
+        try:
+            await self.pool.aclose()
+        finally:
+            for p in self.providers.values():
+                await p.aclose()
+
+
+async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFinished:
+    """Open the arm's tools, run the agent under the trial's wall-clock limit, close the tools."""
+    scenario = env.loaded.scenario(spec.scenario)
+    started = time.perf_counter()
+    limits = env.loaded.suite.limits
+    try:
+        toolbox = await _toolbox(env, spec.arm, scenario)
+    except (ServerStartError, SuiteError) as exc:
+        message = redact(str(exc))
+        sink.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
+        return failed("server_start", message, time.perf_counter() - started)
+    try:
+        sink.emit(
+            ToolsListed(
+                tools=[
+                    ListedTool(
+                        name=t.name, server=t.server, description=t.description, input_schema=t.input_schema
+                    )
+                    for t in _offered(toolbox)
+                ]
+            )
+        )
+        for server in toolbox.connected():
+            sink.emit(server)
+        system_prompt = env.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT
+        sink.emit(_brief(env, sink, spec.model, system_prompt, scenario.prompts()))
+        async with asyncio.timeout(limits.trial_timeout_s):
+            result = await run_agent(
+                model_id=spec.model,
+                session=env.provider(spec.model).session(spec.seed),
+                toolbox=toolbox,
+                prompts=scenario.prompts(),
+                limits=limits,
+                prices=env.prices,
+                emit=sink.emit,
+                system_prompt=system_prompt,
+                put_blob=sink.put_blob,
+            )
+        return TrialFinished(
+            status="finished" if result.status == "finished" else "error",
+            stop=result.stop,
+            final_answer=result.final_answer,
+            tool_calls=result.tool_calls,
+            usage=result.usage,
+            cost_usd=result.cost_usd,
+            wall_s=time.perf_counter() - started,
+            error=result.error,
+        )
+    except TimeoutError:
+        message = f"trial exceeded its wall-clock limit of {limits.trial_timeout_s:g}s"
+        sink.emit(ErrorEvent(where="trial", error_type="timeout", message=message, fatal=True))
+        return failed("timeout", message, time.perf_counter() - started)
+    finally:
+        await toolbox.aclose()
+
+
+def _brief(env: TrialEnv, sink: TrialSink, model: str, system_prompt: str, prompts: list[str]) -> AgentBrief:
+    """The trial's inputs; the system prompt's text goes to the blobs table once per process."""
+    text = redact(system_prompt)
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    if sha not in env.briefed:
+        env.briefed.add(sha)
+        sink.put_blob(Blob(sha, "text/plain; charset=utf-8", text.encode()))
+    return AgentBrief(
+        model=model,
+        system_prompt_sha256=sha,
+        system_prompt_chars=len(text),
+        prompts=prompts,
+        parameters=env.provider(model).parameters(),
+    )
+
+
+async def _toolbox(env: TrialEnv, arm_name: str, scenario: Scenario) -> Toolbox:
+    arm = env.loaded.suite.arms[arm_name]
+    if arm.baseline:
+        repo = env.workspace.repo_for(scenario)
+        return BaselineToolbox(repo) if repo is not None else EmptyToolbox()
+    servers = env.workspace.servers_for([*arm.servers, *arm.distractors], scenario)
+    inner = await McpToolbox.open(env.pool, servers, env.loaded.suite.limits.tool_timeout_s)
+    if arm.tool_retrieval is not None:
+        return RetrievalToolbox(inner, arm.tool_retrieval.top_k)
+    return inner
+
+
+def _offered(toolbox: Toolbox) -> list[ToolSpec]:
+    """What the model can reach: its tools, and behind a router the tools it can route to."""
+    specs = toolbox.specs()
+    if isinstance(toolbox, RetrievalToolbox):
+        specs += toolbox.routed_specs()
+    return specs
+
+
+def failed(stop: str, message: str, wall_s: float) -> TrialFinished:
+    """The end of a trial that never got an answer (its servers, its limit or its worker failed)."""
+    return TrialFinished(
+        status="error",
+        stop=stop,
+        final_answer="",
+        tool_calls=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        wall_s=wall_s,
+        error=message,
+    )
+
+
+__all__ = ["TrialEnv", "TrialSink", "TrialSpec", "failed", "play_trial"]
