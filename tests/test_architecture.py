@@ -103,7 +103,7 @@ def test_engine_store_and_scenarios_never_import_textual() -> None:
     assert wrong == []
 
 
-HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai")
+HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai", "ray", "aiosqlite")
 PROBE = """
 import json, sys
 from proctor.app.cli import main
