@@ -30,7 +30,7 @@ from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from proctor.app.exit_codes import ExitCode
-from proctor.app.feed import StoreFeed, TailBatch
+from proctor.app.feed import Snapshot, StoreFeed, TailBatch
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
@@ -71,6 +71,7 @@ class ProctorApp(App[int]):
         self.db_path = Path(db_path)
         self.state = ConsoleState(clock)
         self.feed = StoreFeed(self.db_path)
+        self._first_snapshot: asyncio.Task[Snapshot | None] | None = None
         self._engine_factory = engine
         self._live = live  # this process is running the run's trials (run, demo), not only watching
         self._engine_worker: Worker[object] | None = None
@@ -88,6 +89,10 @@ class ProctorApp(App[int]):
 
     def get_default_screen(self) -> Screen[Any]:
         return DashboardScreen()
+
+    def on_load(self) -> None:
+        # The first read starts before the screens are composed, so the two overlap.
+        self._first_snapshot = asyncio.create_task(self.feed.snapshot())
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -113,7 +118,8 @@ class ProctorApp(App[int]):
 
     async def _feed_loop(self) -> None:
         while True:
-            snapshot = await self.feed.snapshot()
+            first, self._first_snapshot = self._first_snapshot, None
+            snapshot = await (first if first is not None else self.feed.snapshot())
             if snapshot is not None:
                 break
             await asyncio.sleep(0.2)  # the engine has not created the database yet
