@@ -53,8 +53,11 @@ class TranscriptView(LinesView):
     # -- data -----------------------------------------------------------------------------
 
     def set_entries(self, entries: Sequence[TranscriptEntry], *, new_events: int = 0) -> None:
-        """Show ``entries`` (the full list); ``new_events`` counts toward "new since you scrolled"."""
-        self.entries = entries
+        """Show ``entries`` (the full list); ``new_events`` counts toward "new since you scrolled".
+
+        The list is copied: the caller's keeps growing as events arrive, and the view's entries
+        must match its layout until the next call (a key between the two would index past it)."""
+        self.entries = list(entries)
         self._relayout()
         if self.following:
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)

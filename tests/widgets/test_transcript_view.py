@@ -60,3 +60,21 @@ async def test_entry_cursor_and_toggle_only_affect_tool_entries() -> None:
         assert view.cursor_entry == 1 and len(view.lines) == before - 4 + 20
         await pilot.press("k")
         assert view.cursor_entry == 0
+
+
+async def test_keys_between_new_entries_and_the_next_layout_never_index_past_it() -> None:
+    # The trial screen passes its transcript's own list, which grows as events arrive; a key
+    # pressed before the next flush used to index the layout with the new length (IndexError).
+    app = ViewApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        view = app.query_one(TranscriptView)
+        view.focus()
+        items = entries(5)
+        view.set_entries(items)
+        items.extend(entries(9)[5:])
+        await pilot.press("pageup", "end")
+        view.select_entry(8)
+        assert view.selected() is view.entries[-1] and len(view.entries) == 5
+        view.set_entries(items)
+        view.follow()
+        assert view.selected() is items[-1]
