@@ -163,6 +163,15 @@ def score_rows(trial_id: int | None = None) -> Query[tuple[list[ScoreRecord], li
     return Query(sql + " ORDER BY trial_id, name", (), _scores, _column_bytes(3))
 
 
+def trials_with_score(name: ScoreName) -> Query[set[int]]:
+    """The ids of the trials that have a ``name`` score (without reading any score's details)."""
+    return Query(
+        "SELECT DISTINCT trial_id FROM scores WHERE name = ?",
+        (name.value,),
+        lambda rows: {int(r[0]) for r in rows},
+    )
+
+
 def blob(sha256: str) -> Query[tuple[str, bytes] | None]:
     """A stored binary tool output as (MIME type, bytes), or None if it was never stored."""
     return Query(
@@ -309,4 +318,5 @@ __all__ = [
     "trial_events",
     "trials",
     "trials_by_id",
+    "trials_with_score",
 ]

@@ -45,7 +45,7 @@ from proctor.store.records import (
     UnreadableScoreRow,
 )
 from proctor.store.schema import SchemaError
-from proctor.store.scores import UnreadableScore
+from proctor.store.scores import ScoreName, UnreadableScore
 from proctor.store.writer import decode_payload
 
 T = TypeVar("T")
@@ -174,6 +174,9 @@ class StoreReader:
     def score_rows(self, trial_id: int | None = None) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
         """The readable score rows and, apart, the ones this proctor cannot read."""
         return self._fetch(queries.score_rows(trial_id))
+
+    def trials_with_score(self, name: ScoreName) -> set[int]:
+        return self._fetch(queries.trials_with_score(name))
 
     def blob(self, sha256: str) -> tuple[str, bytes] | None:
         """A stored binary tool output as (MIME type, bytes), or None if it was never stored."""

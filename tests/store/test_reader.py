@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import subprocess
 import sys
@@ -11,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from proctor.store.events import ErrorEvent, FinalAnswer
+from proctor.store.events import ErrorEvent, FinalAnswer, Scored
 from proctor.store.reader import EventTail, StoreReader
 from proctor.store.schema import configure, migrate
-from proctor.store.scores import UnreadableScore
+from proctor.store.scores import ScoreName, UnreadableScore
+from proctor.store.writer import StoreWriter, TrialRow
 
 WRITER_SCRIPT = textwrap.dedent(
     """
@@ -118,3 +120,20 @@ def test_an_event_this_proctor_cannot_parse_becomes_an_error_line_not_a_crash(tm
     assert "event 1 ('future_kind') cannot be read by this proctor" in first.event.message
     assert isinstance(second.event, ErrorEvent) and "event 2 ('final_answer')" in second.event.message
     assert isinstance(third.event, FinalAnswer) and third.event.text == "ok"
+
+
+def test_trials_with_a_score_are_read_by_id_without_their_details(tmp_path: Path) -> None:
+    async def build(db: Path) -> None:
+        w = await StoreWriter.open(db)
+        await w.create_run("r1", "s", {})
+        await w.add_trials("r1", [TrialRow("s", "a", "m", e, e) for e in range(3)])
+        w.emit("r1", Scored(name="passed", value=1.0, details={}), trial_id=1)
+        w.emit("r1", Scored(name="fairness", value=0.5, details={}), trial_id=2)
+        w.emit("r1", Scored(name="passed", value=0.0, details={}), trial_id=3)
+        await w.close()
+
+    db = tmp_path / "run.db"
+    asyncio.run(build(db))
+    with StoreReader(db) as reader:
+        assert reader.trials_with_score(ScoreName.PASSED) == {1, 3}
+        assert reader.trials_with_score(ScoreName.FAIRNESS) == {2}
