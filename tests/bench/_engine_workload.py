@@ -26,14 +26,6 @@ DEFAULT_CONCURRENCY = 32
 SCENARIOS = 10
 
 
-def bench_line(name: str, value: float, unit: str, op: str, target: float, ok: bool | None = None) -> bool:
-    """Print the one ``BENCH`` line of a figure; PASS only when the goal holds (and ``ok``, if given)."""
-    holds = value >= target if op == ">=" else value <= target if op == "<=" else value > target
-    holds = holds and (ok is None or ok)
-    print(f"BENCH {name} {value:.2f} {unit} goal {op}{target:g} {'PASS' if holds else 'FAIL'}", flush=True)
-    return holds
-
-
 def bench_suite(tmp: Path, *, sdk_server: bool = False) -> Path:
     """Ten scenarios against the minimal bench server: measures the engine, not a server's work.
 
@@ -131,7 +123,6 @@ def rss_mb() -> float:
 __all__ = [
     "BENCH_SERVER",
     "DEFAULT_CONCURRENCY",
-    "bench_line",
     "bench_suite",
     "describe",
     "engine",

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _bench_line import bench_line
+
 from proctor.store.events import (
     Event,
     FinalAnswer,
@@ -371,13 +373,6 @@ def ms(x: float) -> str:
     return f"{x * 1000:7.1f} ms"
 
 
-def bench_line(name: str, value: float, unit: str, op: str, target: float) -> bool:
-    """One machine-readable figure: ``BENCH name value unit goal <op><target> PASS|FAIL``."""
-    ok = value <= target if op == "<=" else value >= target
-    print(f"BENCH {name} {value:.3f} {unit} goal {op}{target:g} {'PASS' if ok else 'FAIL'}")
-    return ok
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=1_000_000)
@@ -416,8 +411,10 @@ def main() -> int:
                 )
                 if judged:
                     tag = "dashboard" if not open_trial else "trial_view"
-                    ok &= bench_line(f"console_event_to_screen_p95_{tag}", lat95 * 1000, "ms", "<=", 150)
-                    ok &= bench_line(f"console_loop_lag_p99_{tag}", lag99 * 1000, "ms", "<=", 50)
+                    ok &= bench_line(
+                        f"console_event_to_screen_p95_{tag}", lat95 * 1000, "ms", "<=", 150, digits=3
+                    )
+                    ok &= bench_line(f"console_loop_lag_p99_{tag}", lag99 * 1000, "ms", "<=", 50, digits=3)
                     ok &= len(res["latencies"]) > 0
             print(f"  (reference run: writer achieved {ref_writer['rate']:,.0f} events/s)")
 
@@ -436,9 +433,9 @@ def main() -> int:
         growth = fb["rss_peak_mb"] / max(1.0, fs["rss_peak_mb"])
         print(f"  memory growth for 10x the events: x{growth:.2f} (limit x{MEMORY_GROWTH_LIMIT})")
         ok &= bench_line(
-            "console_first_paint_1m_events", fb["first_paint_s"], "s", "<=", FIRST_PAINT_TARGET_S
+            "console_first_paint_1m_events", fb["first_paint_s"], "s", "<=", FIRST_PAINT_TARGET_S, digits=3
         )
-        ok &= bench_line("console_memory_growth_10x_events", growth, "x", "<=", MEMORY_GROWTH_LIMIT)
+        ok &= bench_line("console_memory_growth_10x_events", growth, "x", "<=", MEMORY_GROWTH_LIMIT, digits=3)
     print("\nall console figures within target" if ok else "\nsome console figures missed their target")
     return 0 if ok else 1
 

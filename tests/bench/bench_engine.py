@@ -30,9 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from _bench_line import bench_line
 from _engine_workload import (
     DEFAULT_CONCURRENCY,
-    bench_line,
     bench_suite,
     describe,
     engine,

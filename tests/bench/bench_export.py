@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bench_line import bench_line
 from bench_report import build_store
 
 GOAL_SCALING_X = 5.0
@@ -65,12 +66,6 @@ def measure(db: Path, fmt: str, out: Path) -> dict[str, float]:
     return result
 
 
-def _line(name: str, value: float, unit: str, target: float) -> bool:
-    ok = value <= target
-    print(f"BENCH {name} {value:.2f} {unit} goal <={target:g} {'PASS' if ok else 'FAIL'}", flush=True)
-    return ok
-
-
 def _label(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else f"{n / 1000:g}k"
 
@@ -108,8 +103,10 @@ def main() -> int:
             small, big = figures[sizes[0]], figures[sizes[1]]
             label = _label(sizes[1])
             print(f"export {fmt} {label}: {big['s']:.2f} s (a reference, no goal)", flush=True)
-            ok &= _line(f"export_{fmt}_scaling_4x", big["s"] / small["s"], "x", GOAL_SCALING_X)
-            ok &= _line(f"export_{fmt}_peak_rss_4x", big["peak_mib"] / small["peak_mib"], "x", GOAL_MEMORY_X)
+            ok &= bench_line(f"export_{fmt}_scaling_4x", big["s"] / small["s"], "x", "<=", GOAL_SCALING_X)
+            ok &= bench_line(
+                f"export_{fmt}_peak_rss_4x", big["peak_mib"] / small["peak_mib"], "x", "<=", GOAL_MEMORY_X
+            )
             grow_small = max(1.0, small["peak_mib"] - small["base_mib"])
             print(
                 f"  growth over imports: {small['peak_mib'] - small['base_mib']:.0f} MiB at {_label(sizes[0])}, "

@@ -17,6 +17,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from _bench_line import bench_line  # noqa: E402
+
 from proctor.engine.runs.options import RunOptions  # noqa: E402
 from proctor.engine.runs.session import run_suite  # noqa: E402
 from proctor.scenarios.loader import load_suite  # noqa: E402
@@ -57,19 +59,13 @@ def _trial_seconds(tmp: Path, huge: int) -> float:
     return trial.wall_s
 
 
-def bench(name: str, value: float, unit: str, op: str, target: float) -> bool:
-    ok = value <= target if op == "<=" else value >= target
-    print(f"BENCH {name} {value:.2f} {unit} goal {op}{target:g} {'PASS' if ok else 'FAIL'}")
-    return ok
-
-
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="proctor-hostile-") as d:
         tmp = Path(d)
         small = _trial_seconds(tmp, 1_000)
         huge = _trial_seconds(tmp, 30_000_000)
-    ok = bench("hostile_30mb_line_trial", huge, "s", "<=", MAX_SECONDS)
-    ok &= bench("hostile_30mb_vs_1kb_trial_ratio", huge / small, "x", "<=", MAX_RATIO)
+    ok = bench_line("hostile_30mb_line_trial", huge, "s", "<=", MAX_SECONDS)
+    ok &= bench_line("hostile_30mb_vs_1kb_trial_ratio", huge / small, "x", "<=", MAX_RATIO)
     return 0 if ok else 1
 
 

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from _bench_line import bench_line
+
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
@@ -150,12 +152,6 @@ def _cli_time(db: Path) -> float:
     return time.perf_counter() - start
 
 
-def _line(name: str, value: float, unit: str, op: str, target: float) -> bool:
-    ok = value <= target if op == "<=" else value >= target
-    print(f"BENCH {name} {value:.2f} {unit} goal {op}{target:g} {'PASS' if ok else 'FAIL'}", flush=True)
-    return ok
-
-
 def _label(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else f"{n / 1000:g}k"
 
@@ -190,15 +186,15 @@ def main() -> int:
                 flush=True,
             )
         cli = _cli_time(tmp / f"report_{args.big}.db")
-        ok = _line(f"report_json_{_label(args.big)}", cli, "s", "<=", GOAL_10K_S)
-        ok &= _line(f"report_json_{_label(args.big)}_in_process", times[args.big], "s", "<=", GOAL_10K_S)
-        _line(f"report_build_{_label(args.big)}", builds[args.big], "s", "<=", GOAL_10K_S)
+        ok = bench_line(f"report_json_{_label(args.big)}", cli, "s", "<=", GOAL_10K_S)
+        ok &= bench_line(f"report_json_{_label(args.big)}_in_process", times[args.big], "s", "<=", GOAL_10K_S)
+        bench_line(f"report_build_{_label(args.big)}", builds[args.big], "s", "<=", GOAL_10K_S)
         for n in sizes:
             if 4 * n in times:
-                ok &= _line(
+                ok &= bench_line(
                     f"report_json_scaling_4x_{_label(n)}", times[4 * n] / times[n], "x", "<=", GOAL_SCALING_X
                 )
-                _line(
+                bench_line(
                     f"report_build_scaling_4x_{_label(n)}",
                     builds[4 * n] / builds[n],
                     "x",

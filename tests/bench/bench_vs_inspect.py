@@ -42,7 +42,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from _engine_workload import bench_line, bench_suite, describe, engine, valid
+from _bench_line import bench_line
+from _engine_workload import bench_suite, describe, engine, valid
 
 INSPECT_VERSION = "0.3.285"
 GOAL_RATIO = 10.0

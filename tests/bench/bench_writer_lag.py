@@ -43,6 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from _bench_line import bench_line  # noqa: E402
+
 from proctor.engine.runs.options import RunOptions  # noqa: E402
 from proctor.engine.runs.session import run_suite  # noqa: E402
 from proctor.scenarios.demo import SUITE_DIR  # noqa: E402
@@ -69,10 +71,6 @@ CPU_BEFORE = {
 }
 SCORING_CPU_S = 0.003
 TOOL_IO_WAIT_S = 0.002  # a stdio round trip to the MCP server, during which the loop serves others
-
-
-def _bench_line(name: str, value: float, unit: str, op: str, target: float, ok: bool) -> None:
-    print(f"BENCH {name} {value:.3f} {unit} goal {op}{target:g} {'PASS' if ok else 'FAIL'}", flush=True)
 
 
 def _rss_mb() -> float:
@@ -339,15 +337,11 @@ def main() -> int:
             f"{raw:.3f} s (reference), StoreWriter {ours:.3f} s (serialization and redaction included)"
         )
 
-    ok_p99 = p99 <= LAG_P99_GOAL_S and not missing
-    _bench_line("writer_commit_lag_p99", p99, "s", "<=", LAG_P99_GOAL_S, ok_p99)
-    _bench_line("writer_commit_lag_max", worst, "s", "<=", LAG_P99_GOAL_S, worst <= LAG_P99_GOAL_S)
-    _bench_line("writer_rss_growth", growth, "MB", "<=", RSS_GROWTH_GOAL_MB, growth <= RSS_GROWTH_GOAL_MB)
-    ratio = ours / raw
-    _bench_line(
-        "writer_persistence_ratio", ratio, "x", "<=", PERSISTENCE_GOAL_RATIO, ratio <= PERSISTENCE_GOAL_RATIO
-    )
-    return 0 if ok_p99 and growth <= RSS_GROWTH_GOAL_MB and ratio <= PERSISTENCE_GOAL_RATIO else 1
+    ok = bench_line("writer_commit_lag_p99", p99, "s", "<=", LAG_P99_GOAL_S, not missing, digits=3)
+    bench_line("writer_commit_lag_max", worst, "s", "<=", LAG_P99_GOAL_S, digits=3)
+    ok &= bench_line("writer_rss_growth", growth, "MB", "<=", RSS_GROWTH_GOAL_MB, digits=3)
+    ok &= bench_line("writer_persistence_ratio", ours / raw, "x", "<=", PERSISTENCE_GOAL_RATIO, digits=3)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
