@@ -4,8 +4,9 @@ A report needs a handful of numbers from each of many events; parsing every payl
 pydantic model costs several times more than decoding it as plain JSON. The decoded payload is
 used only when its shape is one the kind's model takes unchanged (``payload_shape``: every key a
 field, every value already of its field's type, nested models alike); anything else is parsed
-the ordinary way, so the values read are always the event's own. Score details and verdicts are
-decoded with pydantic's JSON parser, which reads the same values as ``json.loads`` faster.
+the ordinary way, so the values read are always the event's own. ``loads_details`` reads score
+details and verdicts (``store.queries``) with pydantic's JSON parser, the same values as
+``json.loads`` faster.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ from pydantic import BaseModel
 from pydantic_core import from_json
 
 from proctor.store.events import Event, Judged, ModelResponse
-from proctor.store.scores import ScoreName
-
-SCORE_NAMES = {n.value: n for n in ScoreName}
 
 
 def loads_details(text: Any) -> dict[str, Any] | None:
@@ -195,7 +193,6 @@ def judge_call(event: Event) -> JudgeUsage | None:
 
 
 __all__ = [
-    "SCORE_NAMES",
     "SHAPES",
     "SKIP",
     "JudgeUsage",

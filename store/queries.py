@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from proctor.store.events import ErrorEvent, Event, parse_event
+from proctor.store.payload_shapes import loads_details
 from proctor.store.records import (
     AnchorRecord,
     JudgmentRecord,
@@ -259,22 +260,18 @@ def _event(r: Sequence[Any]) -> StoredEvent:
 
 def _judgments(rows: Rows) -> list[JudgmentRecord]:
     return [
-        JudgmentRecord(
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            r[4],
-            r[5],
-            r[6],
-            r[7],
-            r[8],
-            None if r[9] is None else json.loads(r[9]),
-            r[10],
-            r[11],
-        )
+        JudgmentRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], _details(r[9]), r[10], r[11])
         for r in rows
     ]
+
+
+def _details(text: Any) -> Any:
+    """A details or verdict column as ``json.loads`` reads it (None stays None); pydantic's parser
+    first, which reads objects the same in half the time (a report reads every one)."""
+    if text is None:
+        return None
+    parsed = loads_details(text)
+    return json.loads(text) if parsed is None else parsed
 
 
 def _scores(rows: Rows) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
@@ -282,7 +279,7 @@ def _scores(rows: Rows) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
     unreadable: list[UnreadableScoreRow] = []
     for tid, name, value, details in rows:
         try:
-            records.append(ScoreRecord(tid, ScoreName(name), value, json.loads(details)))
+            records.append(ScoreRecord(tid, ScoreName(name), value, _details(details)))
         except ValueError as err:
             unreadable.append(UnreadableScoreRow(tid, str(name), score_problem(tid, str(name), err)))
     return records, unreadable

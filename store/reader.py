@@ -22,7 +22,6 @@ import orjson
 from proctor.store import queries
 from proctor.store.events import Event, parse_event
 from proctor.store.payload_shapes import (
-    SCORE_NAMES,
     SHAPES,
     SKIP,
     JudgeUsage,
@@ -31,7 +30,6 @@ from proctor.store.payload_shapes import (
     fast_judge_call,
     fast_model_call,
     judge_call,
-    loads_details,
     model_call,
 )
 from proctor.store.queries import Query
@@ -134,41 +132,15 @@ class StoreReader:
         return self._fetch(queries.trial_events(trial_id, attempt))
 
     def judgments(self, trial_id: int | None = None) -> list[JudgmentRecord]:
-        """Judgments of each trial's current attempt: an abandoned attempt's verdicts judged another answer.
-
-        ``queries.judgments``' records, with the verdicts decoded as ``scores`` decodes details."""
-        query = queries.judgments(trial_id)
-        out: list[JudgmentRecord] = []
-        for r in self._conn.execute(query.sql, query.params).fetchall():
-            verdict = None if r[9] is None else loads_details(r[9])
-            if verdict is None and r[9] is not None:
-                out.extend(query.decode([r]))  # the ordinary decoding (which raises on bad JSON)
-                continue
-            out.append(
-                JudgmentRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], verdict, r[10], r[11])
-            )
-        return out
+        """Judgments of each trial's current attempt: an abandoned attempt's verdicts judged another answer."""
+        return self._fetch(queries.judgments(trial_id))
 
     def scores(self, trial_id: int | None = None) -> list[ScoreRecord]:
         """Every score row; an unreadable one raises ``UnreadableScore`` naming the database,
-        since a report that skipped it would publish a figure computed on fewer trials.
-
-        The records are ``score_rows``' (same query, same values), decoded faster: a report reads
-        every score's details, and ``json.loads`` was most of the time."""
-        query = queries.score_rows(trial_id)
-        rows = self._conn.execute(query.sql, query.params).fetchall()
-        records: list[ScoreRecord] = []
-        for row in rows:
-            tid, name, value, details = row
-            score_name = SCORE_NAMES.get(name)
-            parsed = loads_details(details) if score_name is not None else None
-            if score_name is None or parsed is None:
-                found, unreadable = query.decode([row])  # the ordinary decoding says why
-                if unreadable:
-                    raise UnreadableScore(f"{self.path}: {unreadable[0].problem}")
-                records.extend(found)
-                continue
-            records.append(ScoreRecord(tid, score_name, value, parsed))
+        since a report that skipped it would publish a figure computed on fewer trials."""
+        records, unreadable = self.score_rows(trial_id)
+        if unreadable:
+            raise UnreadableScore(f"{self.path}: {unreadable[0].problem}")
         return records
 
     def score_rows(self, trial_id: int | None = None) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:

@@ -19,7 +19,6 @@ from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports.report import report_json
 from proctor.engine.reports.tool_usage import KINDS, read_tool_usage, tool_usage
-from proctor.store import queries
 from proctor.store.events import (
     ContentBlock,
     Judged,
@@ -154,7 +153,7 @@ def test_tool_usage_reads_as_the_events_do(db: Path) -> None:
         assert read_tool_usage(r, trials) == tool_usage(trials, events)
 
 
-def test_scores_and_judgments_decode_as_the_shared_queries_do(db: Path, tmp_path: Path) -> None:
+def test_scores_and_judgments_decode_as_json_loads_does(db: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy.db"
     copy.write_bytes(db.read_bytes())
     conn = sqlite3.connect(copy)
@@ -165,16 +164,16 @@ def test_scores_and_judgments_decode_as_the_shared_queries_do(db: Path, tmp_path
     conn.execute("UPDATE scores SET details = ? WHERE rowid = 2", ('{"s": "\\ud800 lone"}',))
     conn.execute("UPDATE scores SET details = ? WHERE rowid = 3", ("[1, 2]",))
     conn.commit()
+    raw_scores = conn.execute("SELECT trial_id, name, details FROM scores ORDER BY trial_id, name").fetchall()
+    raw_verdicts = [v for (v,) in conn.execute("SELECT verdict FROM judgments ORDER BY id")]
     conn.close()
     with StoreReader(copy) as r:
-        records, unreadable = r._fetch(queries.score_rows())
-        assert not unreadable
-        fast = r.scores()
-        assert [(s.trial_id, s.name, s.value) for s in fast] == [
-            (s.trial_id, s.name, s.value) for s in records
-        ]
-        assert json.dumps([s.details for s in fast]) == json.dumps([s.details for s in records])
-        assert r.judgments() == r._fetch(queries.judgments())
+        scores = r.scores()
+        judgments = r.judgments()
+    assert [(s.trial_id, s.name) for s in scores] == [(t, n) for t, n, _ in raw_scores]
+    assert json.dumps([s.details for s in scores]) == json.dumps([json.loads(d) for _, _, d in raw_scores])
+    expected = [None if v is None else json.loads(v) for v in raw_verdicts]
+    assert json.dumps([j.verdict for j in judgments]) == json.dumps(expected)
 
 
 def test_an_unreadable_score_still_names_the_database(db: Path, tmp_path: Path) -> None:
