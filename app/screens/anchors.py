@@ -9,11 +9,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import ConfirmScreen
 from proctor.app.state import ConsoleState
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
 from proctor.widgets.text_panel import TextPanel
@@ -94,7 +95,7 @@ class AnchorsScreen(ProctorScreen):
         yield Static(Text("anchors · held-out scenarios", style="bold"), classes="title")
         yield LinesView(id="anchors-body")
         yield TextPanel(id="anchors-result")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#anchors-body", LinesView).focus()

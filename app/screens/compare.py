@@ -17,7 +17,6 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer
 
 from proctor.app.call_alignment import Pair, align_calls
 from proctor.app.compare_model import MARKS, CompareRow, rows_from_pairs
@@ -35,6 +34,7 @@ from proctor.app.screens.base import ProctorScreen
 from proctor.app.state import ConsoleState
 from proctor.app.transcript_state import TranscriptState
 from proctor.store.reader import StoredEvent, TrialRecord
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.text_panel import TextPanel
@@ -85,7 +85,7 @@ class CompareScreen(ProctorScreen):
         yield LinesView(cursor=True, id="compare-rows")
         yield TextPanel(id="compare-detail-title", classes="title")
         yield LinesView(id="compare-detail")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#compare-rows", LinesView).focus()

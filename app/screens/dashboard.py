@@ -10,7 +10,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer
 
 from proctor.app.matrix_build import build_matrix, cell_at, cell_of
 from proctor.app.screens.base import ProctorScreen
@@ -20,6 +19,7 @@ from proctor.store.lock import EngineLock
 from proctor.widgets.arms_panel import ArmsPanel
 from proctor.widgets.cost_panel import CostPanel
 from proctor.widgets.grounding_panel import GroundingPanel
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.series_panel import SeriesPanel
 from proctor.widgets.text_panel import TextPanel
@@ -84,7 +84,7 @@ class DashboardScreen(ProctorScreen):
                 yield GroundingPanel(id="grounding")
                 yield SeriesPanel(["throughput", "cost", "events"], id="series")
         yield TextPanel(id="selected")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(TrialMatrix).focus()

@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from proctor.app.help_page import help_lines
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.scores import CitationDetails
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
 from proctor.widgets.transcript_model import BADGE
@@ -42,7 +43,7 @@ class ConfirmScreen(ModalScreen[bool]):
             view = LinesView(id="confirm-body")
             yield view
             yield Static(Text("y / enter: confirm    n / escape: cancel", style="dim"))
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#confirm-body", LinesView).set_lines(self._lines)
@@ -65,7 +66,7 @@ class PromptScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog small"):
             yield Static(Text(self._title, style="bold"))
             yield Input(value=self._value, id="prompt-input")
-        yield Footer()
+        yield KeyBar()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
@@ -115,7 +116,7 @@ class CitationScreen(ModalScreen[None]):
         with Vertical(classes="dialog wide"):
             yield Static(self._title(), id="citation-title")
             yield LinesView(id="citation-body")
-        yield Footer()
+        yield KeyBar()
 
     def _title(self) -> Text:
         c = self.citation
@@ -166,7 +167,7 @@ class HelpScreen(ModalScreen[None]):
                 Text("help: what every symbol means, the concepts, the keys (escape: close)", style="bold")
             )
             yield LinesView(id="help-body")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         view = self.query_one("#help-body", LinesView)

@@ -13,11 +13,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import Footer
 
 from proctor.app.judgment_fold import population_sigma
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.state import ConsoleState
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
 from proctor.widgets.text_panel import TextPanel
@@ -104,7 +104,7 @@ class JudgeScreen(ProctorScreen):
         with Horizontal():
             yield LinesView(cursor=True, id="judge-trials")
             yield LinesView(id="judge-detail")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#judge-trials", LinesView).focus()

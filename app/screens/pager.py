@@ -17,8 +17,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line, sanitize
 
@@ -70,7 +71,7 @@ class PagerScreen(ModalScreen[None]):
             yield Static(id="pager-title")
             yield LinesView(cursor=True, id="pager-body")
             yield Input(id="pager-input")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#pager-input", Input).display = False

@@ -13,10 +13,11 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.engine.reports.tool_usage import ArmToolUsage
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line
 
@@ -61,7 +62,7 @@ class ToolsScreen(ProctorScreen):
             Text("tools by arm: calls, errors, latency, result size; never-called tools", style="bold")
         )
         yield LinesView(id="tools-body")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(LinesView).set_lines([Text("reading tool events…", style="dim")])

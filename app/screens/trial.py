@@ -19,7 +19,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from proctor.app.matrix_build import cell_of
 from proctor.app.score_views import Grounding, failure_of, grounding_of, not_applicable
@@ -31,6 +31,7 @@ from proctor.app.transcript_state import TranscriptState
 from proctor.app.trial_checks import checks_summary, checks_text
 from proctor.store.reader import StoredEvent
 from proctor.store.scores import DISPLAY_ORDER, ScoreName
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.text_panel import TextPanel
@@ -80,7 +81,7 @@ class TrialScreen(ProctorScreen):
                 yield Static(Text("citations  ([ ] select, o open)", style="bold"))
                 yield LinesView(cursor=True, id="citations")
                 yield TextPanel(id="judgments")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def view(self) -> TranscriptView:

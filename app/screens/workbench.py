@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from proctor.app.call_view import result_lines
 from proctor.app.screens.base import ProctorScreen
@@ -28,6 +28,7 @@ from proctor.app.transcript_state import CallView
 from proctor.scenarios.skeleton import schema_problems
 from proctor.store.events import ListedTool, OperatorCommand, ToolRecall
 from proctor.store.reader import StoredEvent
+from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, sanitize
 
@@ -113,7 +114,7 @@ class WorkbenchScreen(ProctorScreen):
             yield TextArea(json.dumps(t.arguments, indent=2, ensure_ascii=False), id="workbench-args")
             yield Static(id="workbench-status")
             yield LinesView(id="workbench-result")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._status(
