@@ -16,6 +16,7 @@ from rich.text import Text
 
 from proctor.app.call_alignment import argument_changes, effective, exact_alignment
 from proctor.app.compare_model import MARKS, CompareRow, answering_server, count_marks, result_diff
+from proctor.app.inline_diff import marked_pair, unified_diff_text
 from proctor.app.state import ConsoleState
 from proctor.app.transcript_state import CallView, TranscriptState
 from proctor.engine.tools.retrieval import EXECUTE
@@ -253,12 +254,6 @@ def _preview(title: str, result: str) -> list[Text]:
     return out
 
 
-def _diff_style(line: str) -> str:
-    if line.startswith("@@"):
-        return "cyan"
-    return "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
-
-
 def row_detail(row: CompareRow) -> list[Text]:
     """The selected row in full: both calls, what differs in their arguments and results."""
     out = [*_call_block("left", row.left, row.pair.left), *_call_block("right", row.right, row.pair.right)]
@@ -289,10 +284,10 @@ def row_detail(row: CompareRow) -> list[Text]:
         for c in changes:
             key = one_line(c.key, 80)
             if c.op == "~":
-                line = Text(f"  ~ {key}: ", end="")
-                line.append(_cut(sanitize(c.left), ARGS_CHARS), style="red")
-                line.append(" → ")
-                line.append(_cut(sanitize(c.right), ARGS_CHARS), style="green")
+                left, right = marked_pair(
+                    _cut(sanitize(c.left), ARGS_CHARS), _cut(sanitize(c.right), ARGS_CHARS), "red", "green"
+                )
+                line = Text.assemble(f"  ~ {key}: ", left, " → ", right, end="")
             elif c.op == "-":
                 line = Text(f"  - {key}: {_cut(sanitize(c.left), ARGS_CHARS)} (left only)", style="red")
             else:
@@ -309,7 +304,7 @@ def row_detail(row: CompareRow) -> list[Text]:
         return out
     out.append(Text("results differ (- left, + right)", style="bold yellow"))
     out.extend(Text(f"  {note}", style="yellow") for note in diff.notes)
-    out.extend(Text(sanitize(x), style=_diff_style(x)) for x in diff.lines)
+    out.extend(unified_diff_text(diff.lines))
     if diff.more:
         out.append(Text(f"… {diff.more:,} more diff lines", style="dim italic"))
     if not diff.lines and row.left.result is not None and row.left.result == row.right.result:

@@ -12,6 +12,7 @@ import pytest
 from textual.pilot import Pilot
 
 from proctor.app.compare_text import GAP, MARK_WIDTH
+from proctor.app.inline_diff import CHANGED
 from proctor.app.screens.compare import CompareScreen
 from proctor.app.tui import ProctorApp
 from proctor.store.events import FinalAnswer, ToolCall, ToolResult, TrialFinished, TrialStarted, Usage
@@ -138,6 +139,10 @@ async def test_n_and_shift_n_jump_between_differences_and_the_detail_follows(db:
         await wait_until(pilot, lambda: "results differ (- left, + right)" in detail_text(screen))
         detail = detail_text(screen).splitlines()
         assert "-line2" in detail and "+LINE2" in detail and " line1" in detail
+        shown = {line.plain: line for line in screen.query_one("#compare-detail", LinesView).lines}
+        for plain, changed in (("-line2", "line"), ("+LINE2", "LINE")):
+            marks = [plain[s.start : s.end] for s in shown[plain].spans if str(s.style) == CHANGED]
+            assert marks == [changed], "the characters that differ are marked within the line"
         await pilot.press("n")
         await wait_until(pilot, lambda: "arguments differ (2)" in detail_text(screen))
         detail = detail_text(screen)
