@@ -14,8 +14,11 @@ import pytest
 from textual.pilot import Pilot
 
 from proctor.app.screens.compare import CompareScreen
+from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.app.screens.workbench import WorkbenchScreen
 from proctor.app.tui import ProctorApp
+from proctor.widgets.transcript_view import TranscriptView
 from proctor.widgets.trial_matrix import TrialMatrix
 from tests.app.fixture_store import Fixture
 from tests.app.helpers import FIXED_NOW, screen_text, wait_until
@@ -67,6 +70,19 @@ def in_trial(row: int, col: int, *pressed: str) -> Steps:
     return steps
 
 
+def on_entry(row: int, col: int, kind: str, key: str, screen: type[Any]) -> Steps:
+    """Open a trial, select its first transcript entry of ``kind`` and press ``key``."""
+
+    async def steps(app: ProctorApp, pilot: Pilot[Any]) -> None:
+        await trial(row, col)(app, pilot)
+        view = app.screen.query_one(TranscriptView)
+        view.select_entry(next(i for i, e in enumerate(view.entries) if e.kind == kind))
+        await pilot.press(key)
+        await wait_until(pilot, lambda: isinstance(app.screen, screen), what=screen.__name__)
+
+    return steps
+
+
 def keys(*pressed: str) -> Steps:
     async def steps(app: ProctorApp, pilot: Pilot[Any]) -> None:
         await pilot.press(*pressed)
@@ -84,6 +100,11 @@ SCREENS: list[tuple[str, Steps]] = [
     ("anchors", keys("3")),
     ("tools", keys_then("4", shows="server/tool")),
     ("help", keys("question_mark")),
+    ("pager", on_entry(0, 0, "tool_result", "p", PagerScreen)),
+    ("citation", in_trial(0, 1, "right_square_bracket", "o")),
+    ("workbench", on_entry(0, 1, "tool_call", "w", WorkbenchScreen)),
+    ("filter_prompt", keys("f")),
+    ("lock_confirm", keys("3", "L")),
 ]
 SIZES = [(100, 30), (160, 50)]
 
