@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from proctor.store.events import ErrorEvent, Event, parse_event
+from proctor.store.large_payloads import LARGE_PAYLOAD_BYTES, parse_large_tool_result
 from proctor.store.payload_shapes import loads_details
 from proctor.store.records import (
     AnchorRecord,
@@ -243,7 +244,9 @@ def _event(r: Sequence[Any]) -> StoredEvent:
     kind: str = r[4]
     event: Event
     try:
-        event = parse_event(decode_payload(r[5], r[6]))
+        raw = decode_payload(r[5], r[6])
+        large = parse_large_tool_result(raw) if len(raw) > LARGE_PAYLOAD_BYTES else None
+        event = large if large is not None else parse_event(raw)
     except (ValueError, zlib.error) as err:
         # A row from a newer proctor or a damaged file: shown in its transcript, never fatal.
         first = str(err).splitlines()[:3]

@@ -21,8 +21,14 @@ _CacheKey = tuple[int, int, int, bool, str, int]
 
 
 class TranscriptView(LinesView):
-    """Shows ``TranscriptEntry`` items; the cursor is an entry (its header line is highlighted)."""
+    """Shows ``TranscriptEntry`` items; the cursor is an entry (its header line is highlighted).
 
+    The scrollbar's gutter is always kept: otherwise the first load lays every entry out at
+    the full width, the scrollbar then appears, and everything is laid out again, narrower."""
+
+    DEFAULT_CSS = """
+    TranscriptView { scrollbar-gutter: stable; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "entry(-1)", "Prev entry", show=False),
         Binding("down,j", "entry(1)", "Next entry", show=False),

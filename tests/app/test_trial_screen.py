@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
+
+import pytest
+from rich.text import Text
 
 from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.trial import TrialScreen
 from proctor.store.events import FinalAnswer, ToolCall, TrialStarted
 from proctor.store.writer import StoreWriter
+from proctor.widgets import transcript_view
 from proctor.widgets.lines_view import LinesView
+from proctor.widgets.transcript_model import TranscriptEntry
 from proctor.widgets.transcript_view import TranscriptView
 from tests.app.fixture_store import BIG_LINES, MODEL, RUN, Fixture
 from tests.app.helpers import commands, console, open_trial, screen_text, wait_until
@@ -42,6 +48,30 @@ async def test_a_reshaped_score_is_named_unreadable_not_a_blank_panel(fx: Fixtur
         text = screen_text(app)
         assert "grounding      unreadable: trial" in text and "citations.0.raw" in text
         assert "grounding unreadable: trial" in text and "fairness       0.700" in text
+
+
+async def test_opening_a_long_transcript_lays_each_entry_out_once(
+    fx: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scrollbar's gutter is reserved: a transcript taller than the view does not make a
+    scrollbar appear after the first layout and every entry be laid out again, narrower."""
+    widths: dict[int, set[int]] = {}
+    real = transcript_view.layout_entry
+
+    def counted(entry: TranscriptEntry, console: Any, width: int, **kw: Any) -> list[Text]:
+        widths.setdefault(entry.uid, set()).add(width)
+        return real(entry, console, width, **kw)
+
+    monkeypatch.setattr(transcript_view, "layout_entry", counted)
+    async with console(fx.db, size=(100, 12)) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 0)
+        view = screen.query_one(TranscriptView)
+        assert len(view.lines) > view.size.height, "the transcript needs a scrollbar"
+        await pilot.press("slash")  # the search box takes a line: the view is resized
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert widths and all(len(w) == 1 for w in widths.values()), widths
 
 
 async def test_tool_output_expands_collapses_and_pages_through_the_whole_output(fx: Fixture) -> None:

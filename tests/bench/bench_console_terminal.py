@@ -1080,6 +1080,11 @@ def measure(
     report.bench("console_key_delay_30mb_result_opening", delays["opening"], KEY_DELAY_GOAL_MS)
     print("  " + describe_keys("opening it, enter then / and enter", opening))
     print(f"  enter -> title {ms(enter.latency or float('inf'))}; enter -> transcript loaded {load_s:.2f} s")
+    slowest = max(opening, key=lambda p: float("inf") if p.latency is None else p.latency)
+    print(
+        f"  slowest: {slowest.kind} sent {slowest.sent - enter.sent:+.2f} s after enter, "
+        f"shown after {ms(slowest.latency or float('inf'))}"
+    )
     print(f"  {cpu_line_open}")
     if profiler.lines:
         print("\n".join(profiler.lines))
