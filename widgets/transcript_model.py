@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
@@ -160,6 +161,30 @@ def _body_lines(entry: TranscriptEntry, expanded: bool) -> tuple[list[str], int]
     return shown, entry.line_count - len(shown)
 
 
+RED = Style(color="red")
+
+
+def _plain_lines(
+    chunk: str, gutter: str, gutter_style: Style, style: Style | None, console: Console, width: int
+) -> list[Text]:
+    """``chunk``'s lines behind the gutter, folded at ``width``. Lines that fit (nearly all of a
+    transcript) are built directly: rich's ``Text.wrap`` copies every line it looks at, and
+    laying out a few hundred entries that way stalled the console for tens of milliseconds."""
+    if "\t" not in chunk:
+        parts = chunk.split("\n")
+        if all(cell_len(p) <= width for p in parts):
+            out = []
+            for part in parts:
+                line = Text(gutter, style=gutter_style, end="")
+                line.append(part, style)
+                out.append(line)
+            return out
+    body = Text(chunk, style=style or Style())
+    return [
+        Text(gutter, style=gutter_style, end="") + line for line in body.wrap(console, width, overflow="fold")
+    ]
+
+
 def layout_entry(
     entry: TranscriptEntry,
     console: Console,
@@ -170,19 +195,24 @@ def layout_entry(
     query: str = "",
 ) -> list[Text]:
     """The lines ``entry`` occupies at ``width`` cells: a header, then the (capped) body."""
-    out = list(_header(entry, expanded).wrap(console, max(10, width), overflow="fold"))
+    header = _header(entry, expanded)
+    if "\n" not in header.plain and header.cell_len <= max(10, width):
+        out = [header]
+    else:
+        out = list(header.wrap(console, max(10, width), overflow="fold"))
     gutter_style = _GUTTER.get(entry.kind)
     gutter = "│ " if gutter_style is not None else "  "
     inner = max(10, width - len(gutter))
     shown, hidden = _body_lines(entry, expanded)
+    prefix_style = gutter_style or Style()
     for chunk in shown:
         if entry.kind in ("prose", "final"):
-            body = badge_citations(chunk, citations)
+            wrapped = badge_citations(chunk, citations).wrap(console, inner, overflow="fold", no_wrap=False)
+            out.extend(Text(gutter, style=prefix_style, end="") + line for line in wrapped)
         else:
-            body = Text(chunk, style=Style(color="red") if entry.is_error else Style())
-        for line in body.wrap(console, inner, overflow="fold", no_wrap=False):
-            prefix = Text(gutter, style=gutter_style or Style(), end="")
-            out.append(prefix + line)
+            out.extend(
+                _plain_lines(chunk, gutter, prefix_style, RED if entry.is_error else None, console, inner)
+            )
     if hidden > 0:
         more = f"… {hidden:,} more lines ({'p' if expanded else 'enter'}: {'page' if expanded else 'expand'})"
         out.append(
