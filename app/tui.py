@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import importlib
 import os
 import signal
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -31,6 +31,7 @@ from textual.worker import Worker, WorkerState
 
 from proctor.app.exit_codes import ExitCode
 from proctor.app.feed import Snapshot, StoreFeed, TailBatch
+from proctor.app.idle_gc import IdleCollector, restore_collector, tune_collector
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
@@ -84,11 +85,18 @@ class ProctorApp(App[int]):
         self.flushes = 0
         self.latency_probe: LatencyProbe | None = None
         self._unflushed_ts: list[float] = []
+        self._collector = IdleCollector()
+        self._gc_before: tuple[int, int, int] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[Any]:
         return DashboardScreen()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self._collector.input_seen()
+        await super().on_event(event)
 
     def on_load(self) -> None:
         # The first read starts before the screens are composed, so the two overlap.
@@ -108,6 +116,8 @@ class ProctorApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.feed.close()
+        if self._gc_before is not None:
+            restore_collector(self._gc_before)
 
     class FeedBatch(Message):
         """New rows and events read by the feed's tail thread (posted from that thread)."""
@@ -130,7 +140,8 @@ class ProctorApp(App[int]):
         # The first screen is up: load the other screens' code now, off the event loop, so the
         # first paint never waited for it and the first open of each screen does not either.
         await asyncio.to_thread(_preload_screens)
-        _tune_gc()
+        self._gc_before = tune_collector()
+        self.set_interval(0.5, self._collector.tick)
         self.feed.start_tail(self._post_batch, interval=self._poll_interval)
 
     def _post_batch(self, batch: TailBatch) -> None:
@@ -323,18 +334,6 @@ class ProctorApp(App[int]):
                 f"key: {binding.key_display or binding.key}",
                 lambda node=node, action=action: self.run_action(action, node),
             )
-
-
-def _tune_gc() -> None:
-    """Keep the collector from stalling the UI loop while a busy run is tailed.
-
-    Everything loaded at startup lives as long as the console, and a 10k events/s tail allocates
-    many short-lived objects: full collections rescanning the startup heap stalled the loop
-    30-70 ms (measured in tests/bench/bench_console.py). Freezing the startup heap and collecting
-    the young generation less often keeps the loop lag p99 near 20 ms.
-    """
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
 
 
 def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str]]:
