@@ -12,11 +12,8 @@ with general-purpose servers in mind (``offline_act``). Token counts are estimat
 
 from __future__ import annotations
 
-import functools
 import json
 import random
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,10 +32,18 @@ from proctor.engine.providers.offline_evidence import (
     Evidence,
     concept_query,
     parse_result,
-    task_identifiers,
 )
-from proctor.engine.providers.offline_plan import has_question, plan_requests
-from proctor.engine.tools.ranking import bm25_rank, words
+from proctor.engine.providers.offline_plan import plan_requests
+from proctor.engine.providers.offline_tools import (
+    MEMO,
+    can_look_up,
+    context_tokens,
+    is_question,
+    rank_tools,
+    routed_tools,
+    task_identifiers_of,
+)
+from proctor.engine.tools.ranking import words
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
 
@@ -46,36 +51,6 @@ POLICIES = {"default": 3, "single": 0, "thorough": 5}
 MAX_PARALLEL = 2
 MAX_QUOTED_LINES = 6
 T = TypeVar("T")
-
-
-class _ToolsMemo:
-    """Results of pure functions of (a key, a list of tools), remembered across trials.
-
-    Every trial on a shared server gets the same ``ToolSpec`` objects (the connection builds them
-    once per listing), so they are keyed by identity; an entry keeps its tools alive, so an id
-    cannot be reused by another object while it is remembered. Bounded (least recently used)."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._size = size
-        self._entries: OrderedDict[tuple[Hashable, tuple[int, ...]], tuple[tuple[ToolSpec, ...], Any]] = (
-            OrderedDict()
-        )
-
-    def get(self, key: Hashable, tools: Sequence[ToolSpec], compute: Callable[[], T]) -> T:
-        full = (key, tuple(map(id, tools)))
-        hit = self._entries.get(full)
-        if hit is not None:
-            self._entries.move_to_end(full)
-            value: T = hit[1]
-            return value
-        value = compute()
-        self._entries[full] = (tuple(tools), value)
-        if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return value
-
-
-_MEMO = _ToolsMemo()
 
 
 class OfflineProvider:
@@ -138,9 +113,9 @@ class OfflineSession:
         self._absorb(messages)
         task = next((m.text for m in reversed(messages) if isinstance(m, UserMessage)), "")
         if self._step is None or self._step.task != task:
-            self._step = _Step(task, list(_task_identifiers(task)[:3]), self._follow_rounds)
+            self._step = _Step(task, list(task_identifiers_of(task)[:3]), self._follow_rounds)
         calls = self._next_calls(self._step, tools)
-        input_tokens = _context_tokens(system, messages, tools)
+        input_tokens = context_tokens(system, messages, tools)
         if calls:
             out = sum(estimate_tokens(json.dumps(c.arguments)) + 5 for c in calls)
             usage = Usage(input_tokens=input_tokens, output_tokens=out, estimated=True)
@@ -167,7 +142,7 @@ class OfflineSession:
                 if r.is_error:
                     continue
                 if names.get(r.call_id) == "route":
-                    self._routed = _routed_tools(r.content)
+                    self._routed = routed_tools(r.content)
                     continue
                 self._evidence.extend(parse_result(r.content, self._n))
                 self._n += 1
@@ -199,13 +174,13 @@ class OfflineSession:
         """The action policy, when the prompt asks for actions some tool performs. A question
         about code, or a lookup of a code name ("find `compute_backoff`") with a search or symbol
         tool to do it, stays with the code-reading policy whenever that policy can start."""
-        requests = _MEMO.get(("plan", task), tools, lambda: tuple(plan_requests(task, tools)))
+        requests = MEMO.get(("plan", task), tools, lambda: tuple(plan_requests(task, tools)))
         matched = [r for r in requests if r.candidates]
         if not matched:
             return None
-        if _MEMO.get("can_look_up", tools, lambda: _can_look_up(tools)):
+        if MEMO.get("can_look_up", tools, lambda: can_look_up(tools)):
             lookup = any(tool_role(r.candidates[0]) in ("symbol", "search") for r in matched)
-            if _has_question(task) or (lookup and _task_identifiers(task)):
+            if is_question(task) or (lookup and task_identifiers_of(task)):
                 return None
         return ActRun(list(requests), tools, self._known)
 
@@ -222,7 +197,7 @@ class OfflineSession:
         return [ToolCallRequest(call_id=call_id, name=name, arguments=dict(args))]
 
     def _lookup(self, step: _Step, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
-        ranked = _ranked(step.task, tools)
+        ranked = rank_tools(step.task, tools)
         planned: list[tuple[str, dict[str, object]]] = []
         if step.identifiers:
             best = self._pick(ranked, ("symbol", "search"))
@@ -254,7 +229,7 @@ class OfflineSession:
             return 3.0 * (e.symbol in idents) + len(task_words & set(named)) + self._rng.random() * 0.5
 
         candidates = [e for e in self._evidence if e.is_location and (e.path, e.line) not in step.followed]
-        ranked_tools = _ranked(step.task, tools)
+        ranked_tools = rank_tools(step.task, tools)
         symbol_tool = self._pick(ranked_tools, ("symbol",))
         read_tool = self._pick(ranked_tools, ("read",))
         for target in sorted(candidates, key=relevance, reverse=True):
@@ -346,64 +321,3 @@ class OfflineSession:
         for e in quoted:
             lines.append(f"- `{e.path}:{e.line}`: `{e.text.strip()[:160]}`")
         return "\n".join(lines)
-
-
-def _ranked(task: str, tools: list[ToolSpec]) -> list[ToolSpec]:
-    """``tools`` by BM25 relevance to ``task`` (a fresh list: callers may reorder it)."""
-    return list(_MEMO.get(("bm25", task), tools, lambda: tuple(t for _, t in bm25_rank(task, tools))))
-
-
-@functools.lru_cache(maxsize=1024)
-def _task_identifiers(task: str) -> tuple[str, ...]:
-    return tuple(task_identifiers(task))
-
-
-@functools.lru_cache(maxsize=1024)
-def _has_question(task: str) -> bool:
-    return has_question(task)
-
-
-def _can_look_up(tools: list[ToolSpec]) -> bool:
-    """Whether the code-reading policy could start: a search or symbol tool it can fill."""
-    probe = Focus(identifier="x", phrase="x")
-    return any(tool_role(t) in ("symbol", "search") and fill_arguments(t, probe) is not None for t in tools)
-
-
-def _routed_tools(content: str) -> list[ToolSpec]:
-    try:
-        listing = json.loads(content)
-    except json.JSONDecodeError:
-        return []
-    out = []
-    for item in listing if isinstance(listing, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("tool"), str):
-            schema = item.get("input_schema")
-            out.append(
-                ToolSpec(
-                    item["tool"],
-                    str(item.get("description", "")),
-                    schema if isinstance(schema, dict) else {},
-                    str(item.get("server", "")),
-                )
-            )
-    return out
-
-
-def _context_tokens(system: str, messages: list[Message], tools: list[ToolSpec]) -> int:
-    total = _MEMO.get(("context", system), tools, lambda: _fixed_tokens(system, tools))
-    parts: list[str] = []
-    for m in messages:
-        if isinstance(m, UserMessage):
-            parts.append(m.text)
-        elif isinstance(m, AssistantTurn):
-            parts.append(m.text)
-            parts.extend(json.dumps(c.arguments) for c in m.tool_calls)
-        else:
-            parts.extend(r.content for r in m.results)
-    return total + sum(estimate_tokens(p) for p in parts)
-
-
-def _fixed_tokens(system: str, tools: list[ToolSpec]) -> int:
-    """What every turn of a trial sends besides the conversation: the system prompt and the tools."""
-    parts = [system, json.dumps([t.input_schema for t in tools]), *(t.description for t in tools)]
-    return sum(estimate_tokens(p) for p in parts)
