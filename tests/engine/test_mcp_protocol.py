@@ -150,6 +150,19 @@ async def test_the_agent_loop_records_notices_blocks_and_blobs_in_order(tmp_path
     assert sent.results[0].images == (ToolImage("image/png", base64.b64encode(PNG).decode()),)
 
 
+async def test_log_messages_from_info_up_are_kept_and_debug_is_dropped() -> None:
+    """Pre-2026 servers log at every level unless told otherwise, and proctor declares "info":
+    a debug message is noise it did not ask for; every other level is the server talking."""
+    board = NoticeBoard("srv", [])
+    with board.call() as (inbox, _):
+        for level in ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"):
+            await board.on_log(mtypes.LoggingMessageNotificationParams(level=level, data=f"{level} said"))
+    assert [(n.level, n.message) for n in inbox.notices] == [
+        (level, f"{level} said")
+        for level in ("info", "notice", "warning", "error", "critical", "alert", "emergency")
+    ]
+
+
 async def test_sampling_is_refused_when_the_calling_trial_is_ambiguous() -> None:
     async def model(request: SampleRequest) -> SampleReply:
         return SampleReply("sampled", "m")

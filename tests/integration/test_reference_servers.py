@@ -775,21 +775,24 @@ def test_roots_are_the_pinned_checkout(everything_run: Run, world: World) -> Non
     assert [n | {"call_id": ""} for n in exchange] in ([], [asked], [logged], [asked, logged])
 
 
-def test_a_log_message_is_recorded_whatever_its_level(everything_run: Run) -> None:
-    # The server sends one notifications/message {level: <random>, data: "<Level>-level message"}
-    # before this result (then one every 5 s, after the call: not recorded). Any level is
-    # recorded, debug included: on a 2025-11-25 connection proctor sends no logging/setLevel, so
-    # its "info and above" does not reach the server.
+def test_a_log_message_is_recorded_unless_it_is_debug(everything_run: Run) -> None:
+    # The server sends one notifications/message {level: <random of 8>, data: "<Level>-level
+    # message"} before this result (then one every 5 s, after the call: not recorded). On a
+    # 2025-11-25 connection proctor sends no logging/setLevel, so every level reaches it; proctor
+    # keeps info and above (its declared level) and drops debug: in 1 run of 8 there is no notice.
+    # (Which levels are kept is tested without the randomness in tests/engine/test_mcp_protocol.py.)
     call_id = _call_id("toggle-simulated-logging")
     assert everything_run.result(call_id)["content"].startswith(
         "Started simulated, random-leveled logging for session undefined at a 5 second pace."
     )
-    [logged] = everything_run.notices(call_id)
-    assert LOG_MESSAGES[logged["level"]] == logged["message"]
-    level, message = logged["level"], logged["message"]
-    assert logged == notice(
-        "everything", "notifications/message", level=level, message=message, call_id=call_id
-    )
+    notices = everything_run.notices(call_id)
+    assert len(notices) <= 1, notices
+    for logged in notices:
+        level, message = logged["level"], logged["message"]
+        assert level != "debug" and LOG_MESSAGES[level] == message
+        assert logged == notice(
+            "everything", "notifications/message", level=level, message=message, call_id=call_id
+        )
 
 
 # -- memory: a per-trial server's state does not outlive its trial ----------------------------------
