@@ -59,6 +59,11 @@ _SHAPE_STARTS = ("PRIVATE KEY", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_
 _ANY_START = re2.compile("|".join(re.escape(start) for start in _SHAPE_STARTS))
 _ANY_START_SHORT = re.compile("|".join(re.escape(start) for start in _SHAPE_STARTS))
 _SHORT_CHARS = 2048  # where the two cost about the same, GIL included
+# Every shape at once, over UTF-8 bytes, so the writer can check groups of stored JSON without
+# decoding them. A pattern matches the bytes wherever it matches the text (its classes are
+# ASCII, and a character outside them is bytes outside them), so no match means ``redact`` has
+# no shape to replace; unlike the starts above, "task-" or "network-" do not match.
+_ANY_SHAPE_BYTES = re2.compile(b"|".join(b"(?:%s)" % pattern.encode() for _kind, pattern in _SHAPES))
 
 
 def _may_hold_a_shape(text: str) -> bool:
@@ -78,6 +83,7 @@ class Redactor:
     def __init__(self, values: Mapping[str, str] | None = None) -> None:
         self._values: dict[str, str] = {}
         self._longest_first: list[str] = []
+        self._utf8: list[bytes] = []
         for value, name in (values or {}).items():
             self.add(value, name)
 
@@ -93,6 +99,7 @@ class Redactor:
         if escaped != value:
             self._values[escaped] = name
         self._longest_first = sorted(self._values, key=len, reverse=True)
+        self._utf8 = [b for b in map(_utf8, self._longest_first) if b is not None]
 
     @property
     def known(self) -> Mapping[str, str]:
@@ -101,6 +108,11 @@ class Redactor:
     def add_env(self, env: Mapping[str, str]) -> None:
         for value, name in secret_values(env).items():
             self.add(value, name)
+
+    def may_change(self, data: bytes) -> bool:
+        """False when ``redact(data.decode())`` is sure to return its text unchanged: neither a
+        known value nor a token shape occurs in ``data`` (UTF-8, read without decoding it)."""
+        return any(value in data for value in self._utf8) or _ANY_SHAPE_BYTES.search(data) is not None
 
     def redact(self, text: str) -> str:
         for value in self._longest_first:
@@ -150,4 +162,18 @@ def redact(text: str) -> str:
     return _process.redact(text)
 
 
-__all__ = ["Redactor", "redact", "register_env", "register_secret", "secret_values"]
+def may_need_redaction(data: bytes) -> bool:
+    """False when ``redact(data.decode())`` is sure to return its input (``data`` is UTF-8)."""
+    _refresh_from_environment()
+    return _process.may_change(data)
+
+
+def _utf8(value: str) -> bytes | None:
+    """``value`` as UTF-8; None for one holding a lone surrogate, which decoded text never holds."""
+    try:
+        return value.encode()
+    except UnicodeEncodeError:
+        return None
+
+
+__all__ = ["Redactor", "may_need_redaction", "redact", "register_env", "register_secret", "secret_values"]

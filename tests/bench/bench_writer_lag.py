@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
 import resource
 import sqlite3
@@ -49,6 +48,7 @@ from proctor.engine.runs.options import RunOptions  # noqa: E402
 from proctor.engine.runs.session import run_suite  # noqa: E402
 from proctor.scenarios.demo import SUITE_DIR  # noqa: E402
 from proctor.scenarios.loader import load_suite  # noqa: E402
+from proctor.store.derived_rows import dumps_sorted  # noqa: E402
 from proctor.store.events import Event, Judged, Scored, TrialFinished, TrialStarted, parse_event  # noqa: E402
 from proctor.store.schema import configure, migrate  # noqa: E402
 from proctor.store.scores import ScoreName  # noqa: E402
@@ -209,8 +209,9 @@ def _stream(templates: list[list[Event]], trials: int) -> list[tuple[int, Event]
 
 
 def raw_reference(db: Path, stream: list[tuple[int, Event]], batch: int) -> float:
-    """Seconds for plain executemany of the same rows, encoded beforehand, one transaction per batch:
-    the events, the scores and judgments, and the trial row updates the writer derives from them."""
+    """Seconds for plain executemany of the same rows, encoded beforehand (details and verdicts as
+    the writer stores them), one transaction per batch: the events, the scores and judgments, and
+    the trial row updates the writer derives from them."""
     conn = sqlite3.connect(db, isolation_level=None)
     configure(conn)
     migrate(conn)
@@ -229,11 +230,11 @@ def raw_reference(db: Path, stream: list[tuple[int, Event]], batch: int) -> floa
             encoding, payload = encode_payload(ev)
             events.append((RUN, tid, 1, ts, ev.kind, encoding, payload))
             if isinstance(ev, Scored):
-                scores.append((tid, ev.name, ev.value, json.dumps(ev.details, sort_keys=True), ts))
+                scores.append((tid, ev.name, ev.value, dumps_sorted(ev.details), ts))
                 if ev.name == ScoreName.PASSED:
                     passed.append((None if ev.value is None else int(ev.value >= 0.5), tid))
             elif isinstance(ev, Judged):
-                verdict = None if ev.verdict is None else json.dumps(ev.verdict, sort_keys=True)
+                verdict = None if ev.verdict is None else dumps_sorted(ev.verdict)
                 judgments.append((tid, 1, ev.pass_no, ev.judge, META.source, META.prompt_version,
                                   META.prompt_hash, META.rubric_hash, META.temperature, verdict, ev.error, ts))  # fmt: skip
             elif isinstance(ev, TrialStarted):

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
-import pytest
+import json
 
-from proctor.store.redaction import Redactor, redact, register_secret, secret_values
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proctor.store.redaction import Redactor, may_need_redaction, redact, register_secret, secret_values
 
 # Planted, well-formed but fake credentials of every shape the redactor knows.
 PLANTED = {
@@ -67,3 +71,31 @@ def test_a_secret_variable_set_to_a_new_value_is_followed(monkeypatch: pytest.Mo
         "the old value is not a secret now"
     )
     assert "second-secret-value-456" not in redact("second-secret-value-456")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=60),
+    st.sampled_from(
+        ["", *PLANTED.values(), "tok_abcdefghijkl", "héllo-wörld-sécret", "task-", "network-sk-"]
+    ),
+    st.text(max_size=60),
+)
+def test_the_check_over_stored_bytes_misses_nothing_redact_replaces(
+    before: str, middle: str, after: str
+) -> None:
+    """The writer skips ``redact`` for stored JSON this check passes: it must flag every payload
+    ``redact`` would change (a secret value, escaped or not, or any token shape)."""
+    r = Redactor({"tok_abcdefghijkl": "SERVICE_TOKEN", "héllo-wörld-sécret": "UNICODE_SECRET"})
+    for stored in (
+        json.dumps({"content": before + middle + after}, ensure_ascii=False),
+        json.dumps({"content": before + middle + after}),
+    ):
+        if r.redact(stored) != stored:
+            assert r.may_change(stored.encode()), stored
+
+
+def test_ordinary_words_that_start_like_a_token_need_no_redaction() -> None:
+    for text in ("task-runner network-io sk-short", "a bearer of news", "xox", "ghp_short", '{"a": "AKIA"}'):
+        assert redact(text) == text
+        assert not may_need_redaction(text.encode()), text

@@ -1,0 +1,83 @@
+"""Every statement the store's writer thread runs: a queued batch in one transaction, and the
+rare direct writes (the run row, the trial matrix, abandoning a resumed run's partial trials).
+
+Derived rows (trial status, scores, judgments) go in the same transaction as the events they
+come from, so the store never says a trial is finished without also holding its
+``trial_finished`` event.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from proctor.store.batch_payloads import finish_payloads
+from proctor.store.derived_rows import apply_derived, insert_flat
+from proctor.store.write_queue import Batch
+
+_INSERT_EVENT = (
+    "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def write_batch(conn: sqlite3.Connection, batch: Batch) -> None:
+    """Redact and compress the batch's payloads, then insert it and its derived rows in one transaction."""
+    ops = finish_payloads(batch.flat, batch.derived, batch.checked) if batch.rows else []
+    with transaction(conn) as cur:
+        if batch.blobs:
+            cur.executemany(
+                "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES (?, ?, ?, ?)", batch.blobs
+            )
+        insert_flat(cur, _INSERT_EVENT, 7, batch.flat)
+        apply_derived(cur, ops)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+    cur = conn.cursor()
+    cur.execute("BEGIN IMMEDIATE")
+    try:
+        yield cur
+    except BaseException:
+        cur.execute("ROLLBACK")
+        raise
+    cur.execute("COMMIT")
+
+
+def insert_run(conn: sqlite3.Connection, run_id: str, suite: str, config: str) -> None:
+    conn.execute(
+        "INSERT INTO runs (id, suite, config, created_at) VALUES (?, ?, ?, ?)",
+        (run_id, suite, config, time.time()),
+    )
+
+
+def insert_trials(conn: sqlite3.Connection, rows: list[tuple[str, str, str, str, int, int]]) -> None:
+    with transaction(conn) as cur:
+        cur.executemany(
+            "INSERT OR IGNORE INTO trials (run_id, scenario, arm, model, epoch, seed) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def abandon_unfinished(conn: sqlite3.Connection, run_id: str) -> list[int]:
+    with transaction(conn) as cur:
+        ids = [
+            int(r[0])
+            for r in cur.execute("SELECT id FROM trials WHERE run_id = ? AND status = 'running'", (run_id,))
+        ]
+        cur.executemany(
+            "UPDATE events SET abandoned = 1 WHERE trial_id = ? AND attempt <= (SELECT attempt FROM trials WHERE id = ?)",
+            [(i, i) for i in ids],
+        )
+        cur.executemany("UPDATE trials SET status = 'queued' WHERE id = ?", [(i,) for i in ids])
+    return ids
+
+
+def execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    conn.execute(sql, params)
+
+
+__all__ = ["abandon_unfinished", "execute", "insert_run", "insert_trials", "transaction", "write_batch"]
