@@ -172,7 +172,8 @@ def _plain_lines(
     laying out a few hundred entries that way stalled the console for tens of milliseconds."""
     if "\t" not in chunk:
         parts = chunk.split("\n")
-        if all(cell_len(p) <= width for p in parts):
+        # rich trims trailing spaces past ``width`` characters (zero-width ones count): same test
+        if all(len(p) <= width and cell_len(p) <= width for p in parts):
             out = []
             for part in parts:
                 line = Text(gutter, style=gutter_style, end="")
@@ -196,10 +197,11 @@ def layout_entry(
 ) -> list[Text]:
     """The lines ``entry`` occupies at ``width`` cells: a header, then the (capped) body."""
     header = _header(entry, expanded)
-    if "\n" not in header.plain and header.cell_len <= max(10, width):
+    room = max(10, width)
+    if "\n" not in header.plain and len(header.plain) <= room and header.cell_len <= room:
         out = [header]
     else:
-        out = list(header.wrap(console, max(10, width), overflow="fold"))
+        out = list(header.wrap(console, room, overflow="fold"))
     gutter_style = _GUTTER.get(entry.kind)
     gutter = "│ " if gutter_style is not None else "  "
     inner = max(10, width - len(gutter))

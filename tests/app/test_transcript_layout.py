@@ -26,7 +26,7 @@ def _same(a: list[Text], b: list[Text]) -> bool:
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(lines=LINES, width=st.integers(min_value=10, max_value=60), error=st.booleans())
 def test_fast_lines_equal_rich_wrapping(lines: list[str], width: int, error: bool) -> None:
     chunk = "\n".join(lines)
