@@ -2,7 +2,7 @@
 
 A report needs a handful of numbers from each of many events; parsing every payload into its
 pydantic model costs several times more than decoding it as plain JSON. The decoded payload is
-used only when its shape is one the kind's model takes unchanged (``payload_shape``: every key a
+used only when its shape is one the kind's model takes unchanged (``SHAPES``: every key a
 field, every value already of its field's type, nested models alike); anything else is parsed
 the ordinary way, so the values read are always the event's own. ``loads_details`` reads score
 details and verdicts (``store.queries``) with pydantic's JSON parser, the same values as
@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from enum import Enum
+from functools import cache
 from types import UnionType
-from typing import Any, Final, Literal, Union, get_args, get_origin
+from typing import Any, Final, Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic_core import from_json
@@ -50,13 +51,9 @@ JudgeUsage = tuple[int, int, float | None]
 
 
 Check = Callable[[Any], bool]
-# A shape test: the types a value may have, or a function for the others (lists, models, literals).
-Shape = frozenset[type] | Check
-_ANY: Final[frozenset[type]] = frozenset(
-    {dict, list, str, int, float, bool, type(None)}
-)  # all JSON decodes to
+_MISSING: Final = object()
 _SIMPLE: Final[dict[Any, frozenset[type]]] = {
-    Any: _ANY,
+    Any: frozenset({dict, list, str, int, float, bool, type(None)}),  # all JSON decodes to
     type(None): frozenset({type(None)}),
     bool: frozenset({bool}),
     int: frozenset({int}),
@@ -65,107 +62,144 @@ _SIMPLE: Final[dict[Any, frozenset[type]]] = {
 }
 
 
-def _shape(annotation: Any) -> Shape | None:
-    """A test that a decoded JSON value is one pydantic takes for ``annotation`` unchanged. It is
-    stricter than pydantic's lax mode: a value pydantic would coerce (``"12"`` for an int, 5.0 for
-    an int, 1 for a bool) fails, and its row is parsed the ordinary way. None for an annotation
-    this does not know (a model with validators, constraints, aliases or extra keys allowed)."""
-    if annotation in _SIMPLE:
-        return _SIMPLE[annotation]
-    origin, args = get_origin(annotation), get_args(annotation)
-    if origin is dict and args == (str, Any):
-        return frozenset({dict})  # JSON object keys are strings
-    if origin is Union or origin is UnionType:
-        shapes = [_shape(a) for a in args]
-        if all(isinstance(x, frozenset) for x in shapes):
-            return frozenset().union(*(x for x in shapes if isinstance(x, frozenset)))
-        if any(x is None for x in shapes):
-            return None
-        tests = [_as_check(x) for x in shapes if x is not None]
-        return lambda v: any(t(v) for t in tests)
-    if origin is Literal and all(type(a) is str for a in args):
-        allowed = frozenset(args)
-        return lambda v: type(v) is str and v in allowed
-    if origin is list and len(args) == 1:
-        item = _shape(args[0])
-        return None if item is None else _list_check(item)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _model_check(annotation)
-    return None
+class _ShapeTests:
+    """Writes the test that a decoded JSON value is one pydantic takes for an annotation
+    unchanged. It is stricter than pydantic's lax mode: a value pydantic would coerce (``"12"``
+    for an int, 5.0 for an int, 1 for a bool) fails, and its row is parsed the ordinary way.
 
+    Each model's test is a function of its own with every field's test spelled out (compiled
+    once, at import, as dataclasses writes its ``__init__``): a loop over a payload's keys that
+    looked each one up cost more than decoding the payload."""
 
-def _as_check(shape: Shape) -> Check:
-    if isinstance(shape, frozenset):
-        return lambda v: type(v) in shape
-    return shape
+    def __init__(self) -> None:
+        self._names: dict[str, Any] = {"_MISSING": _MISSING}
+        self._source: list[str] = []
+        self._models: dict[type[BaseModel], str | None] = {}
 
+    def _const(self, value: object) -> str:
+        name = f"_c{len(self._names)}"
+        self._names[name] = value
+        return name
 
-def _list_check(item: Shape) -> Check:
-    test = _as_check(item)
+    def _function(self, body: list[str]) -> str:
+        name = f"_f{len(self._source)}"
+        self._source.append(f"def {name}(v):\n" + "".join(f"    {line}\n" for line in body))
+        return name
 
-    def items(v: Any) -> bool:
-        if type(v) is not list:
-            return False
-        for x in v:  # noqa: SIM110 - a loop, not all() over a generator: this runs per event
-            if not test(x):
-                return False
-        return True
-
-    return items
-
-
-def _model_check(model: type[BaseModel]) -> Check | None:
-    fields = model.model_fields
-    decorators = model.__pydantic_decorators__
-    if (
-        model.model_config.get("extra") != "forbid"
-        or decorators.field_validators
-        or decorators.model_validators
-        or any(f.alias is not None or f.validation_alias is not None or f.metadata for f in fields.values())
-    ):
+    def _types(self, annotation: Any) -> frozenset[type] | None:
+        if annotation in _SIMPLE:
+            return _SIMPLE[annotation]
+        origin, args = get_origin(annotation), get_args(annotation)
+        if origin is dict and args == (str, Any):
+            return frozenset({dict})  # JSON object keys are strings
+        if origin is Union or origin is UnionType:
+            types = [self._types(a) for a in args]
+            if all(t is not None for t in types):
+                return frozenset().union(*(t for t in types if t is not None))
         return None
-    simple: dict[str, frozenset[type]] = {}
-    tests: dict[str, Check] = {}
-    for name, f in fields.items():
-        shape = _shape(f.annotation)
-        if shape is None:
+
+    def test(self, annotation: Any, var: str) -> str | None:
+        """An expression true when ``var`` passes; None for an annotation this does not know (a
+        model with validators, constraints, aliases or extra keys allowed)."""
+        types = self._types(annotation)
+        if types is not None:
+            if len(types) == 1:
+                return f"type({var}) is {self._const(next(iter(types)))}"
+            return f"type({var}) in {self._const(types)}"
+        origin, args = get_origin(annotation), get_args(annotation)
+        if origin is Union or origin is UnionType:
+            tests = [self.test(a, var) for a in args]
+            return None if any(t is None for t in tests) else "(" + " or ".join(map(str, tests)) + ")"
+        if origin is Literal and all(type(a) is str for a in args):
+            return f"(type({var}) is str and {var} in {self._const(frozenset(args))})"
+        if origin is dict and len(args) == 2 and args[0] is str:
+            value = self.test(args[1], "y")
+            if value is None:
+                return None
+            body = [
+                "if type(v) is not dict:",
+                "    return False",
+                "for y in v.values():",
+                f"    if not ({value}):",
+            ]
+            return f"{self._function([*body, '        return False', 'return True'])}({var})"
+        if origin is list and len(args) == 1:
+            item = self.test(args[0], "y")
+            if item is None:
+                return None
+            body = ["if type(v) is not list:", "    return False", "for y in v:", f"    if not ({item}):"]
+            return f"{self._function([*body, '        return False', 'return True'])}({var})"
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            name = self.model(annotation)
+            return None if name is None else f"{name}({var})"
+        return None
+
+    def model(self, model: type[BaseModel]) -> str | None:
+        """The name of ``model``'s test: a dict whose keys are fields (each once, as in any dict;
+        other keys too if the model ignores them, as score details do), every required one
+        there, every value passing its field's test."""
+        if model in self._models:
+            return self._models[model]
+        self._models[model] = None  # a model that contains itself is not tested
+        fields = model.model_fields
+        decorators = model.__pydantic_decorators__
+        extra = model.model_config.get("extra")
+        if (
+            extra not in ("forbid", "ignore")
+            or decorators.field_validators
+            or decorators.model_validators
+            or any(
+                f.alias is not None or f.validation_alias is not None or f.metadata for f in fields.values()
+            )
+        ):
             return None
-        if isinstance(shape, frozenset):
-            simple[name] = shape
-        else:
-            tests[name] = shape
-    allowed = frozenset(fields)
-    required = frozenset(name for name, f in fields.items() if f.is_required())
+        body = ["if type(v) is not dict:", "    return False", "n = 0"]
+        for name, f in fields.items():
+            test = self.test(f.annotation, "x")
+            if test is None:
+                return None
+            body.append(f"x = v.get({name!r}, _MISSING)")
+            if f.is_required():
+                body += ["if x is _MISSING or not (" + test + "):", "    return False", "n += 1"]
+            else:
+                body += [
+                    "if x is not _MISSING:",
+                    f"    if not ({test}):",
+                    "        return False",
+                    "    n += 1",
+                ]
+        body.append("return n == len(v)" if extra == "forbid" else "return True")  # no key but the fields
+        self._models[model] = name = self._function(body)
+        return name
 
-    def test(v: Any) -> bool:
-        if type(v) is not dict:
-            return False
-        keys = v.keys()
-        if not (keys <= allowed and required <= keys):
-            return False
-        for k, x in v.items():
-            types = simple.get(k)
-            if types is not None:
-                if type(x) not in types:
-                    return False
-            elif not tests[k](x):
-                return False
-        return True
-
-    return test
+    def compiled(self) -> dict[str, Any]:
+        namespace = dict(self._names)
+        exec("\n".join(self._source), namespace)  # the source written above, from the models' fields
+        return namespace
 
 
 def _shapes() -> dict[str, Check]:
-    out: dict[str, Check] = {}
+    tests = _ShapeTests()
+    names: dict[str, str] = {}
     for cls in get_args(get_args(Event)[0]):
-        check = _model_check(cls)
-        if check is not None:
-            out[cls.model_fields["kind"].default] = check
-    return out
+        name = tests.model(cls)
+        if name is not None:
+            names[cls.model_fields["kind"].default] = name
+    namespace = tests.compiled()
+    return {kind: namespace[name] for kind, name in names.items()}
 
 
 # Per event kind, the test that a decoded payload is one its model takes as it is.
 SHAPES = _shapes()
+
+
+@cache
+def model_check(model: type[BaseModel]) -> Check | None:
+    """The test for one model (score details use it as events use ``SHAPES``), or None for a
+    model it does not know."""
+    tests = _ShapeTests()
+    name = tests.model(model)
+    return None if name is None else cast(Check, tests.compiled()[name])
 
 
 def fast_model_call(_kind: str, obj: dict[str, Any]) -> ModelCallUsage:
@@ -203,4 +237,5 @@ __all__ = [
     "judge_call",
     "loads_details",
     "model_call",
+    "model_check",
 ]

@@ -165,6 +165,17 @@ def score_rows(trial_id: int | None = None) -> Query[tuple[list[ScoreRecord], li
     return Query(sql + " ORDER BY trial_id, name", (), _scores, _column_bytes(3))
 
 
+def named_score_rows(name: ScoreName) -> Query[tuple[list[ScoreRecord], list[UnreadableScoreRow]]]:
+    """``score_rows`` of one score of every trial (a report's second process reads the adoption
+    scores, which tell the baseline arm)."""
+    return Query(
+        "SELECT trial_id, name, value, details FROM scores WHERE name = ? ORDER BY trial_id",
+        (name.value,),
+        _scores,
+        _column_bytes(3),
+    )
+
+
 def trials_with_score(name: ScoreName) -> Query[set[int]]:
     """The ids of the trials that have a ``name`` score (without reading any score's details)."""
     return Query(
@@ -277,12 +288,18 @@ def _details(text: Any) -> Any:
     return json.loads(text) if parsed is None else parsed
 
 
+# ScoreName by its value: a dictionary lookup, where ``ScoreName(name)`` is a call (a report reads
+# every score); a name that is not here takes the call and its error.
+_SCORE_NAMES: dict[object, ScoreName] = {n.value: n for n in ScoreName}
+
+
 def _scores(rows: Rows) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
     records: list[ScoreRecord] = []
     unreadable: list[UnreadableScoreRow] = []
+    names = _SCORE_NAMES
     for tid, name, value, details in rows:
         try:
-            records.append(ScoreRecord(tid, ScoreName(name), value, _details(details)))
+            records.append(ScoreRecord(tid, names.get(name) or ScoreName(name), value, _details(details)))
         except ValueError as err:
             unreadable.append(UnreadableScoreRow(tid, str(name), score_problem(tid, str(name), err)))
     return records, unreadable
@@ -309,6 +326,7 @@ __all__ = [
     "events_of_kind",
     "judgments",
     "max_event_id",
+    "named_score_rows",
     "run",
     "schema_version",
     "score_problem",

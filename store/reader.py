@@ -9,11 +9,9 @@ event stream by id: the store has one writer and ids are assigned in commit orde
 
 from __future__ import annotations
 
-import heapq
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from operator import itemgetter
+from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,6 +88,13 @@ class StoreReader:
     def _fetch(self, query: Query[T]) -> T:
         return query.decode(self._conn.execute(query.sql, query.params).fetchall())
 
+    def _fetch_chunks(self, query: Query[T], size: int = 2000) -> Iterator[T]:
+        """``query``'s rows decoded a chunk at a time: a large read's raw rows (the JSON texts of
+        every score's details) are then never all held at once, and their memory is reused."""
+        cur = self._conn.execute(query.sql, query.params)
+        while rows := cur.fetchmany(size):
+            yield query.decode(rows)
+
     def close(self) -> None:
         self._conn.close()
 
@@ -133,19 +138,30 @@ class StoreReader:
 
     def judgments(self, trial_id: int | None = None) -> list[JudgmentRecord]:
         """Judgments of each trial's current attempt: an abandoned attempt's verdicts judged another answer."""
-        return self._fetch(queries.judgments(trial_id))
+        return [j for chunk in self._fetch_chunks(queries.judgments(trial_id)) for j in chunk]
 
-    def scores(self, trial_id: int | None = None) -> list[ScoreRecord]:
-        """Every score row; an unreadable one raises ``UnreadableScore`` naming the database,
-        since a report that skipped it would publish a figure computed on fewer trials."""
-        records, unreadable = self.score_rows(trial_id)
+    def scores(self, trial_id: int | None = None, *, name: ScoreName | None = None) -> list[ScoreRecord]:
+        """Every score row (of one trial, or only the ``name`` scores); an unreadable one raises
+        ``UnreadableScore`` naming the database, since a report that skipped it would publish a
+        figure computed on fewer trials."""
+        records, unreadable = self.score_rows(trial_id, name=name)
         if unreadable:
             raise UnreadableScore(f"{self.path}: {unreadable[0].problem}")
         return records
 
-    def score_rows(self, trial_id: int | None = None) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
+    def score_rows(
+        self, trial_id: int | None = None, *, name: ScoreName | None = None
+    ) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
         """The readable score rows and, apart, the ones this proctor cannot read."""
-        return self._fetch(queries.score_rows(trial_id))
+        if trial_id is not None and name is not None:
+            raise ValueError("score_rows reads one trial's scores or one score of every trial, not both")
+        query = queries.score_rows(trial_id) if name is None else queries.named_score_rows(name)
+        records: list[ScoreRecord] = []
+        unreadable: list[UnreadableScoreRow] = []
+        for readable, unread in self._fetch_chunks(query):
+            records += readable
+            unreadable += unread
+        return records, unreadable
 
     def trials_with_score(self, name: ScoreName) -> set[int]:
         return self._fetch(queries.trials_with_score(name))
@@ -165,6 +181,7 @@ class StoreReader:
         up_to_id: int,
         fast: Callable[[str, dict[str, Any]], T | Skip | None],
         slow: Callable[[Event], T | None],
+        repeated: Container[str] = (),
     ) -> Iterator[tuple[int | None, int, bool, T]]:
         """What ``fast`` or ``slow`` takes from each event of ``kinds`` up to ``up_to_id``, in id
         order, with the event's (trial_id, attempt, abandoned); nothing where they return None
@@ -178,38 +195,35 @@ class StoreReader:
         for a float field aside: convert it). Any other row is parsed into its event for
         ``slow``, and a row this proctor cannot read is skipped (other readers show it as an
         ``ErrorEvent``), as before.
+
+        For the kinds in ``repeated``, whose payloads recur verbatim (a ``tools_listed`` is the
+        same in every trial of an arm), what a payload gave is kept and given again for the same
+        bytes, for up to ``_REMEMBERED`` distinct payloads.
         """
-        for trial_id, attempt, abandoned, kind, encoding, payload in self._rows_of_kinds(kinds, up_to_id):
-            got: T | Skip | None = None
-            if encoding == "json":
-                try:
-                    obj = orjson.loads(payload)
-                except orjson.JSONDecodeError:
-                    obj = None
-                check = SHAPES.get(kind)
-                if check is not None and check(obj):
-                    got = fast(kind, obj)
-            if got is None:
-                try:
-                    got = slow(parse_event(decode_payload(encoding, payload)))
-                except (ValueError, zlib.error):
-                    continue
+        remembered: dict[tuple[str, str, bytes], T | Skip | None] = {}
+        for _id, trial_id, attempt, abandoned, kind, encoding, payload in self._rows_of_kinds(
+            kinds, up_to_id
+        ):
+            key = (kind, encoding, payload) if kind in repeated else None
+            if key is not None and key in remembered:
+                got = remembered[key]
+            else:
+                got = _extract_one(kind, encoding, payload, fast, slow)
+                if key is not None and len(remembered) < _REMEMBERED:
+                    remembered[key] = got
             if got is not None and got is not SKIP:
                 yield trial_id, attempt, bool(abandoned), got
 
     def _rows_of_kinds(self, kinds: Sequence[str], up_to_id: int) -> Iterator[tuple[Any, ...]]:
-        """(trial_id, attempt, abandoned, kind, encoding, payload) of events of ``kinds``, in id
-        order: one query per kind (each in its index's order), merged."""
-        streams = [self._rows_of_kind(kind, up_to_id) for kind in kinds]
-        merged = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=itemgetter(0))
-        for row in merged:
-            yield row[1:]
-
-    def _rows_of_kind(self, kind: str, up_to_id: int) -> Iterator[tuple[Any, ...]]:
-        cur = self._conn.execute(
+        """(id, trial_id, attempt, abandoned, kind, encoding, payload) of events of ``kinds``, in
+        id order: one indexed read per kind (each in its index's order), merged by SQLite."""
+        select = (
             "SELECT id, trial_id, attempt, abandoned, kind, encoding, payload FROM events "
-            "WHERE kind = ? AND id <= ? ORDER BY id",
-            (kind, up_to_id),
+            "WHERE kind = ? AND id <= ?"
+        )
+        cur = self._conn.execute(
+            " UNION ALL ".join([select] * len(kinds)) + " ORDER BY id",
+            [value for kind in kinds for value in (kind, up_to_id)],
         )
         while rows := cur.fetchmany(1000):
             yield from rows
@@ -222,6 +236,36 @@ class StoreReader:
         """(input_tokens, output_tokens, cost_usd) of each ``judgment`` event that records the
         judge's own usage, see ``extract``."""
         return self.extract(("judgment",), up_to_id, fast_judge_call, judge_call)
+
+
+# Distinct payloads ``extract`` keeps per read of a ``repeated`` kind: an arm's tool lists, not a
+# whole run's when each trial's differs (top-k tool retrieval).
+_REMEMBERED = 256
+
+
+def _extract_one(
+    kind: str,
+    encoding: str,
+    payload: bytes,
+    fast: Callable[[str, dict[str, Any]], T | Skip | None],
+    slow: Callable[[Event], T | None],
+) -> T | Skip | None:
+    """``extract``'s reading of one row: ``fast`` where the decoded payload has its model's
+    shape, else ``slow`` on the parsed event, else None (a row this proctor cannot read)."""
+    if encoding == "json":
+        try:
+            obj = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            obj = None
+        check = SHAPES.get(kind)
+        if check is not None and check(obj):
+            got = fast(kind, obj)
+            if got is not None:
+                return got
+    try:
+        return slow(parse_event(decode_payload(encoding, payload)))
+    except (ValueError, zlib.error):
+        return None
 
 
 class EventTail:

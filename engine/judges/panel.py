@@ -9,7 +9,6 @@ the majority with human labels, taken from ``Scenario.human_labels`` (keyed by t
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from proctor.engine.stats import (
     Correlation,
     PanelVote,
     agreement_with_labels,
+    fmean,
     kendall_tau_b,
     majority_vote,
 )
@@ -51,14 +51,12 @@ def verdicts_pass(verdicts: Sequence[Verdict], claims_threshold: float) -> bool 
         return None
     with_claims = [v for v in verdicts if v.claims]
     if with_claims:
-        coverage = statistics.fmean(
-            statistics.fmean(_CLAIM_VALUE[c.verdict] for c in v.claims) for v in with_claims
-        )
+        coverage = fmean([fmean([_CLAIM_VALUE[c.verdict] for c in v.claims]) for v in with_claims])
         return coverage >= claims_threshold
     key_points = [v.key_points_success for v in verdicts if v.key_points_success is not None]
     if key_points:
         return sum(key_points) * 2 >= len(key_points)
-    return statistics.fmean(v.score for v in verdicts) >= 0.5
+    return fmean([v.score for v in verdicts]) >= 0.5
 
 
 def latest_per_pass(judgments: Iterable[JudgmentRecord]) -> list[JudgmentRecord]:
@@ -134,12 +132,17 @@ def panel_summary(
     *,
     claims_threshold: float,
     scenario_labels: Mapping[str, Mapping[str, bool]] | None = None,
+    verdicts: Mapping[tuple[str, int], Sequence[Verdict]] | None = None,
 ) -> PanelSummary:
-    """Majority, pairwise τ-b and human agreement over the stored judgments of a run."""
+    """Majority, pairwise τ-b and human agreement over the stored judgments of a run.
+
+    ``verdicts`` is ``parsed_verdicts(judgments)`` when the caller has it already: a report
+    validates each verdict once for all its sections."""
     labels_by_scenario = scenario_labels or {}
     human_judges = sorted({j.judge for j in judgments if is_human(j.source)})
     judges = sorted({j.judge for j in judgments if not is_human(j.source)})
-    verdicts = parsed_verdicts(judgments)
+    if verdicts is None:
+        verdicts = parsed_verdicts(judgments)
     ids = [t.id for t in trials]
     passes = {
         (judge, t): verdicts_pass(verdicts.get((judge, t), []), claims_threshold)
@@ -147,7 +150,7 @@ def panel_summary(
         for t in ids
     }
     scores = {
-        (judge, t): statistics.fmean(v.score for v in verdicts[(judge, t)])
+        (judge, t): fmean([v.score for v in verdicts[(judge, t)]])
         for judge in judges
         for t in ids
         if verdicts.get((judge, t))
@@ -176,8 +179,9 @@ def panel_summary(
 
     human: dict[int, bool] = {}
     for t in trials:
-        label = human_label(labels_by_scenario.get(t.scenario, {}), t.arm, t.model, t.epoch)
-        if label is None:
+        labels = labels_by_scenario.get(t.scenario)
+        label = None if not labels else human_label(labels, t.arm, t.model, t.epoch)
+        if label is None and human_judges:  # no votes: no majority
             votes = [verdicts_pass(verdicts.get((h, t.id), []), claims_threshold) for h in human_judges]
             label = majority_vote(votes).verdict
         if label is not None:

@@ -8,18 +8,15 @@ baseline's adoption is a structural n/a, never a 0 that would drag a mean down.
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
-from pydantic import ValidationError
-
-from proctor.engine.judges.base import Verdict
-from proctor.engine.judges.panel import is_human, latest_per_pass
+from proctor.engine.judges.panel import is_human
 from proctor.engine.reports.attribution import is_baseline
-from proctor.engine.stats import PassKSummary, paired_bootstrap_ci, pass_k_over_tasks
+from proctor.engine.reports.verdicts import CLAIM_VALUE, Verdicts, judged_coverage
+from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks
 from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
     GroundingDetails,
@@ -30,7 +27,6 @@ from proctor.store.scores import (
 
 CLAIM_THRESHOLDS = (0.75, 0.5)  # MCP-Atlas reports both; the suite's own threshold is added
 BOOTSTRAP_RESAMPLES = 2000
-_CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
 
 
 @dataclass(frozen=True)
@@ -42,36 +38,6 @@ class TrialUsage:
     output: int = 0
     judge: int = 0
     judge_cost_usd: float | None = 0.0
-
-
-class Verdicts:
-    """Each judgment's verdict validated once: a report reads them in several sections."""
-
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[JudgmentRecord, Verdict | None]] = {}  # by id(record), kept alive
-
-    def of(self, j: JudgmentRecord) -> Verdict | None:
-        """The verdict, or None for a judge error or a verdict this proctor cannot read."""
-        seen = self._seen.get(id(j))
-        if seen is not None:
-            return seen[1]
-        verdict = None
-        if j.verdict is not None:
-            try:
-                verdict = Verdict.model_validate(j.verdict)
-            except ValidationError:
-                verdict = None
-        self._seen[id(j)] = (j, verdict)
-        return verdict
-
-    def by_judge_and_trial(self, judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int], list[Verdict]]:
-        """``panel.parsed_verdicts(judgments)``, validating each verdict once."""
-        out: dict[tuple[str, int], list[Verdict]] = defaultdict(list)
-        for j in latest_per_pass(judgments):
-            verdict = self.of(j)
-            if verdict is not None:
-                out[(j.judge, j.trial_id)].append(verdict)
-        return dict(out)
 
 
 @dataclass(frozen=True)
@@ -169,54 +135,25 @@ def claims_coverage(
 ) -> float | None:
     """Judged claims coverage (mean over machine-judge passes that judged claims), else the lexical one."""
     per_pass = [
-        statistics.fmean(_CLAIM_VALUE[c.verdict] for c in v.claims)
+        fmean([CLAIM_VALUE[c.verdict] for c in v.claims])
         for (judge, tid), vs in verdicts.items()
         if tid == trial_id
         for v in vs
         if v.claims
     ]
-    return statistics.fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
-
-
-def judged_coverage(machine: Iterable[JudgmentRecord], verdicts: Verdicts | None = None) -> dict[int, float]:
-    """Per trial, the judged claims coverage ``claims_coverage`` prefers, from the machine judges'
-    judgments: the mean over passes that judged claims (a trial with none is left out)."""
-    out: dict[int, float] = {}
-    for trial_id, by_judge in _verdicts_by_trial(
-        (verdicts or Verdicts()).by_judge_and_trial(machine)
-    ).items():
-        per_pass = [
-            statistics.fmean(_CLAIM_VALUE[c.verdict] for c in v.claims)
-            for vs in by_judge.values()
-            for v in vs
-            if v.claims
-        ]
-        if per_pass:
-            out[trial_id] = statistics.fmean(per_pass)
-    return out
-
-
-def _verdicts_by_trial(
-    verdicts: Mapping[tuple[str, int], Sequence[Any]],
-) -> dict[int, dict[tuple[str, int], Sequence[Any]]]:
-    """``verdicts`` split by trial, each keeping the original order, so that ``claims_coverage``
-    reads a trial's few entries instead of scanning every trial's (which made reports quadratic)."""
-    out: dict[int, dict[tuple[str, int], Sequence[Any]]] = {}
-    for key, vs in verdicts.items():
-        out.setdefault(key[1], {})[key] = vs
-    return out
+    return fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
 
 
 def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> Grounding:
     g = scores.get(ScoreName.GROUNDING)
     if g is None:
         return Grounding(0, 0, 0)
-    counts = g.parsed(GroundingDetails).counts
-    return Grounding(counts.grounded, counts.unresolved, counts.hallucinated)
+    counts = [g.detail(GroundingDetails, "counts", n) for n in ("grounded", "unresolved", "hallucinated")]
+    return Grounding(*cast(list[int], counts))
 
 
 def _mean(values: Sequence[float]) -> float | None:
-    return statistics.fmean(values) if values else None
+    return fmean(values) if values else None
 
 
 def _gold_weighted(scores: Sequence[Mapping[ScoreName, ScoreRecord]], name: ScoreName) -> float | None:
@@ -226,7 +163,7 @@ def _gold_weighted(scores: Sequence[Mapping[ScoreName, ScoreRecord]], name: Scor
         v = value(s, name)
         if v is None:
             continue
-        calls = s[name].parsed(ToolMatchDetails).gold_calls
+        calls = cast(int | None, s[name].detail(ToolMatchDetails, "gold_calls"))
         w = float(calls) if calls is not None and calls > 0 else 1.0
         total += v * w
         weight += w
@@ -236,7 +173,9 @@ def _gold_weighted(scores: Sequence[Mapping[ScoreName, ScoreRecord]], name: Scor
 def match_mode(scores: Sequence[Mapping[ScoreName, ScoreRecord]]) -> str | None:
     """The tool-match mode that scored TFS/TEFS ("mixed" when trials differ), for the report."""
     modes = {
-        s[ScoreName.TFS].parsed(ToolMatchDetails).mode for s in scores if value(s, ScoreName.TFS) is not None
+        cast(str, s[ScoreName.TFS].detail(ToolMatchDetails, "mode"))
+        for s in scores
+        if value(s, ScoreName.TFS) is not None
     }
     return None if not modes else modes.pop() if len(modes) == 1 else "mixed"
 
@@ -303,6 +242,35 @@ def with_usage(
     return out
 
 
+def _baseline(arm: str, scores: Sequence[Mapping[ScoreName, ScoreRecord]]) -> bool:
+    return any(is_baseline(s) for s in scores) or (arm == "baseline" and not any(scores))
+
+
+def _layers(
+    scores: Sequence[Mapping[ScoreName, ScoreRecord]],
+) -> tuple[list[float], list[float], list[float]]:
+    """The fairness, adoption and LLM quality values of an arm × model's trials."""
+    return tuple(  # type: ignore[return-value]
+        [v for s in scores if (v := value(s, name)) is not None]
+        for name in (ScoreName.FAIRNESS, ScoreName.ADOPTION, ScoreName.LLM_QUALITY)
+    )
+
+
+def interval_requests(
+    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+) -> list[tuple[list[tuple[float, float]], int, int]]:
+    """The bootstraps ``summarize_scores`` draws (``mean_ci``) as (pairs, resamples, seed), for a
+    report to draw them ahead (``intervals_ahead``)."""
+    out = []
+    for index, ((arm, _model), group) in enumerate(_groups(trials).items()):
+        scores_of = [scores.get(t.id, {}) for t in group]
+        fair, adopt, quality = _layers(scores_of)
+        for values in (fair, quality) if _baseline(arm, scores_of) else (fair, adopt, quality):
+            if len(values) > 1:
+                out.append(([(0.0, v) for v in values], BOOTSTRAP_RESAMPLES, index))
+    return out
+
+
 def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
     """``summarize`` but for what depends on ``inputs.usage``: no tokens, no judge cost (see ``with_usage``)."""
     groups = _groups(inputs.trials)
@@ -313,16 +281,14 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
     for index, ((arm, model), trials) in enumerate(groups.items()):
         scores = [inputs.scores.get(t.id, {}) for t in trials]
         done = [t for t in trials if t.status in ("finished", "error")]
-        baseline = any(is_baseline(s) for s in scores) or (arm == "baseline" and not any(scores))
+        baseline = _baseline(arm, scores)
         coverage = [
             c
             for t, s in zip(trials, scores, strict=True)
             if (c := judged.get(t.id, value(s, ScoreName.CLAIMS))) is not None
         ]
         grounding = [_grounding(s) for s in scores]
-        fair = [v for s in scores if (v := value(s, ScoreName.FAIRNESS)) is not None]
-        adopt = [v for s in scores if (v := value(s, ScoreName.ADOPTION)) is not None]
-        quality = [v for s in scores if (v := value(s, ScoreName.LLM_QUALITY)) is not None]
+        fair, adopt, quality = _layers(scores)
         out.append(
             ArmModelSummary(
                 arm=arm,
@@ -334,7 +300,7 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
                 passed=sum(t.passed is True for t in trials),
                 judged=sum(t.passed is not None for t in trials),
                 not_judged=sum(
-                    s[ScoreName.PASSED].parsed(PassedDetails).not_judged
+                    cast(bool, s[ScoreName.PASSED].detail(PassedDetails, "not_judged"))
                     for s in scores
                     if ScoreName.PASSED in s
                 ),
@@ -374,6 +340,7 @@ __all__ = [
     "TrialUsage",
     "Verdicts",
     "claims_coverage",
+    "interval_requests",
     "is_baseline",
     "judged_coverage",
     "mean_ci",

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from proctor.engine.judges.panel import is_human, latest_per_pass
-from proctor.engine.reports.aggregate import ArmModelSummary, Verdicts, value
+from proctor.engine.reports.aggregate import ArmModelSummary, Verdicts, interval_requests, value
 from proctor.engine.reports.attribution import Attribution, attribution, is_baseline
 from proctor.engine.stats import (
     ArmModelVariance,
@@ -28,6 +28,7 @@ from proctor.engine.stats import (
     Ranking,
     ScenarioMean,
     judge_variance,
+    mcnemar_counts,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_frontier,
@@ -37,6 +38,7 @@ from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import ScoreName
 
 PairKey = tuple[str, int]
+DELTA_RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -76,37 +78,72 @@ def _by_pair(trials: Sequence[TrialRecord], arm: str, model: str) -> dict[PairKe
     return {(t.scenario, t.epoch): t for t in trials if t.arm == arm and t.model == model}
 
 
-def baseline_comparisons(
+def _pairings(
     trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
-) -> list[BaselineComparison]:
-    """Every non-baseline arm against the baseline arm run with the same model."""
+) -> Iterator[tuple[str, str, str, dict[PairKey, TrialRecord], dict[PairKey, TrialRecord], list[PairKey]]]:
+    """(arm, model, baseline arm, its trials by pair, the arm's, the pairs both have) of every
+    non-baseline arm that shares pairs with the baseline arm run with the same model."""
     baselines = sorted({t.arm for t in trials if is_baseline(scores.get(t.id, {}))})
     if not baselines:
         baselines = ["baseline"] if any(t.arm == "baseline" for t in trials) else []
     if not baselines:
-        return []
+        return
     base = baselines[0]
-    out = []
-    entries = list(dict.fromkeys((t.arm, t.model) for t in trials))
-    for arm, model in entries:
+    for arm, model in dict.fromkeys((t.arm, t.model) for t in trials):
         if arm in baselines:
             continue
         first, second = _by_pair(trials, base, model), _by_pair(trials, arm, model)
         shared = [k for k in first if k in second]
-        if not shared:
-            continue
-        passes = [
-            (bool(first[k].passed), bool(second[k].passed))
-            for k in shared
-            if first[k].passed is not None and second[k].passed is not None
-        ]
-        fair = [
-            (a, b)
-            for k in shared
-            if (a := value(scores.get(first[k].id, {}), ScoreName.FAIRNESS)) is not None
-            and (b := value(scores.get(second[k].id, {}), ScoreName.FAIRNESS)) is not None
-        ]
-        delta = paired_bootstrap_ci(fair, n_resamples=2000, seed=0) if fair else None
+        if shared:
+            yield arm, model, base, first, second, shared
+
+
+def _passes(
+    first: Mapping[PairKey, TrialRecord], second: Mapping[PairKey, TrialRecord], shared: Sequence[PairKey]
+) -> list[tuple[bool, bool]]:
+    return [
+        (bool(first[k].passed), bool(second[k].passed))
+        for k in shared
+        if first[k].passed is not None and second[k].passed is not None
+    ]
+
+
+def mcnemar_inputs(
+    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+) -> list[tuple[int, int]]:
+    """(k, n) of the binomial p-value each comparison's McNemar test takes (k baseline-only
+    passes of n discordant pairs). Which arm is the baseline needs only the adoption scores."""
+    out = []
+    for _arm, _model, _base, first, second, shared in _pairings(trials, scores):
+        b, c, _n = mcnemar_counts(_passes(first, second, shared))
+        if b + c:
+            out.append((b, b + c))
+    return out
+
+
+def _fairness_pairs(
+    first: Mapping[PairKey, TrialRecord],
+    second: Mapping[PairKey, TrialRecord],
+    shared: Sequence[PairKey],
+    scores: Mapping[int, Mapping[ScoreName, ScoreRecord]],
+) -> list[tuple[float, float]]:
+    return [
+        (a, b)
+        for k in shared
+        if (a := value(scores.get(first[k].id, {}), ScoreName.FAIRNESS)) is not None
+        and (b := value(scores.get(second[k].id, {}), ScoreName.FAIRNESS)) is not None
+    ]
+
+
+def baseline_comparisons(
+    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+) -> list[BaselineComparison]:
+    """Every non-baseline arm against the baseline arm run with the same model."""
+    out = []
+    for arm, model, base, first, second, shared in _pairings(trials, scores):
+        passes = _passes(first, second, shared)
+        fair = _fairness_pairs(first, second, shared, scores)
+        delta = paired_bootstrap_ci(fair, n_resamples=DELTA_RESAMPLES, seed=0) if fair else None
         arm_trials = [t for t in trials if t.model == model]
         out.append(
             BaselineComparison(
@@ -120,6 +157,19 @@ def baseline_comparisons(
             )
         )
     return out
+
+
+def bootstrap_requests(
+    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+) -> list[tuple[list[tuple[float, float]], int, int]]:
+    """Every bootstrap the arms' summaries and comparisons draw, as (pairs, resamples, seed):
+    what a report can draw ahead (``intervals_ahead``) while it builds its other sections."""
+    deltas = [
+        (fair, DELTA_RESAMPLES, 0)
+        for _arm, _model, _base, first, second, shared in _pairings(trials, scores)
+        if (fair := _fairness_pairs(first, second, shared, scores))
+    ]
+    return interval_requests(trials, scores) + deltas
 
 
 def cost_frontier(summaries: Sequence[ArmModelSummary]) -> ParetoFrontier:
@@ -140,19 +190,33 @@ def judge_score_rows(
     verdicts: Verdicts | None = None,
 ) -> list[JudgeScoreRow]:
     """One row per criterion score (or the overall score when a verdict has no criteria) of ``judge``."""
-    by_id = {t.id: t for t in trials}
-    parsed = verdicts or Verdicts()
+    return _score_rows(_cells(trials), latest_per_pass(judgments), judge, verdicts or Verdicts())
+
+
+def _cells(trials: Sequence[TrialRecord]) -> dict[int, tuple[str, str, str]]:
+    """Per trial, (arm, model, cell): the cell of its variance, its scenario at its epoch."""
+    return {t.id: (t.arm, t.model, f"{t.scenario}@e{t.epoch}") for t in trials}
+
+
+def _score_rows(
+    cells: Mapping[int, tuple[str, str, str]],
+    latest: Sequence[JudgmentRecord],
+    judge: str,
+    verdicts: Verdicts,
+) -> list[JudgeScoreRow]:
     rows: list[JudgeScoreRow] = []
-    for j in latest_per_pass(judgments):
-        trial = by_id.get(j.trial_id)
-        verdict = parsed.of(j) if j.judge == judge else None
-        if trial is None or verdict is None:
+    for j in latest:
+        if j.judge != judge:
             continue
-        cell = f"{trial.scenario}@e{trial.epoch}"
+        cell = cells.get(j.trial_id)
+        verdict = verdicts.of(j)
+        if cell is None or verdict is None:
+            continue
+        arm, model, where = cell
         scored = {c.name: c.score for c in reversed(verdict.criteria)} or {"overall": verdict.score}
         for name, score in sorted(scored.items()):
             if math.isfinite(score):
-                rows.append(JudgeScoreRow(trial.arm, trial.model, cell, 0, name, j.pass_no, score))
+                rows.append(JudgeScoreRow(arm, model, where, 0, name, j.pass_no, score))
     return rows
 
 
@@ -163,9 +227,13 @@ def variance_by_judge(
     verdicts: Verdicts | None = None,
 ) -> list[JudgeVariance]:
     judges = sorted({j.judge for j in judgments if not is_human(j.source)})
+    if not judges:
+        return []
     parsed = verdicts or Verdicts()
+    cells = _cells(trials)
+    latest = latest_per_pass(judgments)  # once for every judge
     return [
-        JudgeVariance(judge, floor, judge_variance(judge_score_rows(trials, judgments, judge, parsed)))
+        JudgeVariance(judge, floor, judge_variance(_score_rows(cells, latest, judge, parsed)))
         for judge in judges
     ]
 
@@ -174,8 +242,10 @@ __all__ = [
     "BaselineComparison",
     "JudgeVariance",
     "baseline_comparisons",
+    "bootstrap_requests",
     "cost_frontier",
     "fairness_ranking",
     "judge_score_rows",
+    "mcnemar_inputs",
     "variance_by_judge",
 ]

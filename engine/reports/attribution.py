@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from proctor.store.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import ADOPTION_BASELINE, AdoptionDetails, ScoreName
@@ -17,13 +18,13 @@ from proctor.store.scores import ADOPTION_BASELINE, AdoptionDetails, ScoreName
 def is_baseline(scores: Mapping[ScoreName, ScoreRecord]) -> bool:
     """A baseline trial: its adoption score says "n/a (baseline)" (it had no MCP tools)."""
     adoption = scores.get(ScoreName.ADOPTION)
-    return adoption is not None and adoption.parsed(AdoptionDetails).na == ADOPTION_BASELINE
+    return adoption is not None and adoption.detail(AdoptionDetails, "na") == ADOPTION_BASELINE
 
 
 def arm_tool_calls(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord]) -> int | None:
     """Calls to the arm's own servers (adoption's count), else every tool call; None before the end."""
     adoption = scores.get(ScoreName.ADOPTION)
-    arm_calls = None if adoption is None else adoption.parsed(AdoptionDetails).arm_calls
+    arm_calls = None if adoption is None else cast(int | None, adoption.detail(AdoptionDetails, "arm_calls"))
     return trial.tool_calls if arm_calls is None else arm_calls
 
 

@@ -8,20 +8,24 @@ called; definitions in engine/reports/tool_usage.py and under its ``definitions`
 renderings are made from this same dictionary, so the three formats never disagree. The offline
 agent and the offline judge are labelled wherever they were used.
 
-Reads are built for large runs: event fields are decoded as plain JSON where that reads the same
-as the event (``StoreReader.extract``). ``report_json`` is the CLI's encoding.
+Reads are built for large runs: each table is read once and each verdict validated once; event
+fields are decoded as plain JSON where that reads the same as the event (``StoreReader.extract``),
+in a second process on a large run (engine/reports/event_sections.py), and the bootstrap intervals
+are drawn in a thread while this one builds the other sections. ``report_json`` is the CLI's
+encoding.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Generator, Iterable, Iterator
+import importlib
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 
 from proctor.engine.judges.panel import is_human, panel_summary
@@ -34,25 +38,18 @@ from proctor.engine.reports.aggregate import (
     with_usage,
 )
 from proctor.engine.reports.arm_comparisons import (
-    JudgeVariance,
     baseline_comparisons,
+    bootstrap_requests,
     cost_frontier,
     fairness_ranking,
     variance_by_judge,
 )
+from proctor.engine.reports.event_sections import PendingSections
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
-from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage, tool_usage_section
+from proctor.engine.stats import intervals_ahead, remember_binomial
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import OperatorCommand
-from proctor.store.reader import (
-    JudgeUsage,
-    JudgmentRecord,
-    ModelCallUsage,
-    ScoreRecord,
-    StoredEvent,
-    StoreReader,
-    TrialRecord,
-)
+from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
@@ -78,59 +75,6 @@ def _of_kind(reader: StoreReader, kind: str, upper: int) -> Iterator[StoredEvent
         if len(chunk) < 5000:
             return
         after = chunk[-1].id
-
-
-def _tool_usage(reader: StoreReader, trials: list[TrialRecord], config: dict[str, Any]) -> dict[str, Any]:
-    recorded = latency_recorded(config)
-    return tool_usage_section(read_tool_usage(reader, trials, recorded), latency_recorded=recorded)
-
-
-def _phases() -> dict[str, float]:
-    return {"reasoning": 0, "tool_io": 0, "output": 0, "judge": 0, "judge_usd": 0.0}
-
-
-def _usage(
-    trials: list[TrialRecord],
-    responses: Iterable[tuple[int | None, int, bool, ModelCallUsage]],
-    judged: Iterable[tuple[int | None, int, bool, JudgeUsage]],
-) -> dict[int, TrialUsage]:
-    """Tokens by phase per trial: the current attempt's model calls, and every judge call."""
-    attempt = {t.id: t.attempt for t in trials}
-    phases: dict[int, dict[str, float]] = {}
-    unpriced: set[int] = set()
-    for trial_id, call_attempt, abandoned, (input_tokens, tool_io_tokens, output_tokens) in responses:
-        if trial_id is None or abandoned:
-            continue
-        if attempt.get(trial_id) != call_attempt:
-            continue
-        p = phases.get(trial_id)
-        if p is None:
-            p = phases[trial_id] = _phases()
-        p["reasoning"] += max(0, input_tokens - tool_io_tokens)
-        p["tool_io"] += tool_io_tokens
-        p["output"] += output_tokens
-    for t in trials:
-        if t.id not in phases and t.input_tokens is not None:
-            phases[t.id] = _phases() | {"reasoning": t.input_tokens, "output": t.output_tokens or 0}
-    for trial_id, _attempt, _abandoned, (input_tokens, output_tokens, cost_usd) in judged:
-        if trial_id is None:
-            continue
-        p = phases.setdefault(trial_id, _phases())
-        p["judge"] += input_tokens + output_tokens
-        if cost_usd is None:
-            unpriced.add(trial_id)
-        else:
-            p["judge_usd"] += cost_usd
-    return {
-        tid: TrialUsage(
-            reasoning=int(p["reasoning"]),
-            tool_io=int(p["tool_io"]),
-            output=int(p["output"]),
-            judge=int(p["judge"]),
-            judge_cost_usd=None if tid in unpriced else p["judge_usd"],
-        )
-        for tid, p in phases.items()
-    }
 
 
 def _scenario_labels(config: dict[str, Any]) -> dict[str, dict[str, bool]]:
@@ -203,6 +147,9 @@ def report_json(data: dict[str, Any]) -> bytes:
 
 
 def _json_default(value: object) -> object:
+    np = sys.modules.get("numpy")  # a numpy number can only come from a loaded numpy
+    if np is None:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
     if isinstance(value, np.floating):
         return float(value)
     if isinstance(value, np.integer):
@@ -214,17 +161,16 @@ def _json_default(value: object) -> object:
 
 def build_report(db: Path) -> dict[str, Any]:
     with _gc_paused():
-        return _build_report(db)
-
-
-@dataclass(frozen=True)
-class _Side:
-    """Sections that need nothing else the report computes: tokens by phase per trial and tool
-    usage (read from the run's events), and judge variance."""
-
-    usage: dict[int, TrialUsage]
-    tools: dict[str, Any]
-    variance: list[JudgeVariance]
+        with StoreReader(db) as reader:
+            upper = reader.max_event_id()
+        # Read alongside, by a second process on a large run; started while this one has no
+        # connection open, since SQLite's must not cross a fork.
+        events = PendingSections(db, upper)
+        try:
+            with StoreReader(db) as reader:
+                return _assemble(reader, upper, events)
+        finally:
+            events.close()
 
 
 def _settings(config: dict[str, Any]) -> tuple[float, float]:
@@ -237,76 +183,51 @@ def _settings(config: dict[str, Any]) -> tuple[float, float]:
     )
 
 
-def _side_sections(db: Path) -> Generator[object, None, None]:
-    """The sections built from the events and judgments alone: first the judged claims coverage
-    per trial (``judged_coverage``, which the arms' summaries need), then ``_Side``."""
-    with StoreReader(db) as reader:
-        run = reader.run()
-        trials = reader.trials()
-        judgments = reader.judgments()
-        verdicts = Verdicts()
-        yield judged_coverage([j for j in judgments if not is_human(j.source)], verdicts)
-        upper = reader.max_event_id()
-        usage = _usage(trials, reader.model_call_usage(upper), reader.judge_usage(upper))
-        tools = _tool_usage(reader, trials, run.config if run is not None else {})
-    floor, _threshold = _settings(run.config if run is not None else {})
-    yield _Side(usage, tools, variance_by_judge(trials, judgments, floor, verdicts))
-
-
-def _build_report(db: Path) -> dict[str, Any]:
-    side = _side_sections(db)
-    try:
-        return _assemble(db, side)
-    finally:
-        side.close()
-
-
-def _assemble(db: Path, side: Generator[object, None, None]) -> dict[str, Any]:
-    with StoreReader(db) as reader:
+def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[str, Any]:
+    """Every table is read once and every verdict validated once; each section is a pure
+    function of what was read. The bootstrap intervals are drawn ahead in a thread (numpy lets go
+    of the GIL) while this one builds the sections that do not need them."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        if events.started:  # a large run: numpy, for the bootstraps, loads while this thread reads
+            pool.submit(importlib.import_module, "numpy")
         run = reader.run()
         trials = reader.trials()
         scores = reader.scores()
         judgments = reader.judgments()
         anchor_rows = reader.anchors()
-        upper = reader.max_event_id()
         commands = [
             e for e in _of_kind(reader, "operator_command", upper) if isinstance(e.event, OperatorCommand)
         ]
-    config = run.config if run is not None else {}
-    floor, threshold = _settings(config)
-    by_trial: dict[int, dict[str, Any]] = {}
-    score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
-    for s in scores:
-        by_trial.setdefault(s.trial_id, {})[s.name] = {"value": s.value, "details": s.details}
-        score_map.setdefault(s.trial_id, {})[s.name] = s
-    passes: dict[int, list[dict[str, Any]]] = {}
-    for j in judgments:
-        passes.setdefault(j.trial_id, []).append(
-            {
-                "pass": j.pass_no,
-                "judge": j.judge,
-                "source": j.source,
-                "verdict": j.verdict,
-                "error": j.error or None,
-            }
-        )
-    # Every section is a pure function of what was read: those the side sections do not feed
-    # first, while a child may still be building them.
-    trial_rows = [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials]
-    ranking = fairness_ranking(trials, score_map, floor)
-    comparisons = baseline_comparisons(trials, score_map)
-    machine_judges = sorted({j.judge for j in judgments if not is_human(j.source)})
-    panel = panel_summary(
-        trials, judgments, claims_threshold=threshold, scenario_labels=_scenario_labels(config)
-    )
-    judged = next(side)
-    assert isinstance(judged, dict)
-    scored = summarize_scores(
-        ReportInputs(trials, score_map, judgments, {}, threshold, judged_coverage=judged)
-    )
-    done = next(side)
-    assert isinstance(done, _Side)
-    summaries = with_usage(scored, trials, done.usage)
+        config = run.config if run is not None else {}
+        floor, threshold = _settings(config)
+        score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
+        for s in scores:
+            score_map.setdefault(s.trial_id, {})[s.name] = s
+        with intervals_ahead(pool, bootstrap_requests(trials, score_map)):
+            trial_rows = _trial_rows(trials, scores, judgments)
+            machine = [j for j in judgments if not is_human(j.source)]
+            machine_judges = sorted({j.judge for j in machine})
+            verdicts = Verdicts()
+            parsed = verdicts.by_judge_and_trial(judgments)
+            # Without human judgments the machine judges' are all of them, parsed once for both.
+            judged = judged_coverage(machine, verdicts, parsed if len(machine) == len(judgments) else None)
+            ranking = fairness_ranking(trials, score_map, floor)
+            panel = panel_summary(
+                trials,
+                judgments,
+                claims_threshold=threshold,
+                scenario_labels=_scenario_labels(config),
+                verdicts=parsed,
+            )
+            variance = variance_by_judge(trials, judgments, floor, verdicts)
+            # Last, those that take the intervals: by now they are drawn.
+            scored = summarize_scores(
+                ReportInputs(trials, score_map, judgments, {}, threshold, judged_coverage=judged)
+            )
+            read = events.result()
+            remember_binomial(read.mcnemar)  # the p-values the second process computed, if it did
+            comparisons = baseline_comparisons(trials, score_map)
+    summaries = with_usage(scored, trials, {tid: TrialUsage(*phases) for tid, phases in read.usage.items()})
     return {
         "run": None
         if run is None
@@ -320,14 +241,32 @@ def _assemble(db: Path, side: Generator[object, None, None]) -> dict[str, Any]:
         },
         "notes": _notes(config, trials, judgments, set(score_map)),
         "trials": trial_rows,
-        "arms": arm_rows(
-            summaries, ranking, comparisons, cost_frontier(summaries), done.variance, machine_judges
-        ),
+        "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),
         "ranking": ranking_section(ranking),
         "judges": judges_section(machine_judges, panel, floor, threshold),
         "anchors": anchors_section(config, anchor_rows, commands),
-        "tool_usage": done.tools,
+        "tool_usage": read.tools,
     }
+
+
+def _trial_rows(
+    trials: list[TrialRecord], scores: list[ScoreRecord], judgments: list[JudgmentRecord]
+) -> list[dict[str, Any]]:
+    by_trial: dict[int, dict[str, Any]] = {}
+    for s in scores:
+        by_trial.setdefault(s.trial_id, {})[s.name] = {"value": s.value, "details": s.details}
+    passes: dict[int, list[dict[str, Any]]] = {}
+    for j in judgments:
+        passes.setdefault(j.trial_id, []).append(
+            {
+                "pass": j.pass_no,
+                "judge": j.judge,
+                "source": j.source,
+                "verdict": j.verdict,
+                "error": j.error or None,
+            }
+        )
+    return [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials]
 
 
 def _trial(t: TrialRecord, scores: dict[str, Any], judgments: list[dict[str, Any]]) -> dict[str, Any]:

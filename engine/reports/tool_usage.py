@@ -33,8 +33,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from proctor.store.events import Event, ToolCall, ToolResult, ToolsListed
 from proctor.store.reader import (
     StoredEvent,
@@ -153,10 +151,11 @@ def fast_tool_row(kind: str, obj: dict[str, Any]) -> ToolRow | None:
     blocks = obj.get("blocks", ())
     binary = sum(b.get("size_bytes") or 0 for b in blocks if b.get("text") is None and b.get("size_bytes"))
     try:
-        size = len(content.encode("utf-8")) + binary
+        # An ASCII string's UTF-8 length is its length (and str knows whether it is ASCII).
+        size = (len(content) if content.isascii() else len(content.encode("utf-8"))) + binary
     except UnicodeEncodeError:  # a lone surrogate: the event says what it makes of it
         return None
-    truncated = bool(_TRUNCATED.search(content))
+    truncated = content.endswith(" kept]") and bool(_TRUNCATED.search(content))
     return kind, (
         obj["call_id"],
         obj["server"],
@@ -172,6 +171,8 @@ def percentiles(values: list[float]) -> tuple[float | None, float | None]:
     """(p50, p95) of ``values`` by numpy's linear method; (None, None) for no values."""
     if not values:
         return None, None
+    import numpy as np  # here: a report's second process forks only while numpy is not loaded
+
     p50, p95 = np.percentile(np.asarray(values, dtype=np.float64), [50, 95], method="linear")
     return float(p50), float(p95)
 
@@ -317,14 +318,16 @@ def latency_recorded(config: dict[str, Any]) -> bool:
 
 
 def read_tool_usage(
-    reader: StoreReader, trials: list[TrialRecord], recorded: bool = True
+    reader: StoreReader, trials: list[TrialRecord], recorded: bool = True, up_to_id: int | None = None
 ) -> list[ArmToolUsage]:
-    """Streams the run's tool events (the three kinds, in id order) through the counter, each
-    decoded as plain JSON where that reads the same as the event (``StoreReader.extract``); the
-    report reads it this way, the console's tools screen feeds the counter parsed events."""
+    """Streams the run's tool events (the three kinds, in id order, up to ``up_to_id``: by default
+    all) through the counter, each decoded as plain JSON where that reads the same as the event
+    (``StoreReader.extract``); the report reads it this way, the console's tools screen feeds the
+    counter parsed events."""
     counter = ToolUsageCounter(trials, latency_recorded=recorded)
+    upper = reader.max_event_id() if up_to_id is None else up_to_id
     for trial_id, attempt, abandoned, row in reader.extract(
-        KINDS, reader.max_event_id(), fast_tool_row, tool_row
+        KINDS, upper, fast_tool_row, tool_row, repeated=("tools_listed",)
     ):
         counter.add_row(trial_id, attempt, abandoned, row)
     return counter.result()

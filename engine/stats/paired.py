@@ -9,11 +9,15 @@ CI resamples scenarios, keeping each scenario's two scores together.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, Future
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -53,17 +57,31 @@ class McNemarResult:
         return self.p_value is not None and self.p_value < alpha
 
 
+# binomial_two_sided_half's values by (k, n): computed once, or by another process running this
+# same function (``remember_binomial``), which spares this one importing scipy.special.
+_BINOMIAL: dict[tuple[int, int], float] = {}
+
+
 def binomial_two_sided_half(k: int, n: int) -> float:
-    """Exact two-sided p-value of k successes in n trials under p = 1/2 (scipy.stats.binomtest)."""
+    """Exact two-sided p-value of k successes in n trials under p = 1/2: ``scipy.stats.binomtest``'s
+    value, computed as it computes it from the same binomial functions of ``scipy.special``
+    (``scipy.stats`` takes half a second to import, longer than a whole report of a large run)."""
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
-    from scipy.stats import binomtest  # imported here: scipy costs the console's start-up otherwise
+    known = _BINOMIAL.get((k, n))
+    if known is None:
+        known = _BINOMIAL[(k, n)] = min(1.0, float(_binomtest_two_sided(k, n, 0.5)))
+    return known
 
-    return min(1.0, float(binomtest(k, n, 0.5, alternative="two-sided").pvalue))
+
+def remember_binomial(values: Mapping[tuple[int, int], float]) -> None:
+    """Values of ``binomial_two_sided_half`` by (k, n), computed by this same function in another
+    process (a report's second process: engine/reports/event_sections.py)."""
+    _BINOMIAL.update(values)
 
 
-def mcnemar_exact(pairs: Iterable[tuple[bool, bool]]) -> McNemarResult:
-    """Exact McNemar on per-scenario (A passed, B passed) pairs."""
+def mcnemar_counts(pairs: Iterable[tuple[bool, bool]]) -> tuple[int, int, int]:
+    """(b, c, n) of ``mcnemar_exact``: A-only passes, B-only passes, pairs."""
     b = c = n = 0
     for a_passed, b_passed in pairs:
         n += 1
@@ -71,6 +89,81 @@ def mcnemar_exact(pairs: Iterable[tuple[bool, bool]]) -> McNemarResult:
             b += 1
         elif b_passed and not a_passed:
             c += 1
+    return b, c, n
+
+
+def _binomtest_two_sided(k: int, n: int, p: float) -> float:
+    """``scipy.stats.binomtest(k, n, p).pvalue`` (two-sided), step for step (scipy 1.17)."""
+    d = _pmf(k, n, p)
+    rerr = 1 + 1e-7
+    if k == p * n:
+        return 1.0
+    if k < p * n:
+        ix = _search(lambda x: -_pmf(x, n, p), -d * rerr, math.ceil(p * n), n)
+        y = n - ix + int(d * rerr == _pmf(ix, n, p))
+        return min(1.0, _cdf(k, n, p) + _sf(n - y, n, p))
+    ix = _search(lambda x: _pmf(x, n, p), d * rerr, 0, math.floor(p * n))
+    y = ix + 1
+    return min(1.0, _cdf(y - 1, n, p) + _sf(k - 1, n, p))
+
+
+def _search(a: Callable[[int], float], d: float, lo: int, hi: int) -> int:
+    """scipy's ``_binary_search_for_binom_tst``: i in [lo, hi] with a(i) <= d < a(i + 1)."""
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        midval = a(mid)
+        if midval < d:
+            lo = mid + 1
+        elif midval > d:
+            hi = mid - 1
+        else:
+            return mid
+    return lo if a(lo) <= d else lo - 1
+
+
+def _ufuncs() -> Any:
+    # imported here, and only this module of scipy: its binomial functions (Boost's) are the ones
+    # scipy.stats.binom calls, without the rest of scipy.stats.
+    from scipy.special import _ufuncs
+
+    return _ufuncs
+
+
+def _clipped(value: Any) -> float:
+    """scipy.stats' clip of a distribution function's value to [0, 1]."""
+    import numpy as np  # loaded with scipy.special already
+
+    return float(np.clip(value, 0, 1))
+
+
+def _pmf(k: int, n: int, p: float) -> float:
+    """``scipy.stats.binom.pmf`` at an integer k: 0 outside the support, clipped to [0, 1]."""
+    if not 0 <= k <= n:
+        return 0.0
+    return _clipped(_ufuncs()._binom_pmf(float(k), float(n), p))
+
+
+def _cdf(k: int, n: int, p: float) -> float:
+    """``scipy.stats.binom.cdf`` at an integer k."""
+    if k >= n:
+        return 1.0
+    if k < 0:
+        return 0.0
+    return _clipped(_ufuncs()._binom_cdf(float(k), float(n), p))
+
+
+def _sf(k: int, n: int, p: float) -> float:
+    """``scipy.stats.binom.sf`` at an integer k."""
+    if k < 0:
+        return 1.0
+    if k >= n:
+        return 0.0
+    return _clipped(_ufuncs()._binom_sf(float(k), float(n), p))
+
+
+def mcnemar_exact(pairs: Iterable[tuple[bool, bool]]) -> McNemarResult:
+    """Exact McNemar on per-scenario (A passed, B passed) pairs."""
+    b, c, n = mcnemar_counts(pairs)
     if b + c == 0:
         reason = (
             "no pairs to compare"
@@ -104,7 +197,8 @@ def paired_bootstrap_ci(
 ) -> BootstrapCI:
     """Bootstrap CI of mean(second − first) over per-scenario score pairs.
 
-    ``scipy.stats.bootstrap`` with the percentile method: each resample draws n scenarios with
+    ``scipy.stats.bootstrap``'s percentile method (computed as scipy does, see
+    ``_percentile_interval``): each resample draws n scenarios with
     replacement from a ``numpy.random.Generator`` seeded with ``seed``, so the same inputs and
     seed give the same interval; the bounds are the (1 − confidence)/2 and (1 + confidence)/2
     percentiles of the resampled means. A positive delta means the second arm scored higher.
@@ -115,16 +209,18 @@ def paired_bootstrap_ci(
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    deltas = np.array([second - first for first, second in pairs], dtype=np.float64)
-    if not np.all(np.isfinite(deltas)):
+    deltas = _deltas(pairs)
+    if deltas is None:
         raise ValueError("paired bootstrap needs finite scores")
     n = len(deltas)
     mean_delta = math.fsum(deltas.tolist()) / n
-    if np.all(deltas == deltas[0]):
+    if _constant(deltas):
         # Every resample is the same multiset: the interval is the point, exactly.
         mean_delta = low = high = float(deltas[0])
     else:
-        low, high = _percentile_interval(deltas, n_resamples, confidence, seed)
+        jobs = _AHEAD.get()
+        ahead = None if jobs is None else jobs.get((deltas.tobytes(), n_resamples, confidence, seed))
+        low, high = ahead.result() if ahead else _percentile_interval(deltas, n_resamples, confidence, seed)
     return BootstrapCI(
         mean_delta=mean_delta,
         low=low,
@@ -136,20 +232,94 @@ def paired_bootstrap_ci(
     )
 
 
+_Key = tuple[bytes, int, float, int]  # the deltas' bytes, resamples, confidence, seed
+_AHEAD: ContextVar[Mapping[_Key, Future[tuple[float, float]]] | None] = ContextVar("_AHEAD", default=None)
+
+
+@contextmanager
+def intervals_ahead(
+    executor: Executor,
+    requests: Iterable[tuple[Sequence[tuple[float, float]], int, int]],
+    confidence: float = 0.95,
+) -> Iterator[None]:
+    """Draws the intervals of these bootstraps, each (pairs, n_resamples, seed), on ``executor``
+    (numpy draws without the GIL) for ``paired_bootstrap_ci`` to take, inside the block, when it
+    is asked for the same ones: a report knows them before it builds the sections that ask. An
+    interval is keyed by every input, so one asked for differently is computed as ever."""
+    jobs: dict[_Key, Future[tuple[float, float]]] = {}
+    for pairs, n_resamples, seed in requests:
+        deltas = _deltas(pairs)
+        if deltas is None or len(deltas) == 0 or _constant(deltas):
+            continue
+        key = (deltas.tobytes(), n_resamples, confidence, seed)
+        if key not in jobs:
+            jobs[key] = executor.submit(_percentile_interval, deltas, n_resamples, confidence, seed)
+    token = _AHEAD.set(jobs)
+    try:
+        yield
+    finally:
+        _AHEAD.reset(token)
+        for job in jobs.values():
+            job.cancel()
+
+
+def _deltas(pairs: Sequence[tuple[float, float]]) -> Any:
+    """second − first of each pair as a float64 array, or None if one is not finite."""
+    import numpy as np  # here: a report's second process forks only while numpy is not loaded
+
+    deltas = np.array([second - first for first, second in pairs], dtype=np.float64)
+    return deltas if np.all(np.isfinite(deltas)) else None
+
+
+def _constant(deltas: Any) -> bool:
+    import numpy as np
+
+    return bool(np.all(deltas == deltas[0]))
+
+
 def _percentile_interval(
     deltas: np.ndarray[tuple[int], np.dtype[np.float64]], n_resamples: int, confidence: float, seed: int
 ) -> tuple[float, float]:
-    from scipy.stats import bootstrap  # imported here: scipy costs the console's start-up otherwise
+    """``scipy.stats.bootstrap((deltas,), np.mean, method="percentile", vectorized=True,
+    batch=..., random_state=np.random.default_rng(seed))``'s interval, computed as scipy 1.17
+    computes it: the same draws in the same batches, the same means, and ``scipy.stats.quantile``'s
+    linear interpolation, so the bounds are the same floats. numpy alone: importing scipy.stats
+    took longer than the rest of a 10,000-trial report (tests/engine/stats/test_paired.py checks
+    the equality against scipy)."""
+    import numpy as np
 
-    result = bootstrap(
-        (deltas,),
-        np.mean,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        vectorized=True,
-        # Bounds memory: scipy otherwise draws every resample at once (n_resamples x n floats).
-        batch=max(1, _DRAWS_PER_BATCH // len(deltas)),
-        random_state=np.random.default_rng(seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    rng = np.random.default_rng(seed)
+    n = len(deltas)
+    # Bounds memory: scipy otherwise draws every resample at once (n_resamples x n floats).
+    batch = max(1, _DRAWS_PER_BATCH // n)
+    means = []
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        drawn = rng.integers(0, n, size=(size, n), dtype="int64", endpoint=False)
+        # np.take: the array scipy's deltas[..., drawn] makes, in half the time.
+        means.append(np.mean(np.take(deltas, drawn), axis=-1))
+    alpha = np.asarray((1 - confidence) / 2, dtype=np.float64)
+    low, high = _quantile_linear(np.concatenate(means, axis=-1), np.stack((alpha, 1 - alpha), axis=-1))
+    return float(low), float(high)
+
+
+def _quantile_linear(
+    x: np.ndarray[tuple[int], np.dtype[np.float64]], p: np.ndarray[tuple[int], np.dtype[np.float64]]
+) -> np.ndarray[tuple[int], np.dtype[np.float64]]:
+    """``scipy.stats.quantile(x, p, method="linear")`` of a 1-D ``x`` (Hyndman & Fan type 7), in
+    scipy's own arithmetic."""
+    import numpy as np
+
+    y = np.sort(x, axis=-1)
+    n = np.asarray(y.shape[-1], dtype=np.float64)
+    jg = p * n + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j = np.clip(j, 0.0, n - 1)
+    jp1 = np.clip(jp1, 0.0, n - 1)
+    below = np.take_along_axis(y, j.astype(np.int64), axis=-1)
+    above = np.take_along_axis(y, jp1.astype(np.int64), axis=-1)
+    result: np.ndarray[tuple[int], np.dtype[np.float64]] = (1 - g) * below + g * above
+    return result

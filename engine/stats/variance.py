@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Layer = Literal["criterion", "step", "scenario"]
 
@@ -26,9 +26,9 @@ DEFAULT_FLOOR = 0.05
 _FLOOR_TOLERANCE = 1e-12
 
 
-@dataclass(frozen=True)
-class JudgeScoreRow:
-    """One criterion score from one judge pass over one trial step."""
+class JudgeScoreRow(NamedTuple):
+    """One criterion score from one judge pass over one trial step (a tuple: a large run has
+    one per criterion, pass and trial)."""
 
     arm: str
     model: str
@@ -39,12 +39,11 @@ class JudgeScoreRow:
     score: float
 
 
-@dataclass(frozen=True)
-class CellSpread:
+class CellSpread(NamedTuple):
     """Spread across passes of one cell of a layer.
 
     ``key`` is (scenario,) for the scenario layer, (scenario, step) for the step layer and
-    (scenario, step, criterion) for the criterion layer.
+    (scenario, step, criterion) for the criterion layer. A tuple: there is one per cell.
     """
 
     key: tuple[str | int, ...]
@@ -96,8 +95,13 @@ def population_sd(values: Sequence[float]) -> float | None:
 
 
 def _spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
-    values = [by_pass[p] for p in sorted(by_pass)]
-    return CellSpread(key, len(values), math.fsum(values) / len(values), population_sd(values))
+    # population_sd's arithmetic, inline (one call per cell of every layer); fsum is correctly
+    # rounded, so the order of the passes does not matter.
+    values = list(by_pass.values())
+    n = len(values)
+    mean = math.fsum(values) / n
+    sd = None if n < 2 else math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / n)
+    return CellSpread(key, n, mean, sd)
 
 
 def _layer(layer: Layer, cells: list[CellSpread]) -> LayerVariance:
@@ -110,9 +114,14 @@ def _layer(layer: Layer, cells: list[CellSpread]) -> LayerVariance:
     )
 
 
+def fmean(values: Sequence[float]) -> float:
+    """``statistics.fmean`` of a sequence, which is fsum over n, without the cost of its
+    generality: a report takes one per judge and trial."""
+    return math.fsum(values) / len(values)
+
+
 def _mean(values: Iterable[float]) -> float:
-    listed = list(values)
-    return math.fsum(listed) / len(listed)
+    return fmean(list(values))
 
 
 def _check_rows(rows: Iterable[JudgeScoreRow]) -> list[JudgeScoreRow]:
@@ -129,27 +138,34 @@ def _check_rows(rows: Iterable[JudgeScoreRow]) -> list[JudgeScoreRow]:
     return checked
 
 
+def _means_by_pass(
+    cells: Iterable[tuple[tuple[str | int, ...], dict[int, float]]], parent: int
+) -> dict[tuple[str | int, ...], dict[int, float]]:
+    """Per parent cell (the first ``parent`` parts of a cell's key), each pass's mean over the
+    cells it scored in it."""
+    gathered: dict[tuple[str | int, ...], dict[int, list[float]]] = {}
+    for key, by_pass in cells:
+        lists = gathered.setdefault(key[:parent], {})
+        for pass_no, score in by_pass.items():
+            scores = lists.get(pass_no)
+            if scores is None:
+                lists[pass_no] = [score]
+            else:
+                scores.append(score)
+    return {key: {p: _mean(scores) for p, scores in lists.items()} for key, lists in gathered.items()}
+
+
 def _arm_model_variance(arm: str, model: str, rows: list[JudgeScoreRow]) -> ArmModelVariance:
-    criterion_scores: dict[tuple[str, int, str], dict[int, float]] = defaultdict(dict)
+    criterion_scores: dict[tuple[str | int, ...], dict[int, float]] = {}
     for row in rows:
-        criterion_scores[(row.scenario, row.step, row.criterion)][row.pass_no] = row.score
-
-    criteria_in_step: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for (scenario, step, _criterion), by_pass in criterion_scores.items():
-        for pass_no, score in by_pass.items():
-            criteria_in_step[(scenario, step)][pass_no].append(score)
-    step_scores = {
-        key: {p: _mean(scores) for p, scores in by_pass.items()} for key, by_pass in criteria_in_step.items()
-    }
-
-    steps_in_scenario: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for (scenario, _step), by_pass in step_scores.items():
-        for pass_no, score in by_pass.items():
-            steps_in_scenario[scenario][pass_no].append(score)
-    scenario_scores = {
-        scenario: {p: _mean(scores) for p, scores in by_pass.items()}
-        for scenario, by_pass in steps_in_scenario.items()
-    }
+        key = (row.scenario, row.step, row.criterion)
+        by_pass = criterion_scores.get(key)
+        if by_pass is None:
+            criterion_scores[key] = {row.pass_no: row.score}
+        else:
+            by_pass[row.pass_no] = row.score
+    step_scores = _means_by_pass(criterion_scores.items(), 2)
+    scenario_scores = {key[0]: by_pass for key, by_pass in _means_by_pass(step_scores.items(), 1).items()}
 
     return ArmModelVariance(
         arm=arm,

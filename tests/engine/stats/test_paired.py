@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -8,7 +9,14 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proctor.engine.stats import binomial_two_sided_half, mcnemar_exact, pair_by_key, paired_bootstrap_ci
+from proctor.engine.stats import (
+    binomial_two_sided_half,
+    intervals_ahead,
+    mcnemar_exact,
+    pair_by_key,
+    paired_bootstrap_ci,
+    remember_binomial,
+)
 
 
 def pairs_from(both: int, a_only: int, b_only: int, neither: int) -> list[tuple[bool, bool]]:
@@ -56,6 +64,58 @@ def test_binomial_matches_scipy(b: int, c: int) -> None:
         return
     expected = scipy.stats.binomtest(b, b + c, 0.5).pvalue
     assert binomial_two_sided_half(b, b + c) == pytest.approx(expected, rel=1e-9)
+
+
+def test_binomial_is_scipys_binomtest_to_the_last_bit() -> None:
+    # Computed without importing scipy.stats, from the same functions: a report prints it in full.
+    sizes = [*range(1, 161), 997, 2500, 10_001]
+    for n in sizes:
+        ks = (
+            range(n + 1)
+            if n <= 160
+            else [*range(40), *range(n // 2 - 20, n // 2 + 20), *range(n - 40, n + 1)]
+        )
+        for k in ks:
+            expected = min(1.0, float(scipy.stats.binomtest(k, n, 0.5).pvalue))
+            assert binomial_two_sided_half(k, n) == expected, (k, n)
+
+
+@pytest.mark.parametrize(
+    ("n", "n_resamples", "confidence", "seed", "kind"),
+    [
+        (2, 2000, 0.95, 0, "uniform"),
+        (7, 999, 0.9, 3, "halves"),
+        (40, 10_000, 0.95, 11, "rounded"),
+        (401, 2000, 0.5, 5, "uniform"),
+        (2500, 2000, 0.95, 1, "halves"),
+        (3001, 3, 0.99, 2, "difference"),
+    ],
+)
+def test_bootstrap_is_scipys_to_the_last_bit(
+    n: int, n_resamples: int, confidence: float, seed: int, kind: str
+) -> None:
+    # The interval scipy.stats.bootstrap gives for the same draws, without importing scipy.stats.
+    rng = np.random.default_rng(n)
+    deltas = {
+        "uniform": rng.random(n),
+        "halves": rng.integers(0, 3, n) / 2.0,
+        "rounded": np.round(rng.normal(size=n), 2),
+        "difference": rng.random(n) - rng.random(n),
+    }[kind]
+    ci = paired_bootstrap_ci(
+        [(0.0, d) for d in deltas.tolist()], n_resamples=n_resamples, confidence=confidence, seed=seed
+    )
+    reference = scipy.stats.bootstrap(
+        (deltas,),
+        np.mean,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        batch=max(1, 1_000_000 // n),
+        rng=np.random.default_rng(seed),
+    ).confidence_interval
+    assert (ci.low, ci.high) == (float(reference.low), float(reference.high))
 
 
 def test_binomial_rejects_bad_counts() -> None:
@@ -148,3 +208,22 @@ def test_bootstrap_rejects_bad_input() -> None:
         paired_bootstrap_ci([(0.0, 1.0)], confidence=1.0)
     with pytest.raises(ValueError, match="finite"):
         paired_bootstrap_ci([(0.0, math.inf), (0.0, 1.0)])
+
+
+def test_intervals_drawn_ahead_are_the_ones_drawn_when_asked() -> None:
+    pairs = sample_pairs(300, seed=4)
+    other = sample_pairs(50, seed=5)
+    expected = [paired_bootstrap_ci(pairs, n_resamples=2000, seed=s) for s in (0, 1)]
+    expected.append(paired_bootstrap_ci(other, n_resamples=500, seed=2))
+    # The second request asks for another seed than the call: that call draws its own.
+    requests = [(pairs, 2000, 0), (pairs, 2000, 9), ([(0.0, 1.0)] * 3, 10, 0)]
+    with ThreadPoolExecutor(max_workers=1) as pool, intervals_ahead(pool, requests):
+        got = [paired_bootstrap_ci(pairs, n_resamples=2000, seed=s) for s in (0, 1)]
+        got.append(paired_bootstrap_ci(other, n_resamples=500, seed=2))
+    assert got == expected
+
+
+def test_binomial_values_from_another_process_are_taken_as_computed() -> None:
+    expected = binomial_two_sided_half(3, 17)
+    remember_binomial({(3, 17): expected})
+    assert binomial_two_sided_half(3, 17) == expected == scipy.stats.binomtest(3, 17, 0.5).pvalue

@@ -1,0 +1,91 @@
+"""Each judgment's verdict validated once, and what the report reads of verdicts before anything
+else: the judged claims coverage of each trial, which the arms' summaries need.
+
+A report reads the verdicts in several sections (coverage, the judge panel, judge variance); they
+share one ``Verdicts``, so each is validated once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from proctor.engine.judges.base import Verdict
+from proctor.engine.judges.panel import latest_per_pass
+from proctor.engine.stats import fmean
+from proctor.store.reader import JudgmentRecord
+
+CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
+
+# Verdict.model_validate without its Python wrapper: a report validates every verdict.
+_validate_verdict = Verdict.__pydantic_validator__.validate_python
+
+
+class Verdicts:
+    """Each judgment's verdict validated once: a report reads them in several sections."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[JudgmentRecord, Verdict | None]] = {}  # by id(record), kept alive
+
+    def of(self, j: JudgmentRecord) -> Verdict | None:
+        """The verdict, or None for a judge error or a verdict this proctor cannot read."""
+        seen = self._seen.get(id(j))
+        if seen is not None:
+            return seen[1]
+        verdict = None
+        if j.verdict is not None:
+            try:
+                verdict = _validate_verdict(j.verdict)
+            except ValidationError:
+                verdict = None
+        self._seen[id(j)] = (j, verdict)
+        return verdict
+
+    def by_judge_and_trial(self, judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int], list[Verdict]]:
+        """``panel.parsed_verdicts(judgments)``, validating each verdict once."""
+        out: dict[tuple[str, int], list[Verdict]] = defaultdict(list)
+        for j in latest_per_pass(judgments):
+            verdict = self.of(j)
+            if verdict is not None:
+                out[(j.judge, j.trial_id)].append(verdict)
+        return dict(out)
+
+
+def judged_coverage(
+    machine: Iterable[JudgmentRecord],
+    verdicts: Verdicts | None = None,
+    parsed: Mapping[tuple[str, int], Sequence[Verdict]] | None = None,
+) -> dict[int, float]:
+    """Per trial, the judged claims coverage ``claims_coverage`` prefers, from the machine judges'
+    judgments: the mean over passes that judged claims (a trial with none is left out).
+    ``parsed`` is ``verdicts.by_judge_and_trial(machine)`` when the caller has it already."""
+    if parsed is None:
+        parsed = (verdicts or Verdicts()).by_judge_and_trial(machine)
+    out: dict[int, float] = {}
+    for trial_id, by_judge in _verdicts_by_trial(parsed).items():
+        per_pass = [
+            fmean([CLAIM_VALUE[c.verdict] for c in v.claims])
+            for vs in by_judge.values()
+            for v in vs
+            if v.claims
+        ]
+        if per_pass:
+            out[trial_id] = fmean(per_pass)
+    return out
+
+
+def _verdicts_by_trial(
+    verdicts: Mapping[tuple[str, int], Sequence[Any]],
+) -> dict[int, dict[tuple[str, int], Sequence[Any]]]:
+    """``verdicts`` split by trial, each keeping the original order, so that ``claims_coverage``
+    reads a trial's few entries instead of scanning every trial's (which made reports quadratic)."""
+    out: dict[int, dict[tuple[str, int], Sequence[Any]]] = {}
+    for key, vs in verdicts.items():
+        out.setdefault(key[1], {})[key] = vs
+    return out
+
+
+__all__ = ["CLAIM_VALUE", "Verdicts", "judged_coverage"]
