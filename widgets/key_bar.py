@@ -137,7 +137,7 @@ class KeyBar(Widget, can_focus=False):
 
     @property
     def items(self) -> tuple[KeyItem, ...]:
-        """The keys shown (before any cut for width), for tests and the help page."""
+        """The keys shown (before any cut for width)."""
         return self._items
 
 
