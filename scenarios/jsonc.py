@@ -16,7 +16,6 @@ CLIENT_ONLY_KEYS = frozenset(
         "version",
         "icon",
         "name",
-        "envFile",
         "dev",
         "networkTimeout",
         "disabledTools",

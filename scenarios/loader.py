@@ -17,15 +17,12 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
+from proctor.scenarios.client_config import read_client_servers, read_env_file
+from proctor.scenarios.errors import SuiteError as SuiteError  # re-exported: callers import it from here
 from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
 
 M = TypeVar("M", bound=BaseModel)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class SuiteError(Exception):
-    """A suite, scenario or server file is invalid; the message says where and how to fix it."""
 
 
 @dataclass(frozen=True)
@@ -116,36 +113,14 @@ def _validate(model: type[M], data: Any, path: Path) -> M:
 
 
 def load_servers_file(path: Path, notes: list[str] | None = None) -> dict[str, ServerConfig]:
-    """Read an ``mcpServers`` file (JSON or JSONC as Claude Desktop, Cursor or VS Code write it, or YAML).
+    """Read an MCP client configuration file (Claude Desktop, Cursor, VS Code, Windsurf; JSONC or YAML).
 
-    Keys only a client's UI reads are dropped, each named in ``notes``.
+    The same reader as ``import mcpservers``; what it ignored or needs from the user goes to ``notes``.
     """
-    text = _read_text(path)
-    try:
-        data = json.loads(strip_jsonc(text)) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SuiteError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
-    if isinstance(data, dict) and "mcpServers" not in data and "servers" in data:
-        data = {"mcpServers": data["servers"]}  # VS Code's mcp.json spelling
-    if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
-        data = {
-            "mcpServers": {n: _without_client_keys(path, n, e, notes) for n, e in data["mcpServers"].items()}
-        }
-    return dict(_validate(McpServersFile, data, path).mcpServers)
-
-
-def _without_client_keys(path: Path, name: str, entry: Any, notes: list[str] | None) -> Any:
-    """A server entry without the keys only a client's UI reads (autoApprove, alwaysAllow, ...)."""
-    if not isinstance(entry, dict):
-        return entry
-    ignored = sorted(k for k in entry if k in CLIENT_ONLY_KEYS)
-    if ignored and notes is not None:
-        notes.append(f"{path}: server {name!r}: ignored client-only field(s) {', '.join(ignored)}")
-    out = {k: v for k, v in entry.items() if k not in CLIENT_ONLY_KEYS}
-    if "transport" in out:  # some clients spell the transport this way
-        out.setdefault("type", out["transport"])
-        del out["transport"]
-    return out
+    servers, found = read_client_servers(path)
+    if notes is not None:
+        notes += found
+    return dict(_validate(McpServersFile, {"mcpServers": servers}, path).mcpServers)
 
 
 def expand_vars(value: str, env: dict[str, str], where: str) -> str:
@@ -166,12 +141,16 @@ def expand_server(name: str, cfg: ServerConfig, env: dict[str, str]) -> ServerCo
     """Return ``cfg`` with ``${VAR}`` expanded in command, args, env, cwd, url and headers."""
     where = f"mcpServers.{name}"
     if isinstance(cfg, StdioServer):
+        child_env = {k: expand_vars(v, env, f"{where}.env.{k}") for k, v in cfg.env.items()}
+        if cfg.env_file:
+            child_env = read_env_file(Path(expand_vars(cfg.env_file, env, f"{where}.env_file")), where) | child_env
         return cfg.model_copy(
             update={
                 "command": expand_vars(cfg.command, env, f"{where}.command"),
                 "args": [expand_vars(a, env, f"{where}.args") for a in cfg.args],
-                "env": {k: expand_vars(v, env, f"{where}.env.{k}") for k, v in cfg.env.items()},
+                "env": child_env,
                 "cwd": expand_vars(cfg.cwd, env, f"{where}.cwd") if cfg.cwd else None,
+                "env_file": None,
             }
         )
     launch = expand_server(name, cfg.launch, env) if cfg.launch else None

@@ -47,6 +47,8 @@ class StdioServer(_Strict):
     command: str
     args: list[str] = []
     env: dict[str, str] = {}
+    # A dotenv file (VS Code's ``envFile``), read when the server starts; ``env`` wins over it.
+    env_file: str | None = None
     cwd: str | None = None
     description: str = ""
     lifecycle: Literal["shared", "per_trial"] = "shared"
@@ -59,7 +61,8 @@ class StdioServer(_Strict):
 
 
 class HttpServer(_Strict):
-    type: Literal["http", "streamable-http", "streamableHttp"] | None = None  # no SSE: deprecated by MCP
+    # ``sse``: the legacy HTTP+SSE transport (GET an event stream, POST to the endpoint it names).
+    type: Literal["http", "streamable-http", "streamableHttp", "sse"] | None = None
     url: str
     headers: dict[str, str] = {}
     description: str = ""

@@ -1,4 +1,4 @@
-"""One live client session to one MCP server, over stdio or streamable HTTP.
+"""One live client session to one MCP server, over stdio, streamable HTTP or legacy SSE.
 
 The ``mcp`` client is an anyio context: it must be entered and left by the same task. Each
 connection therefore has an owner task that opens the client, waits until asked to stop, and
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -20,16 +19,16 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx2
 import mcp.types as mtypes
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from proctor.engine.tools.mcp_content import record_content
+from proctor.engine.tools.mcp_http import HttpFailures, http_transport
 from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
+from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
@@ -70,6 +69,7 @@ class McpConnection:
         self._specs: tuple[list[mtypes.Tool], list[ToolSpec]] | None = None
         self.notices = NoticeBoard(name, config.roots, config.sampling)
         self.connected: ServerConnected | None = None
+        self._http = HttpFailures()
 
     @property
     def description(self) -> str:
@@ -94,8 +94,9 @@ class McpConnection:
             await self._stop_owner()
             if isinstance(exc, ServerStartError | asyncio.CancelledError):
                 raise
+            why = isinstance(self.config, HttpServer) and self._http.describe(self.config, exc)
             raise ServerStartError(
-                f"{self.name}: could not start: {_describe(exc)}{self._stderr_tail()}"
+                f"{self.name}: could not start: {why or _describe(exc)}{self._stderr_tail()}"
             ) from exc
         result = await client.list_tools(cache_mode="bypass")
         self.tools = list(result.tools)
@@ -141,11 +142,9 @@ class McpConnection:
                 await stack.enter_async_context(
                     launched(cfg.launch, cfg.url, log, self.log_path, self.log_bytes, START_TIMEOUT_S)
                 )
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_s)
-            )
+            self._http = HttpFailures()
             client = await stack.enter_async_context(
-                Client(streamable_http_client(cfg.url, http_client=http), **self._client_hooks())
+                Client(http_transport(cfg, self._http), **self._client_hooks())
             )
             yield client
 
@@ -327,14 +326,8 @@ class McpConnection:
         async with self._lock:
             await self._stop_owner()
 
-    def _stderr_tail(self, lines: int = 5) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - 4096))
-                tail = f.read().decode("utf-8", errors="replace").splitlines()[-lines:]
-        except OSError:
-            return ""
+    def _stderr_tail(self) -> str:
+        tail = stderr_tail(self.log_path)
         return ("\n[server stderr]\n" + "\n".join(tail)) if tail else ""
 
 

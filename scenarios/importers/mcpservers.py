@@ -1,35 +1,30 @@
-"""Reading MCP server definitions as clients write them, without copying their secrets.
+"""An MCP client configuration file as a suite, without copying its secrets.
 
-Accepted files: Claude Desktop / Cursor / Windsurf / Cline (``{"mcpServers": {...}}``), VS Code
-``.vscode/mcp.json`` (``{"servers": {...}}``) and VS Code ``settings.json``
-(``{"mcp": {"servers": {...}}}``), as JSON with comments and trailing commas allowed (VS Code
-writes JSONC), or YAML. Each client adds keys of its own; ``type``/``transport`` choose stdio or
-HTTP, Windsurf's ``serverUrl`` is ``url``, Cline's ``timeout`` is ``timeout_s``, and keys that
-only steer a client's UI (``autoApprove``, ``alwaysAllow``, ...) are dropped with a note.
+The file is read by ``scenarios.client_config`` (the reader ``servers check`` and a suite's
+``servers_file`` use), so import accepts exactly what a run accepts.
 
 Secrets never reach the suite: an ``env`` value whose name looks like a credential, a header
 such as ``Authorization``, a flag such as ``--api-key VALUE``, a ``?api_key=`` URL parameter,
 and anything shaped like a well-known key become ``${VAR}`` references, which proctor expands
 from the environment when it starts the server. The notes name the variables to export, never
-their values. Client variables (``${input:x}``, ``${env:X}``, ``${workspaceFolder}``) become
-plain ``${VAR}`` references too.
+their values.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import yaml
 from pydantic import ValidationError
 
-from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, read_text, scenario_id
+from proctor.scenarios.client_config import canonical_entry, read_client_servers
+from proctor.scenarios.client_config import var_name as _var_name
+from proctor.scenarios.errors import SuiteError
+from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, scenario_id
 from proctor.scenarios.importers.suite_files import validated
-from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
 from proctor.scenarios.schema import HttpServer, StdioServer
 
 # AUTH but not AUTHOR (GIT_AUTHOR_NAME is not a credential; AUTHORIZATION is).
@@ -42,39 +37,6 @@ _KEY_SHAPE = re.compile(
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{16,})"
 )
 _REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$")
-_CLIENT_VAR = re.compile(r"\$\{(input|env):([^}]+)\}|\$\{(workspaceFolder|userHome)\}")
-_HTTP_TYPES = {"http", "streamable-http", "streamablehttp", "streamable_http", "sse"}
-
-
-def _var_name(*parts: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", "_".join(parts)).strip("_").upper() or "SECRET"
-
-
-def read_client_config(path: Path) -> dict[str, Any]:
-    """The raw ``name -> server`` mapping of a client configuration file."""
-    text = read_text(path)
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
-        else:
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError:
-                data = json.loads(strip_jsonc(text))
-    except json.JSONDecodeError as exc:
-        raise ImportFormatError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise ImportFormatError(f"{path}: not valid YAML ({exc})") from exc
-    if isinstance(data, dict):
-        for found in (data.get("mcpServers"), data.get("servers"), (data.get("mcp") or {}).get("servers")):
-            if isinstance(found, dict):
-                return found
-    raise ImportFormatError(
-        f'{path}: no MCP servers found; expected {{"mcpServers": {{...}}}} (Claude Desktop, Cursor), '
-        '{"servers": {...}} (VS Code mcp.json) or {"mcp": {"servers": {...}}} (VS Code settings.json)'
-    )
 
 
 class _Secrets:
@@ -104,18 +66,8 @@ class _Secrets:
         return _KEY_SHAPE.sub(sub, text)
 
 
-def _client_vars(value: str) -> str:
-    def sub(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            return f"${{{_var_name(m.group(2))}}}"
-        return "${HOME}" if m.group(3) == "userHome" else "${WORKSPACE_FOLDER}"
-
-    return _CLIENT_VAR.sub(sub, value)
-
-
 def _secret_value(secrets: _Secrets, server: str, key: str, var: str, value: str, what: str) -> str:
     """``value`` of env/header ``key``; a literal credential becomes ``${VAR}`` (``var`` names it)."""
-    value = _client_vars(value)
     if "${" in value:
         return value
     if _SECRET_NAME.search(key) and value:
@@ -131,7 +83,6 @@ def _args(secrets: _Secrets, server: str, args: list[str]) -> list[str]:
     out: list[str] = []
     secret_flag: str | None = None
     for arg in args:
-        arg = _client_vars(arg)
         if secret_flag is not None and not arg.startswith("-"):
             out.append(
                 secrets.reference(server, f"{server}_{secret_flag}", arg, f"argument after --{secret_flag}")
@@ -155,7 +106,6 @@ def _args(secrets: _Secrets, server: str, args: list[str]) -> list[str]:
 
 
 def _url(secrets: _Secrets, server: str, url: str) -> str:
-    url = _client_vars(url)
     parts = urlsplit(url)
     if not parts.query:
         return secrets.scrub(server, url, "url")
@@ -171,87 +121,64 @@ def _url(secrets: _Secrets, server: str, url: str) -> str:
     return secrets.scrub(server, url, "url")
 
 
-def normalize_servers(raw: Mapping[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Client server entries as proctor ``mcpServers`` mappings (schema-valid), plus notes."""
+def _scrubbed(servers: Mapping[str, dict[str, Any]], where: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Servers in proctor's shape with every literal secret turned into a ``${VAR}`` reference."""
     secrets = _Secrets()
-    notes: list[str] = []
     out: dict[str, dict[str, Any]] = {}
-    for name, entry in raw.items():
-        here = f"{where}: server {name!r}"
-        if not isinstance(entry, dict):
-            raise ImportFormatError(f"{here}: expected an object with 'command' or 'url'")
-        entry = dict(entry)
-        kind = str(entry.pop("type", entry.pop("transport", entry.pop("transportType", "")))).lower()
-        if "serverUrl" in entry and "url" not in entry:
-            entry["url"] = entry.pop("serverUrl")
-        ignored = sorted(k for k in entry if k in CLIENT_ONLY_KEYS)
-        for k in ignored:
-            entry.pop(k)
-        if ignored:
-            notes.append(f"{here}: ignored client-only field(s) {', '.join(ignored)}")
-        if kind == "sse":
-            notes.append(
-                f"{here}: uses the SSE transport; proctor connects with streamable HTTP, check it serves that"
-            )
-        timeout = entry.pop("timeout", None)
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            entry["timeout_s"] = float(timeout)
-        http = kind in _HTTP_TYPES or ("url" in entry and "command" not in entry)
-        if not str(entry.get("url" if http else "command") or "").strip():
-            raise ImportFormatError(
-                f"{here}: has no {'url' if http else 'command'}; a stdio server needs 'command' (and optional "
-                "'args', 'env'), an HTTP server needs 'url'"
-            )
-        data: dict[str, Any] = {}
+    for name, server in servers.items():
+        data = dict(server)
+        http = "url" in data
         if http:
-            data["url"] = _url(secrets, name, str(entry.pop("url", "")))
-            headers = entry.pop("headers", {}) or {}
-            if not isinstance(headers, dict):
-                raise ImportFormatError(f"{here}, field 'headers': expected an object of header: value")
-            if headers:
+            data["url"] = _url(secrets, name, str(data["url"]))
+            if data.get("headers"):
                 data["headers"] = {
-                    str(k): _secret_value(secrets, name, str(k), f"{name}_{k}", str(v), f"header {k}")
-                    for k, v in headers.items()
+                    k: _secret_value(secrets, name, k, f"{name}_{k}", v, f"header {k}")
+                    for k, v in data["headers"].items()
                 }
         else:
-            data["command"] = _client_vars(str(entry.pop("command", "")))
-            args = entry.pop("args", []) or []
-            if not isinstance(args, list):
-                raise ImportFormatError(f"{here}, field 'args': expected a list of strings")
-            if args:
-                data["args"] = _args(secrets, name, [str(a) for a in args])
-            env = entry.pop("env", {}) or {}
-            if not isinstance(env, dict):
-                raise ImportFormatError(f"{here}, field 'env': expected an object of NAME: value")
-            if env:
-                data["env"] = {
-                    str(k): _secret_value(secrets, name, str(k), str(k), str(v), f"env {k}")
-                    for k, v in env.items()
-                }
-            if entry.get("cwd"):
-                data["cwd"] = _client_vars(str(entry.pop("cwd")))
-        for key in ("description", "disabled", "timeout_s", "lifecycle"):
-            if key in entry:
-                data[key] = entry.pop(key)
-        entry.pop("cwd", None)
-        if entry:
-            notes.append(f"{here}: ignored unknown field(s) {', '.join(sorted(entry))}")
+            if data.get("args"):
+                data["args"] = _args(secrets, name, data["args"])
+            if data.get("env"):
+                data["env"] = {k: _secret_value(secrets, name, k, k, v, f"env {k}") for k, v in data["env"].items()}
         model = HttpServer if http else StdioServer
         try:
             model.model_validate(data)
         except ValidationError as exc:
             problems = "; ".join(f"field '{'.'.join(map(str, e['loc']))}': {e['msg']}" for e in exc.errors())
             raise ImportFormatError(
-                f"{here}: not a valid {'HTTP' if http else 'stdio'} server ({problems}); a stdio server needs "
-                "'command' (and optional 'args', 'env'), an HTTP server needs 'url'"
+                f"{where}: server {name!r}: not a valid {'HTTP' if http else 'stdio'} server ({problems}); a stdio "
+                "server needs 'command' (and optional 'args', 'env'), an HTTP server needs 'url'"
             ) from exc
-        out[str(name)] = data
-    return out, notes + secrets.notes
+        out[name] = data
+    return out, secrets.notes
+
+
+def normalize_servers(raw: Mapping[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Client server entries (already parsed) as proctor ``mcpServers`` mappings, plus notes."""
+    notes: list[str] = []
+    canonical: dict[str, dict[str, Any]] = {}
+    try:
+        for name, entry in raw.items():
+            canonical[str(name)], entry_notes = canonical_entry(str(name), entry, where, None)
+            notes += entry_notes
+    except ImportFormatError:
+        raise
+    except SuiteError as exc:
+        raise ImportFormatError(str(exc)) from exc
+    servers, secret_notes = _scrubbed(canonical, where)
+    return servers, notes + secret_notes
 
 
 def load_server_set(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """A client configuration file's servers, normalized (for an importer's ``--servers``)."""
-    return normalize_servers(read_client_config(path), str(path))
+    """A client configuration file's servers, read as ``servers check`` reads them, secrets scrubbed."""
+    try:
+        canonical, notes = read_client_servers(path)
+    except ImportFormatError:
+        raise
+    except SuiteError as exc:
+        raise ImportFormatError(str(exc)) from exc
+    servers, secret_notes = _scrubbed(canonical, str(path))
+    return servers, notes + secret_notes
 
 
 def enabled(servers: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -312,6 +239,5 @@ __all__ = [
     "enabled",
     "load_server_set",
     "normalize_servers",
-    "read_client_config",
     "read_mcpservers",
 ]

@@ -88,11 +88,12 @@ def test_vscode_mcp_json_with_comments_types_and_inputs(tmp_path: Path) -> None:
         "command": "npx",
         "args": ["server-github"],
         "env": {"GITHUB_TOKEN": "${GH_TOKEN}"},
+        "env_file": str(tmp_path / ".env"),  # ${workspaceFolder} is the file's project folder
+        "cwd": str(tmp_path),
     }
     assert servers["docs"] == {"url": "https://docs.example.com/mcp"}
-    assert servers["events"] == {"url": "http://127.0.0.1:9000/sse"}
-    assert any("'gh'" in n and "envFile" in n for n in notes)
-    assert any("'events'" in n and "SSE" in n for n in notes)
+    assert servers["events"] == {"type": "sse", "url": "http://127.0.0.1:9000/sse"}
+    assert any("${input:gh-token}" in n and "export GH_TOKEN" in n for n in notes)
 
 
 def test_vscode_settings_and_cursor_layouts(tmp_path: Path) -> None:
@@ -101,7 +102,7 @@ def test_vscode_settings_and_cursor_layouts(tmp_path: Path) -> None:
         "mcp": {"servers": {"fs": {"command": "mcp-fs", "args": ["${userHome}/code"]}}},
     }
     servers, _ = load_server_set(_write(tmp_path / "settings.json", json.dumps(settings)))
-    assert servers == {"fs": {"command": "mcp-fs", "args": ["${HOME}/code"]}}
+    assert servers == {"fs": {"command": "mcp-fs", "args": ["${HOME}/code"], "cwd": str(tmp_path)}}
     cursor = {
         "mcpServers": {"web": {"serverUrl": "https://w.example.com/mcp", "timeout": 60, "alwaysAllow": ["a"]}}
     }
@@ -128,7 +129,7 @@ def test_strip_jsonc_keeps_slashes_and_commas_inside_strings() -> None:
             r"server 'a', field 'env': expected an object",
         ),
         ('{"mcpServers": {"a": {"url": "ftp://x"}}}', r"server 'a': not a valid HTTP server .*http://"),
-        ('{"preferences": {}}', r"no MCP servers found; expected \{\"mcpServers\""),
+        ('{"preferences": {}}', r"not an MCP client configuration \(its top-level keys are preferences\); expected \{\"mcpServers\""),
         ('{"mcpServers": {"a": }', r"line 1, column \d+: not valid JSON"),
         ('{"mcpServers": {}}', r"the server list is empty"),
     ],
