@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -132,7 +133,7 @@ class _Vars:
         return f"${{{var}}}"
 
 
-def _kind(entry: dict[str, Any], where: str) -> str:
+def _kind(entry: dict[str, Any], where: str) -> tuple[str, bool]:
     """The entry's transport (stdio, http or sse), with a Claude-style ``transport`` object unpacked."""
     transport = entry.pop("transport", None)
     if isinstance(transport, dict):
@@ -140,17 +141,22 @@ def _kind(entry: dict[str, Any], where: str) -> str:
             if key != "type":
                 entry.setdefault(key, value)
         transport = transport.get("type")
+    field = "type" if entry.get("type") else "transport" if transport else "transportType"
     raw = entry.pop("type", None) or transport or entry.pop("transportType", None)
     if "serverUrl" in entry or "httpUrl" in entry:
         entry.setdefault("url", entry.pop("serverUrl", None) or entry.pop("httpUrl", None))
     if raw is None:
-        return "http" if "url" in entry and "command" not in entry else "stdio"
+        if "url" not in entry or "command" in entry:
+            return "stdio", False
+        # Cursor and Windsurf detect the transport; an SDK-made SSE server serves ``/sse``.
+        sse = urlsplit(str(entry["url"])).path.rstrip("/").endswith("/sse")
+        return ("sse", True) if sse else ("http", False)
     kind = _KINDS.get(str(raw).lower())
     if kind is None:
         raise SuiteError(
-            f"{where}, field 'type': {raw!r} is not a transport proctor speaks (valid: stdio, http, sse)"
+            f"{where}, field '{field}': {raw!r} is not a transport proctor speaks (valid: stdio, http, sse)"
         )
-    return kind
+    return kind, False
 
 
 def _path(value: str, base: Path | None) -> str:
@@ -169,7 +175,7 @@ def _windows_notes(entry: dict[str, Any], where: str) -> list[str]:
     args = [str(a) for a in entry.get("args", [])]
     notes = []
     if re.match(r"^[A-Za-z]:[\\/]", command) or command.lower().endswith((".exe", ".cmd", ".bat")):
-        notes.append(f"{where}: command {command!r} is a Windows program; it runs only where it exists")
+        notes.append(f"{where}: command {command!r} is a Windows program; it starts only on a machine that has it")
     if Path(command).name == "docker" and args[:1] == ["run"] and not {"-i", "--interactive", "-it"} & set(args):
         notes.append(f"{where}: 'docker run' without -i gives the server no stdin; add -i to its args")
     return notes
@@ -183,9 +189,11 @@ def canonical_entry(
     if not isinstance(entry, dict):
         raise SuiteError(f"{here}: expected an object with 'command' or 'url' (stdio, or http and sse)")
     entry = dict(entry)
-    kind = _kind(entry, here)
+    kind, guessed = _kind(entry, here)
     sub = variables or _Vars(base, {}, here)
     notes: list[str] = []
+    if guessed:
+        notes.append(f'{here}: its url ends in /sse, so it is read as a legacy SSE server; write "type": "http" if not')
     ignored = sorted(k for k in entry if k in CLIENT_ONLY_KEYS)
     for k in ignored:
         entry.pop(k)

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,24 +30,39 @@ from proctor.widgets.sanitize import sanitize
 
 
 def _servers(config: Path) -> dict[str, ServerConfig]:
+    """The servers as a run would start them; what the reader ignored is said on stderr."""
     if config.is_dir() or config.name == "suite.yaml":
         loaded = load_suite(config)
         workspace = Workspace.prepare(loaded)
-        return workspace.servers_for(list(loaded.servers), loaded.scenarios[0])
-    return {n: expand_server(n, c, dict(os.environ)) for n, c in load_servers_file(config).items()}
+        notes = list(loaded.notes)
+        servers = workspace.servers_for(list(loaded.servers), loaded.scenarios[0])
+    else:
+        notes = []
+        servers = {n: expand_server(n, c, dict(os.environ)) for n, c in load_servers_file(config, notes).items()}
+    for note in notes:
+        print(f"note: {sanitize(note)}", file=sys.stderr)
+    return servers
+
+
+def transport_of(cfg: ServerConfig) -> str:
+    """stdio, http (streamable HTTP) or sse (the legacy HTTP+SSE transport)."""
+    if isinstance(cfg, HttpServer):
+        return "sse" if cfg.type == "sse" else "http"
+    return "stdio"
 
 
 async def check_servers(config: Path, out: Console) -> bool:
     servers = _servers(config)
     table = Table(title=f"MCP servers in {config}", title_justify="left")
-    for col in ("server", "transport", "status", "start s", "tools"):
+    for col in ("server", "transport", "status", "start s"):
         table.add_column(col)
+    table.add_column("tools", overflow="fold")  # a long path in an error stays whole
     ok = True
     with tempfile.TemporaryDirectory(prefix="proctor-check-") as logs:
         pool = ServerPool(Path(logs))
         try:
             for name, cfg in servers.items():
-                transport = "http" if isinstance(cfg, HttpServer) else "stdio"
+                transport = transport_of(cfg)
                 start = time.perf_counter()
                 try:
                     conn = await pool.acquire(name, cfg)

@@ -19,7 +19,15 @@ def forecast(city: str) -> str:
     return f"{city}: sunny, 21 C"
 
 
+def search(query: str) -> str:
+    """Forecast notes that mention a word of ``query`` (what an agent searching would call)."""
+    notes = ["Oslo: sunny, 21 C tomorrow", "Bergen: rain tomorrow"]
+    words = {w.strip("?.,").lower() for w in query.split()}
+    return "\n".join(n for n in notes if words & {w.strip(":,").lower() for w in n.split()}) or "no match"
+
+
 server.add_tool(forecast, description="Tomorrow's forecast for a city.", structured_output=False)
+server.add_tool(search, description="Search the forecast notes.", structured_output=False)
 
 if __name__ == "__main__":
     server.run("sse", host="127.0.0.1", port=int(sys.argv[1]))
