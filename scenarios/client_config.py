@@ -82,7 +82,11 @@ def server_entries(data: Any, path: Path) -> dict[str, Any]:
     """The ``name -> entry`` mapping, wherever the client keeps it."""
     if isinstance(data, dict):
         mcp = data.get("mcp")
-        for found in (data.get("mcpServers"), data.get("servers"), mcp.get("servers") if isinstance(mcp, dict) else None):
+        for found in (
+            data.get("mcpServers"),
+            data.get("servers"),
+            mcp.get("servers") if isinstance(mcp, dict) else None,
+        ):
             if isinstance(found, dict):
                 return found
         keys = ", ".join(sorted(map(str, data))[:8]) or "none"
@@ -125,12 +129,16 @@ class _Vars:
         spec = self.inputs.get(ident, {})
         what = str(spec.get("description") or ident)
         default = spec.get("default")
-        note = f"{self.where}: ${{input:{ident}}} ({what}) reads ${{{var}}}; export {var} before running"
+        has_default = isinstance(default, str) and not spec.get("password")
+        then = (
+            f"export {var} to change its default {default!r}"
+            if has_default
+            else f"export {var} before running"
+        )
+        note = f"{self.where}: ${{input:{ident}}} ({what}) reads ${{{var}}}; {then}"
         if note not in self.notes:
             self.notes.append(note)
-        if isinstance(default, str) and not spec.get("password"):
-            return f"${{{var}:-{default}}}"
-        return f"${{{var}}}"
+        return f"${{{var}:-{default}}}" if has_default else f"${{{var}}}"
 
 
 def _kind(entry: dict[str, Any], where: str) -> tuple[str, bool]:
@@ -175,8 +183,14 @@ def _windows_notes(entry: dict[str, Any], where: str) -> list[str]:
     args = [str(a) for a in entry.get("args", [])]
     notes = []
     if re.match(r"^[A-Za-z]:[\\/]", command) or command.lower().endswith((".exe", ".cmd", ".bat")):
-        notes.append(f"{where}: command {command!r} is a Windows program; it starts only on a machine that has it")
-    if Path(command).name == "docker" and args[:1] == ["run"] and not {"-i", "--interactive", "-it"} & set(args):
+        notes.append(
+            f"{where}: command {command!r} is a Windows program; it starts only on a machine that has it"
+        )
+    if (
+        Path(command).name == "docker"
+        and args[:1] == ["run"]
+        and not {"-i", "--interactive", "-it"} & set(args)
+    ):
         notes.append(f"{where}: 'docker run' without -i gives the server no stdin; add -i to its args")
     return notes
 
@@ -193,7 +207,9 @@ def canonical_entry(
     sub = variables or _Vars(base, {}, here)
     notes: list[str] = []
     if guessed:
-        notes.append(f'{here}: its url ends in /sse, so it is read as a legacy SSE server; write "type": "http" if not')
+        notes.append(
+            f'{here}: its url ends in /sse, so it is read as a legacy SSE server; write "type": "http" if not'
+        )
     ignored = sorted(k for k in entry if k in CLIENT_ONLY_KEYS)
     for k in ignored:
         entry.pop(k)

@@ -7,7 +7,6 @@ first file that is wrong, before anything is run or written.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -143,7 +142,9 @@ def expand_server(name: str, cfg: ServerConfig, env: dict[str, str]) -> ServerCo
     if isinstance(cfg, StdioServer):
         child_env = {k: expand_vars(v, env, f"{where}.env.{k}") for k, v in cfg.env.items()}
         if cfg.env_file:
-            child_env = read_env_file(Path(expand_vars(cfg.env_file, env, f"{where}.env_file")), where) | child_env
+            child_env = (
+                read_env_file(Path(expand_vars(cfg.env_file, env, f"{where}.env_file")), where) | child_env
+            )
         return cfg.model_copy(
             update={
                 "command": expand_vars(cfg.command, env, f"{where}.command"),

@@ -38,7 +38,9 @@ def _servers(config: Path) -> dict[str, ServerConfig]:
         servers = workspace.servers_for(list(loaded.servers), loaded.scenarios[0])
     else:
         notes = []
-        servers = {n: expand_server(n, c, dict(os.environ)) for n, c in load_servers_file(config, notes).items()}
+        servers = {
+            n: expand_server(n, c, dict(os.environ)) for n, c in load_servers_file(config, notes).items()
+        }
     for note in notes:
         print(f"note: {sanitize(note)}", file=sys.stderr)
     return servers

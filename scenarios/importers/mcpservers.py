@@ -121,7 +121,9 @@ def _url(secrets: _Secrets, server: str, url: str) -> str:
     return secrets.scrub(server, url, "url")
 
 
-def _scrubbed(servers: Mapping[str, dict[str, Any]], where: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def _scrubbed(
+    servers: Mapping[str, dict[str, Any]], where: str
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Servers in proctor's shape with every literal secret turned into a ``${VAR}`` reference."""
     secrets = _Secrets()
     out: dict[str, dict[str, Any]] = {}
@@ -139,7 +141,9 @@ def _scrubbed(servers: Mapping[str, dict[str, Any]], where: str) -> tuple[dict[s
             if data.get("args"):
                 data["args"] = _args(secrets, name, data["args"])
             if data.get("env"):
-                data["env"] = {k: _secret_value(secrets, name, k, k, v, f"env {k}") for k, v in data["env"].items()}
+                data["env"] = {
+                    k: _secret_value(secrets, name, k, k, v, f"env {k}") for k, v in data["env"].items()
+                }
         model = HttpServer if http else StdioServer
         try:
             model.model_validate(data)

@@ -75,13 +75,18 @@ def test_servers_call_reaches_a_tool_over_sse(
     tmp_path: Path, sse_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = _config(tmp_path, {"type": "sse", "url": sse_url})
-    assert main(["servers", "call", str(config), "weather", "forecast", "--args", '{"city": "Oslo"}', "--json"]) == 0
+    assert (
+        main(["servers", "call", str(config), "weather", "forecast", "--args", '{"city": "Oslo"}', "--json"])
+        == 0
+    )
     record = json.loads(capsys.readouterr().out)
     assert record["server"]["name"] == "sse-weather"
     assert record["result"]["content"] == "Oslo: sunny, 21 C"
 
 
-async def test_streamable_http_to_an_sse_server_names_url_status_and_the_fix(tmp_path: Path, sse_url: str) -> None:
+async def test_streamable_http_to_an_sse_server_names_url_status_and_the_fix(
+    tmp_path: Path, sse_url: str
+) -> None:
     conn = McpConnection("weather", HttpServer(url=sse_url), tmp_path / "logs")
     with pytest.raises(ServerStartError) as info:
         await conn.start()

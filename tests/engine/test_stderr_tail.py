@@ -13,7 +13,9 @@ from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.scenarios.schema import StdioServer
 
 NODE = shutil.which("node")
-FILESYSTEM = Path(__file__).resolve().parents[1] / "reference_servers" / "node_modules" / "@modelcontextprotocol"
+FILESYSTEM = (
+    Path(__file__).resolve().parents[1] / "reference_servers" / "node_modules" / "@modelcontextprotocol"
+)
 
 
 async def _start_error(tmp_path: Path, cfg: StdioServer) -> str:
@@ -48,7 +50,9 @@ def test_a_python_traceback_ends_on_its_reason_and_is_not_padded(tmp_path: Path)
 
 def test_an_error_line_far_above_the_last_lines_is_kept_once(tmp_path: Path) -> None:
     log = tmp_path / "s.log"
-    log.write_text("Error: Cannot find module '/x/y'\n" + "".join(f"    at frame{i}\n" for i in range(20)) + "}\n")
+    log.write_text(
+        "Error: Cannot find module '/x/y'\n" + "".join(f"    at frame{i}\n" for i in range(20)) + "}\n"
+    )
     tail = stderr_tail(log)
     assert tail[0] == "Error: Cannot find module '/x/y'" and tail[1] == "…" and tail[-1] == "}"
     assert len(tail) == 7

@@ -115,7 +115,10 @@ def test_relative_command_cwd_and_arguments_resolve_against_the_project_folder()
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("not_mcp/.cursor/mcp.json", r"not an MCP client configuration \(its top-level keys are model, rules\)"),
+        (
+            "not_mcp/.cursor/mcp.json",
+            r"not an MCP client configuration \(its top-level keys are model, rules\)",
+        ),
         ("fetch_transport/claude_desktop_config.json", r"field 'transport': 'fetch' is not a transport"),
     ],
 )
@@ -136,7 +139,9 @@ def test_files_that_are_not_mcp_configs_fail_the_same_clear_way_everywhere(
 def test_a_suite_servers_file_reads_env_file_and_paths_from_its_own_folder(tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(CONFIGS / "vscode", project)
-    (project / ".env").write_text("# from the project\nGITLAB_API_URL='https://gitlab.example.com'\nexport DEBUG=1\n")
+    (project / ".env").write_text(
+        "# from the project\nGITLAB_API_URL='https://gitlab.example.com'\nexport DEBUG=1\n"
+    )
     suite = tmp_path / "suite"
     (suite / "scenarios").mkdir(parents=True)
     (suite / "suite.yaml").write_text(

@@ -129,7 +129,10 @@ def test_strip_jsonc_keeps_slashes_and_commas_inside_strings() -> None:
             r"server 'a', field 'env': expected an object",
         ),
         ('{"mcpServers": {"a": {"url": "ftp://x"}}}', r"server 'a': not a valid HTTP server .*http://"),
-        ('{"preferences": {}}', r"not an MCP client configuration \(its top-level keys are preferences\); expected \{\"mcpServers\""),
+        (
+            '{"preferences": {}}',
+            r"not an MCP client configuration \(its top-level keys are preferences\); expected \{\"mcpServers\"",
+        ),
         ('{"mcpServers": {"a": }', r"line 1, column \d+: not valid JSON"),
         ('{"mcpServers": {}}', r"the server list is empty"),
     ],
