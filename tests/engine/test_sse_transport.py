@@ -84,16 +84,15 @@ def test_servers_call_reaches_a_tool_over_sse(
     assert record["result"]["content"] == "Oslo: sunny, 21 C"
 
 
-async def test_streamable_http_to_an_sse_server_names_url_status_and_the_fix(
-    tmp_path: Path, sse_url: str
+def test_streamable_http_to_an_sse_server_names_url_status_and_the_fix(
+    tmp_path: Path, sse_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    conn = McpConnection("weather", HttpServer(url=sse_url), tmp_path / "logs")
-    with pytest.raises(ServerStartError) as info:
-        await conn.start()
-    await conn.aclose()
-    message = str(info.value)
-    assert f"POST {sse_url} answered HTTP 405" in message
-    assert "legacy SSE server" in message and '"type": "sse"' in message
+    monkeypatch.setenv("COLUMNS", "400")  # one table row per line, so the message reads whole
+    config = _config(tmp_path, {"type": "http", "url": sse_url})
+    assert main(["servers", "check", str(config)]) == 3
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"POST {sse_url} answered HTTP 405 Method Not Allowed" in out
+    assert "legacy SSE server" in out and '"type": "sse"' in out
 
 
 async def test_nothing_listening_names_the_url(tmp_path: Path) -> None:
