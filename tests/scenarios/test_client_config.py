@@ -171,3 +171,20 @@ def test_import_keeps_sse_and_writes_a_suite_the_loader_reads(tmp_path: Path) ->
     loaded = load_suite(out)
     assert _transport(loaded.servers["weather-sse"]) == "sse"
     assert json.dumps(loaded.servers["GitLab-MCP"].model_dump()).count("${GITLAB_TOKEN}") == 1
+
+
+def test_a_config_saved_by_windows_notepad_with_bom_and_crlf_is_read(tmp_path: Path) -> None:
+    text = (CONFIGS / "claude_desktop/claude_desktop_config.json").read_text().replace("\n", "\r\n")
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_bytes("\ufeff".encode() + text.encode())
+    assert (
+        list(load_servers_file(path))
+        == list(load_server_set(path)[0])
+        == [
+            "codemcp",
+            "filesystem",
+            "gitlab",
+            "no-stdin",
+            "thinking",
+        ]
+    )
