@@ -279,6 +279,11 @@ def _add_interop(sub: _SubParsers) -> None:
         type=Path,
         help="score the traces against this suite: its scenarios (matched by proctor.scenario or prompt) and checks",
     )
+    otel.add_argument(
+        "--logs",
+        type=Path,
+        help="OTLP/JSON log records of the same run (openai-v2 writes message content there)",
+    )
     _output(otel)
     _command(imp, "imports:import_command")
 

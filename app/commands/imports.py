@@ -37,7 +37,7 @@ def _read(args: argparse.Namespace) -> ImportedSuite:
             args.path, results=args.results, servers_file=args.servers, python=args.python, model=args.model
         )
     if fmt == "otel":
-        return read_otel(args.path, scrub=redact, suite=args.suite)
+        return read_otel(args.path, scrub=redact, suite=args.suite, logs=args.logs)
     return read_mcpservers(args.path)
 
 
@@ -46,6 +46,7 @@ def import_command(args: argparse.Namespace) -> int:
         args.path,
         getattr(args, "servers", None),
         getattr(args, "suite", None),
+        getattr(args, "logs", None),
         getattr(args, "tools", None),
         *getattr(args, "trajectories", []),
         *getattr(args, "verdicts", []),

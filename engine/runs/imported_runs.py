@@ -33,6 +33,7 @@ from proctor.store.events import (
     Event,
     FinalAnswer,
     Judged,
+    ListedTool,
     ModelResponse,
     RunFinished,
     RunStarted,
@@ -40,6 +41,7 @@ from proctor.store.events import (
     ToolCall,
     ToolCallRequest,
     ToolResult,
+    ToolsListed,
     TrialFinished,
     TrialStarted,
     Usage,
@@ -63,6 +65,13 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
     events: list[Event] = [
         TrialStarted(scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=0, attempt=ATTEMPT)
     ]
+    if t.tools:  # the offered tools, when the source recorded them (scoring checks calls against them)
+        listed = [
+            ListedTool(name=x.name, server=x.server, description=x.description, input_schema=x.input_schema)
+            for x in t.tools
+        ]
+        events.append(ToolsListed(tools=listed))
+    cost = 0.0
     output_tokens = input_tokens = calls = 0
     estimated = False
     for turn_no, turn in enumerate(t.turns):
@@ -77,6 +86,7 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
         else:
             input_tokens += usage.input_tokens
         output_tokens += usage.output_tokens
+        cost += turn.cost_usd or 0.0
         estimated = estimated or usage.estimated
         events.append(
             ModelResponse(
@@ -88,7 +98,7 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
                 ],
                 stop_reason="tool_use" if turn.calls else "end_turn",
                 usage=usage,
-                cost_usd=0.0,
+                cost_usd=turn.cost_usd or 0.0,  # recorded cost; none recorded stays 0 as before
                 latency_s=turn.latency_s,
             )
         )
@@ -121,7 +131,7 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
             usage=Usage(
                 input_tokens=input_tokens, output_tokens=output_tokens, estimated=estimated or not t.turns
             ),
-            cost_usd=0.0,
+            cost_usd=cost,
             wall_s=t.wall_s,
             error=redact(t.error),
         )

@@ -12,7 +12,7 @@ import ast
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,17 @@ class ImportedTurn:
     output_tokens: int | None = None
     tokens_estimated: bool = False
     latency_s: float = 0.0
+    cost_usd: float | None = None  # the model call's cost as the source recorded it
+
+
+@dataclass(frozen=True)
+class ImportedTool:
+    """A tool the model was offered, as the source defined it (e.g. ``gen_ai.tool.definitions``)."""
+
+    name: str
+    server: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,7 @@ class ImportedTranscript:
     origin: str = ""
     wall_s: float = 0.0  # recorded duration of the whole trial, when the source has one
     error: str = ""  # the trial ended in error (the source says so); "" when it finished
+    tools: tuple[ImportedTool, ...] = ()  # the tools offered, when the source recorded them
 
 
 @dataclass(frozen=True)
@@ -293,6 +305,7 @@ __all__ = [
     "ImportedJudgment",
     "ImportedResult",
     "ImportedSuite",
+    "ImportedTool",
     "ImportedTranscript",
     "ImportedTurn",
     "complexity_of",

@@ -30,7 +30,6 @@ matched by id or prompt, so the trials are scored as a run of it would be.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,6 +46,19 @@ from proctor.scenarios.importers.common import (
     scenario_id,
     title_of,
 )
+from proctor.scenarios.importers.otel_dialects import normalize
+from proctor.scenarios.importers.otel_group import group_conversations
+from proctor.scenarios.importers.otel_messages import (
+    IN,
+    OUT,
+    Messages,
+    arguments_of,
+    as_json,
+    messages_of,
+    parts_of,
+    text_of,
+)
+from proctor.scenarios.importers.otel_servers import attribute_servers, offered_tools
 from proctor.scenarios.importers.otlp import TraceSpan, read_traces
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.importers.transcripts import number_epochs
@@ -54,9 +66,9 @@ from proctor.scenarios.loader import LoadedSuite, load_suite
 from proctor.scenarios.schema import RepoSpec
 
 Scrub = Callable[[str], str]
-Messages = list[dict[str, Any]]
 CHAT_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})  # last: llm.request.type
-IN, OUT = ("gen_ai.input.messages", "gen_ai.prompt."), ("gen_ai.output.messages", "gen_ai.completion.")
+UNKNOWN_SERVER = "(server unknown)"  # an MCP call whose server the trace does not say
+COST_KEYS = ("gen_ai.usage.cost", "operation.cost", "llm.cost.total", "gen_ai.usage.cost_usd")
 
 
 def kind_of(s: TraceSpan) -> str | None:
@@ -77,85 +89,13 @@ class _Turn:
     tokens: tuple[int | None, int | None, bool] = (None, None, False)
     latency_s: float = 0.0
     ended: dict[str, int] = field(default_factory=dict)  # call id -> its span's end: results in that order
+    cost_usd: float | None = None
 
     def frozen(self) -> ImportedTurn:
         results = sorted(self.results.values(), key=lambda r: self.ended.get(r.call_id, 1 << 64))
         return ImportedTurn(
-            self.text, tuple(self.calls.values()), tuple(results), *self.tokens, self.latency_s
+            self.text, tuple(self.calls.values()), tuple(results), *self.tokens, self.latency_s, self.cost_usd
         )
-
-
-# -- messages (gen_ai.input.messages / gen_ai.output.messages) ------------------------------
-
-
-def _messages(s: TraceSpan, which: tuple[str, str], unreadable: list[str]) -> Messages:
-    key, legacy = which
-    raw = s.attrs.get(key)
-    if raw is None:
-        return _flattened(s.attrs, legacy)
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
-            raw = None
-    if not isinstance(raw, list):
-        unreadable.append(f"{s.where}, attribute '{key}'")
-        return []
-    return [m for m in raw if isinstance(m, dict)]
-
-
-def _flattened(attrs: dict[str, Any], prefix: str) -> Messages:
-    """OpenLLMetry's ``gen_ai.prompt.0.role``/``.content``/``.tool_calls.0.name`` as messages."""
-    fields: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        index, _, name = key.removeprefix(prefix).partition(".")
-        if key.startswith(prefix) and index.isdigit() and name:
-            fields.setdefault(int(index), {})[name] = value
-    out = []
-    for _, m in sorted(fields.items()):
-        role, content = m.get("role", "assistant"), m.get("content")
-        response = {"type": "tool_call_response", "id": m.get("tool_call_id"), "response": content}
-        parts = [response if role == "tool" else {"type": "text", "content": content}] if content else []
-        calls = next(j for j in range(len(m) + 1) if f"tool_calls.{j}.name" not in m)
-        for j in range(calls):
-            parts.append(
-                {"type": "tool_call"} | {k: m.get(f"tool_calls.{j}.{k}") for k in ("id", "name", "arguments")}
-            )
-        out.append({"role": role, "parts": parts})
-    return out
-
-
-def _parts(message: dict[str, Any], kind: str) -> Messages:
-    parts = message.get("parts")
-    if not isinstance(parts, list):
-        content = message.get("content")
-        parts = [{"type": "text", "content": content}] if isinstance(content, str) else []
-    return [p for p in parts if isinstance(p, dict) and p.get("type") == kind]
-
-
-def _text(messages: Messages, role: str, *, first: bool = False) -> str:
-    texts: list[str] = []
-    for m in messages:
-        if m.get("role") == role:
-            texts += [content_text(p.get("content", p.get("text"))).strip() for p in _parts(m, "text")]
-            if first and any(texts):
-                break
-    return "\n\n".join(t for t in texts if t)
-
-
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _arguments(value: Any) -> dict[str, Any]:
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            return {"_unparsed": value}  # a model's malformed call is a fact of the trace
-    return value if isinstance(value, dict) else {"_unparsed": _json(value)}
 
 
 def _server_tool(name: str, server: str = "") -> tuple[str, str]:
@@ -180,14 +120,12 @@ def _tokens(s: TraceSpan, *keys: str) -> int | None:
 def _tool(s: TraceSpan) -> tuple[ImportedCall, ImportedResult, bool]:
     """The call, its result, and whether the span recorded the arguments."""
     a = s.attrs
-    prefix, _, rest = s.span.name.partition(" ")
-    name = str(
-        a.get("gen_ai.tool.name") or (rest.strip() if prefix in ("execute_tool", "tools/call") else "")
-    )
+    name = str(a.get("gen_ai.tool.name") or a.get("mcp.tool.name") or _named_tool(s.span.name))
     if not name:
         raise ImportFormatError(
             f"{s.where}: a tool call (gen_ai.operation.name execute_tool, or mcp.method.name tools/call) "
-            "without attribute 'gen_ai.tool.name'; set it to the name of the tool called"
+            "without attribute 'gen_ai.tool.name' nor the tool in its name ('tools/call NAME'); set "
+            "gen_ai.tool.name to the name of the tool called"
         )
     server, name = _server_tool(name, str(a.get("proctor.mcp.server") or a.get("mcp.server.name") or ""))
     call_id = str(a.get("gen_ai.tool.call.id") or a.get("jsonrpc.request.id") or s.span.span_id.hex())
@@ -195,10 +133,19 @@ def _tool(s: TraceSpan) -> tuple[ImportedCall, ImportedResult, bool]:
     is_error = s.failed or (isinstance(raw, dict) and raw.get("isError") is True)
     if isinstance(raw, dict) and isinstance(raw.get("content"), list):  # an MCP CallToolResult
         raw = content_text(raw["content"])
-    content = _json(raw) if raw is not None else (s.span.status.message if is_error else "")
+    content = as_json(raw) if raw is not None else (s.span.status.message if is_error else "")
     args = a.get("gen_ai.tool.call.arguments")
-    call = ImportedCall(call_id, server, name, _arguments(args))
+    call = ImportedCall(call_id, server, name, arguments_of(args))
     return call, ImportedResult(call_id, server, name, content, is_error, s.seconds), args is not None
+
+
+def _named_tool(span_name: str) -> str:
+    """The tool of ``execute_tool NAME``, ``tools/call NAME`` or the mcp SDK's ``MCP send tools/call NAME``."""
+    words = span_name.split()
+    for marker in ("tools/call", "execute_tool"):
+        if marker in words[:-1]:
+            return " ".join(words[words.index(marker) + 1 :])
+    return ""
 
 
 def _inside_tool(s: TraceSpan, by_id: dict[bytes, TraceSpan]) -> bool:
@@ -216,18 +163,24 @@ def _model(a: dict[str, Any]) -> str:
     return f"{a.get('gen_ai.provider.name') or a.get('gen_ai.system') or 'imported'}:{name}" if name else ""
 
 
+def _cost(s: TraceSpan) -> float | None:
+    value = next((s.attrs[k] for k in COST_KEYS if k in s.attrs), None)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    return float(value) if ok else None
+
+
 def _chat_turn(s: TraceSpan, outputs: Messages) -> _Turn:
     tokens = (
         _tokens(s, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
         _tokens(s, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
         s.attrs.get("proctor.tokens_estimated") is True,
     )
-    turn = _Turn(_text(outputs, "assistant"), tokens=tokens, latency_s=s.seconds)
-    asked = [p for m in outputs if m.get("role") == "assistant" for p in _parts(m, "tool_call")]
+    turn = _Turn(text_of(outputs, "assistant"), tokens=tokens, latency_s=s.seconds, cost_usd=_cost(s))
+    asked = [p for m in outputs if m.get("role") == "assistant" for p in parts_of(m, "tool_call")]
     for i, p in enumerate(asked):
         call_id = str(p.get("id") or f"{s.span.span_id.hex()}-{i}")
         server, tool = _server_tool(str(p.get("name") or ""))
-        turn.calls[call_id] = ImportedCall(call_id, server, tool, _arguments(p.get("arguments")))
+        turn.calls[call_id] = ImportedCall(call_id, server, tool, arguments_of(p.get("arguments")))
     return turn
 
 
@@ -239,11 +192,11 @@ def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], 
     prompt = ""
     for s in steps:
         if kind_of(s) == "chat":
-            inputs = _messages(s, IN, unreadable)
-            prompt = prompt or _text(inputs, "user", first=True)
-            for p in (p for m in inputs for p in _parts(m, "tool_call_response")):
-                responses[str(p.get("id"))] = _json(p.get("response", p.get("result", "")))
-            turns.append(_chat_turn(s, _messages(s, OUT, unreadable)))
+            inputs = messages_of(s, IN, unreadable)
+            prompt = prompt or text_of(inputs, "user", first=True)
+            for p in (p for m in inputs for p in parts_of(m, "tool_call_response")):
+                responses[str(p.get("id"))] = as_json(p.get("response", p.get("result", "")))
+            turns.append(_chat_turn(s, messages_of(s, OUT, unreadable)))
             requested |= dict.fromkeys(turns[-1].calls, turns[-1])
             continue
         call, result, recorded = _tool(s)
@@ -262,8 +215,10 @@ def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], 
         owner.results[call.call_id], owner.ended[call.call_id] = result, s.span.end_time_unix_nano
     for turn in turns:
         for call_id, c in turn.calls.items():
-            if call_id not in turn.results and call_id in responses:
-                turn.results[call_id] = ImportedResult(call_id, c.server, c.tool, responses[call_id])
+            known = turn.results.get(call_id)
+            if call_id in responses and (known is None or not known.content):  # an MCP span has no result
+                kept = known or ImportedResult(call_id, c.server, c.tool, "")
+                turn.results[call_id] = replace(kept, content=responses[call_id])
     return turns, prompt
 
 
@@ -272,7 +227,7 @@ def _trial(
 ) -> tuple[ImportedTranscript, str] | None:
     """The trace as a transcript (scenario: ``proctor.scenario`` or "") and its user prompt."""
     spans.sort(key=lambda s: (s.span.start_time_unix_nano, -s.span.end_time_unix_nano))
-    by_id = {s.span.span_id: s for s in spans}
+    by_id = {s.span.span_id: s for s in spans}  # grouped traces: each chat a root, the first the agent
     steps = [s for s in spans if kind_of(s) in ("chat", "tool") and not _inside_tool(s, by_id)]
     agents = [s for s in spans if kind_of(s) == "agent"]
     if not steps and not agents:
@@ -280,14 +235,15 @@ def _trial(
     agent = agents[0] if agents else next((s for s in spans if s.span.parent_span_id not in by_id), spans[0])
     a = agent.attrs
     turns, prompt = _turns(steps, unreadable)
-    prompt = _text(_messages(agent, IN, unreadable), "user", first=True) or prompt
+    prompt = text_of(messages_of(agent, IN, unreadable), "user", first=True) or prompt
     answered = [t.text for t in turns if t.text and not t.calls]
-    final = str(a.get("proctor.final_answer") or _text(_messages(agent, OUT, unreadable), "assistant"))
+    final = str(a.get("proctor.final_answer") or text_of(messages_of(agent, OUT, unreadable), "assistant"))
     final = final or (answered[-1] if answered else "")
     if final and turns and not turns[-1].calls and not turns[-1].text:
         turns[-1].text = final  # the answering turn's text (proctor's export records only the answer)
     servers = sorted({c.server for t in turns for c in t.calls.values() if c.server})
     chat = next((s.attrs for s in steps if kind_of(s) == "chat"), {})
+    wall = (max(s.span.end_time_unix_nano for s in spans) - spans[0].span.start_time_unix_nano) / 1e9
     error = (agent.span.status.message or str(a.get("error.type") or "") or "error") if agent.failed else ""
     epoch = a.get("proctor.epoch")
     transcript = ImportedTranscript(
@@ -298,8 +254,9 @@ def _trial(
         turns=tuple(t.frozen() for t in turns),
         final_answer=final,
         origin=agent.where.rpartition(", span")[0],
-        wall_s=agent.seconds,
+        wall_s=agent.seconds if agents else max(0.0, wall),
         error=error,
+        tools=offered_tools(spans),
     )
     return transcript, scrub(prompt)
 
@@ -351,10 +308,53 @@ def _notes(path: Path, suite: Path | None, counts: dict[str, int], unreadable: l
     return notes
 
 
-def read_otel(path: Path, *, scrub: Scrub, suite: Path | None = None) -> ImportedSuite:
-    """Every GenAI trace in ``path`` as a trial; ``scrub`` redacts the text bound for suite files."""
+def _grouped(path: Path, logs: Path | None) -> tuple[list[list[TraceSpan]], list[str]]:
+    """The file's traces, in the conventions (``otel_dialects``), conversations joined (``otel_group``)."""
+    traces = list(read_traces(path, logs))
+    for s in (s for t in traces for s in t):
+        normalize(s)
+    grouped = group_conversations(traces, kind_of, lambda s, d: messages_of(s, IN if d == "in" else OUT, []))
+    notes = []
+    joined = [n for g in grouped.traces if (n := len({s.span.trace_id for s in g})) > 1]
+    if joined:
+        notes.append(
+            f"{sum(joined)} traces without an agent span were joined into {len(joined)} conversation(s) "
+            "by their conversation or session ids, span links and the tool-call ids one chat answers"
+        )
+    if grouped.guessed:
+        notes.append(
+            f"guessed: {grouped.guessed} trace(s) holding only a tool call were put in the conversation whose "
+            "latest chat before them asked for that tool (nothing in them names their conversation); record an "
+            "agent span around each run (invoke_agent) to make this certain"
+        )
+    return grouped.traces, notes
+
+
+def _no_prompt_hint(origin: str, logged: bool) -> str:
+    logs = (
+        ""
+        if logged
+        else " opentelemetry-instrumentation-openai-v2 (2.3b0) writes message content to OTLP log records, not "
+        "span attributes, even with that variable set: export the logs too (a LoggerProvider with the same "
+        "file exporter) and pass them with --logs or in the same file."
+    )
+    return (
+        f"{origin}: records no user prompt (gen_ai.input.messages of its agent or first chat span, or the "
+        "chat's log records) and no proctor.scenario; turn on the instrumentation's message content capture "
+        f"(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, TRACELOOP_TRACE_CONTENT=true).{logs} Or "
+        "pass --suite and set proctor.scenario on the trace's root span"
+    )
+
+
+def read_otel(
+    path: Path, *, scrub: Scrub, suite: Path | None = None, logs: Path | None = None
+) -> ImportedSuite:
+    """Every GenAI trace (or conversation of traces) in ``path`` as a trial, log records of ``path``
+    or ``logs`` read with their spans; ``scrub`` redacts the text bound for suite files."""
     unreadable: list[str] = []
-    read = [_trial(spans, scrub, unreadable) for spans in read_traces(path)]
+    traces, group_notes = _grouped(path, logs)
+    logged = any(s.logs for t in traces for s in t)
+    read = [_trial(spans, scrub, unreadable) for spans in traces]
     trials = sorted((t for t in read if t is not None), key=lambda t: t[0].epoch)  # stable: trace order
     if not trials:
         raise ImportFormatError(
@@ -372,12 +372,7 @@ def read_otel(path: Path, *, scrub: Scrub, suite: Path | None = None) -> Importe
         if loaded is not None and sid:
             scenarios.setdefault(sid, (t.origin, _from_suite(loaded, sid, path)))
         elif not prompt and not t.scenario:
-            raise ImportFormatError(
-                f"{t.origin}: records no user prompt (gen_ai.input.messages of its agent or first chat span) "
-                "and no proctor.scenario; turn on the instrumentation's message content capture (e.g. "
-                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true), or pass --suite and set "
-                "proctor.scenario on the trace's root span"
-            )
+            raise ImportFormatError(_no_prompt_hint(t.origin, logged))
         else:
             sid = scenario_id(t.scenario) if t.scenario else _prompt_id(prompt)
             counts["no_prompt"] += sid not in scenarios and not prompt
@@ -387,7 +382,10 @@ def read_otel(path: Path, *, scrub: Scrub, suite: Path | None = None) -> Importe
             scenarios.setdefault(sid, (t.origin, scenario))
         transcripts.append(replace(t, scenario=sid))
     suite_data = _from_suite(loaded, None, path) if loaded is not None else _bare_suite(path)
-    sources, notes = [path, *([suite] if suite is not None else [])], _notes(path, suite, counts, unreadable)
+    arm_servers = {name: arm.servers for name, arm in loaded.suite.arms.items()} if loaded else {}
+    transcripts, server_notes = attribute_servers(transcripts, arm_servers)
+    sources = [path, *([logs] if logs is not None else []), *([suite] if suite is not None else [])]
+    notes = [*_notes(path, suite, counts, unreadable), *group_notes, *server_notes]
     found = list(scenarios.values())
     return validated("otel", sources, suite_data, found, transcripts=number_epochs(transcripts), notes=notes)
 

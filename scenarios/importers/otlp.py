@@ -2,8 +2,10 @@
 
 A file holds one ``ExportTraceServiceRequest`` per line, as the OpenTelemetry collector's file
 exporter and ``proctor export --format otel`` write it, or one request as a whole document. The
-spans of one trace may spread over several lines (exporters batch by time). Every error names
-the file, the line and the field.
+spans of one trace may spread over several lines (exporters batch by time). Lines holding an
+``ExportLogsServiceRequest`` (in the same file or a second one) give log records, kept on the span
+they name: some instrumentations (opentelemetry-instrumentation-openai-v2) write message content
+there, not in span attributes. Every error names the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -12,19 +14,20 @@ import base64
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proctor.scenarios.importers.common import ImportFormatError, read_text
 
 if TYPE_CHECKING:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue
     from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 WRITE_OTLP = "write traces with an OpenTelemetry collector's file exporter, or `proctor export --format otel`"
-_ID_HEX_DIGITS = {"traceId": 32, "spanId": 16, "parentSpanId": 16}
+_ID_HEX_DIGITS = {"traceId": 32, "spanId": 16, "parentSpanId": 16}  # OTLP/JSON log records too
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _STATUS_ERROR = 2  # Status.STATUS_CODE_ERROR
 
@@ -36,6 +39,7 @@ class TraceSpan:
     span: Span
     attrs: dict[str, Any]
     where: str
+    logs: list[tuple[str, Any]] = field(default_factory=list)  # (event name, body) of its log records
 
     @property
     def seconds(self) -> float:
@@ -72,11 +76,12 @@ def _documents(path: Path) -> list[tuple[int, Any]]:
         return docs
 
 
-def _request(data: Any, where: str) -> ExportTraceServiceRequest:
+def _request(data: Any, where: str) -> ExportTraceServiceRequest | ExportLogsServiceRequest:
     from google.protobuf.json_format import ParseDict, ParseError
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    if not isinstance(data, dict) or "resourceSpans" not in data:
+    if not isinstance(data, dict) or not {"resourceSpans", "resourceLogs"} & set(data):
         got = (
             f"keys {', '.join(sorted(map(str, data))[:6])}" if isinstance(data, dict) else type(data).__name__
         )
@@ -85,8 +90,9 @@ def _request(data: Any, where: str) -> ExportTraceServiceRequest:
             + WRITE_OTLP
         )
     _recode_ids(data)
+    request = ExportTraceServiceRequest() if "resourceSpans" in data else ExportLogsServiceRequest()
     try:  # OTLP/JSON receivers ignore unknown fields, as the OTLP specification asks
-        return ParseDict(data, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+        return ParseDict(data, request, ignore_unknown_fields=True)
     except (ParseError, ValueError) as exc:
         raise ImportFormatError(
             f"{where}: not valid OTLP/JSON ({str(exc).rstrip('.')}); {WRITE_OTLP}"
@@ -119,20 +125,37 @@ def value_of(v: AnyValue) -> Any:
     return None if kind is None else getattr(v, kind)
 
 
-def read_traces(path: Path) -> Iterator[list[TraceSpan]]:
-    """The file's spans, one list per trace, traces in order of first appearance."""
+def read_traces(path: Path, logs: Path | None = None) -> Iterator[list[TraceSpan]]:
+    """The file's spans, one list per trace, traces in order of first appearance; log records
+    (of ``path`` or ``logs``) on the spans they name."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
     traces: dict[bytes, list[TraceSpan]] = {}
-    for n, data in _documents(path):
-        for rs in _request(data, f"{path}: line {n}").resource_spans:
-            for ss in rs.scope_spans:
-                for span in ss.spans:
-                    where = f"{path}: line {n}, trace {span.trace_id.hex()}, span {span.name!r}"
-                    if len(span.trace_id) != 16:
-                        raise ImportFormatError(
-                            f"{where}, field 'traceId': expected 32 hex digits; {WRITE_OTLP}"
-                        )
-                    attrs = {kv.key: value_of(kv.value) for kv in span.attributes}
-                    traces.setdefault(span.trace_id, []).append(TraceSpan(span, attrs, where))
+    records: dict[tuple[bytes, bytes], list[tuple[str, Any]]] = {}
+    for source in [path, *([logs] if logs is not None else [])]:
+        for n, data in _documents(source):
+            request = _request(data, f"{source}: line {n}")
+            if not isinstance(request, ExportTraceServiceRequest):
+                for rl in request.resource_logs:
+                    for sl in rl.scope_logs:
+                        for r in sl.log_records:
+                            attrs = {kv.key: value_of(kv.value) for kv in r.attributes}
+                            name = r.event_name or str(attrs.get("event.name") or "")
+                            records.setdefault((r.trace_id, r.span_id), []).append((name, value_of(r.body)))
+                continue
+            for rs in request.resource_spans:
+                for ss in rs.scope_spans:
+                    for span in ss.spans:
+                        where = f"{source}: line {n}, trace {span.trace_id.hex()}, span {span.name!r}"
+                        if len(span.trace_id) != 16:
+                            raise ImportFormatError(
+                                f"{where}, field 'traceId': expected 32 hex digits; {WRITE_OTLP}"
+                            )
+                        attrs = {kv.key: value_of(kv.value) for kv in span.attributes}
+                        traces.setdefault(span.trace_id, []).append(TraceSpan(span, attrs, where))
+    for spans in traces.values():
+        for s in spans:
+            s.logs = records.get((s.span.trace_id, s.span.span_id), [])
     yield from traces.values()
 
 

@@ -297,7 +297,7 @@ def test_genai_traces_of_other_instrumentations_become_trials(tmp_path: Path) ->
     (call,) = first_turn.calls  # the MCP server's own span is the same call, not a second one
     assert (call.call_id, call.server, call.tool, call.arguments) == (
         "call_1",
-        "",
+        "(server unknown)",  # the trace names no server, and there is no suite arm to take it from
         "get-weather",
         {"location": "Paris"},
     )
@@ -441,7 +441,8 @@ def test_api_keys_in_traces_are_redacted_in_the_suite_and_the_database(tmp_path:
             json.dumps(request(span(1, 1, None, "execute_tool", (0, 1), {"gen_ai.operation.name": "execute_tool"}))),
             "line 1, trace 00000000000000000000000000000001, span 'execute_tool': a tool call "
             "(gen_ai.operation.name execute_tool, or mcp.method.name tools/call) without attribute "
-            "'gen_ai.tool.name'; set it to the name of the tool called",
+            "'gen_ai.tool.name' nor the tool in its name ('tools/call NAME'); set gen_ai.tool.name to the name "
+            "of the tool called",
         ),
         (
             json.dumps(request(span(1, 1, None, "chat m", (0, 1), {
@@ -452,9 +453,12 @@ def test_api_keys_in_traces_are_redacted_in_the_suite_and_the_database(tmp_path:
         (
             json.dumps(request(span(1, 1, None, "chat m", (0, 1), {"gen_ai.operation.name": "chat"}))),
             "line 1, trace 00000000000000000000000000000001: records no user prompt (gen_ai.input.messages of its "
-            "agent or first chat span) and no proctor.scenario; turn on the instrumentation's message content "
-            "capture (e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true), or pass --suite and set "
-            "proctor.scenario on the trace's root span",
+            "agent or first chat span, or the chat's log records) and no proctor.scenario; turn on the "
+            "instrumentation's message content capture (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, "
+            "TRACELOOP_TRACE_CONTENT=true). opentelemetry-instrumentation-openai-v2 (2.3b0) writes message content "
+            "to OTLP log records, not span attributes, even with that variable set: export the logs too (a "
+            "LoggerProvider with the same file exporter) and pass them with --logs or in the same file. Or pass "
+            "--suite and set proctor.scenario on the trace's root span",
         ),
         (
             json.dumps(request(span(1, 1, None, "GET /", (0, 1), {"http.request.method": "GET"}))),
