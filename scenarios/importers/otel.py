@@ -30,6 +30,7 @@ matched by id or prompt, so the trials are scored as a run of it would be.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -131,12 +132,28 @@ def _tool(s: TraceSpan) -> tuple[ImportedCall, ImportedResult, bool]:
     call_id = str(a.get("gen_ai.tool.call.id") or a.get("jsonrpc.request.id") or s.span.span_id.hex())
     raw = a.get("gen_ai.tool.call.result")
     is_error = s.failed or (isinstance(raw, dict) and raw.get("isError") is True)
-    if isinstance(raw, dict) and isinstance(raw.get("content"), list):  # an MCP CallToolResult
-        raw = content_text(raw["content"])
+    raw = _blocks(raw)
     content = as_json(raw) if raw is not None else (s.span.status.message if is_error else "")
     args = a.get("gen_ai.tool.call.arguments")
     call = ImportedCall(call_id, server, name, arguments_of(args))
     return call, ImportedResult(call_id, server, name, content, is_error, s.seconds), args is not None
+
+
+def _blocks(raw: Any) -> Any:
+    """An MCP CallToolResult or its content blocks (JSON text or structured) as their text."""
+    if isinstance(raw, str) and raw.lstrip().startswith(("{", "[")):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+        return raw if _blocks(parsed) is parsed else _blocks(parsed)
+    if isinstance(raw, dict) and isinstance(raw.get("content"), list):
+        return content_text(raw["content"])
+    if isinstance(raw, dict) and raw.get("type") == "text" and isinstance(raw.get("text"), str):
+        return raw["text"]  # one block, as openai-agents records it
+    if isinstance(raw, list) and raw and all(isinstance(b, dict) and b.get("type") == "text" for b in raw):
+        return content_text(raw)
+    return raw
 
 
 def _named_tool(span_name: str) -> str:
@@ -235,9 +252,13 @@ def _trial(
     agent = agents[0] if agents else next((s for s in spans if s.span.parent_span_id not in by_id), spans[0])
     a = agent.attrs
     turns, prompt = _turns(steps, unreadable)
-    prompt = text_of(messages_of(agent, IN, unreadable), "user", first=True) or prompt
+
+    def said(which: tuple[str, str]) -> Messages:  # a chat standing in for the agent says no answer
+        return messages_of(agent, which, unreadable) if agents else []
+
+    prompt = text_of(said(IN), "user", first=True) or prompt
     answered = [t.text for t in turns if t.text and not t.calls]
-    final = str(a.get("proctor.final_answer") or text_of(messages_of(agent, OUT, unreadable), "assistant"))
+    final = str(a.get("proctor.final_answer") or text_of(said(OUT), "assistant"))
     final = final or (answered[-1] if answered else "")
     if final and turns and not turns[-1].calls and not turns[-1].text:
         turns[-1].text = final  # the answering turn's text (proctor's export records only the answer)

@@ -160,10 +160,12 @@ def _from_traceloop(s: TraceSpan) -> None:
     entity_in, entity_out = _json(a.get("traceloop.entity.input")), _json(a.get("traceloop.entity.output"))
     if kind == "tool":
         name = a.get("traceloop.entity.name") or s.span.name.removesuffix(".tool")
-        if isinstance(entity_in, dict):
-            params = entity_in.get("params") if isinstance(entity_in.get("params"), dict) else entity_in
-            name = params.get("name") or name
-            entity_in = params.get("arguments", entity_in.get("arguments"))
+        if isinstance(entity_in, dict):  # the mcp instrumentation: {tool_name, arguments}
+            name = entity_in.get("tool_name") or name
+            entity_in = entity_in.get("arguments", entity_in)
+        if isinstance(entity_out, dict) and "result" in entity_out:  # {result, is_error}
+            _fill(a, "error.type", "tool_error" if entity_out.get("is_error") is True else None)
+            entity_out = entity_out["result"]
         _fill(a, "gen_ai.tool.name", name)
         _fill(a, "gen_ai.tool.call.arguments", entity_in)
         _fill(a, "gen_ai.tool.call.result", entity_out)

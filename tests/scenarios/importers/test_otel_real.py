@@ -1,0 +1,149 @@
+"""``import otel`` on traces made by real instrumentation (``otel_real/``, made by its
+``make_traces.py``): an agent asking "What time is it in Paris/on Mars?" calls mcp-server-time's
+``get_current_time`` over stdio (the Mars call fails) with a scripted model behind a local
+OpenAI-compatible endpoint. Each stack records different things; the trials must come out the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from proctor.app.cli import main
+from proctor.app.exit_codes import ExitCode
+from proctor.scenarios.importers.common import ImportedTranscript, ImportFormatError
+from proctor.scenarios.importers.otel import read_otel
+from proctor.store.redaction import redact
+
+REAL = Path(__file__).parent / "otel_real"
+PARIS, MARS = "What time is it in Paris right now?", "What time is it on Mars right now?"
+NO_MARS = "I could not tell: the time server does not know Mars."
+
+
+def trials(name: str, **kw: Path) -> dict[str, ImportedTranscript]:
+    """The file's trials by prompt (Paris, Mars)."""
+    imported = read_otel(REAL / f"{name}.jsonl", scrub=redact, **kw)
+    prompts = {s["id"]: s["prompt"] for s in imported.scenarios}
+    return {prompts[t.scenario]: t for t in imported.transcripts}
+
+
+def calls(t: ImportedTranscript) -> list[tuple[str, str, dict[str, object]]]:
+    return [(c.server, c.tool, c.arguments) for turn in t.turns for c in turn.calls]
+
+
+def results(t: ImportedTranscript) -> list[tuple[str, bool]]:
+    return [(r.content[:40], r.is_error) for turn in t.turns for r in turn.results]
+
+
+def test_mcp_sdk_client_spans_give_the_tool_from_the_span_name() -> None:
+    # "MCP send tools/call get_current_time": mcp.method.name and jsonrpc.request.id, no gen_ai.tool.name
+    got = trials("mcp_sdk")
+    assert set(got) == {PARIS, MARS}
+    paris = got[PARIS]
+    assert (paris.arm, paris.model) == ("time_agent", "openai:gpt-fake")
+    assert calls(paris) == [("(server unknown)", "get_current_time", {})]  # the span records no arguments
+    assert paris.final_answer.startswith("It is ") and got[MARS].final_answer == NO_MARS
+
+
+def test_openai_v2_message_content_is_read_from_its_log_records() -> None:
+    got = trials("openai_v2", logs=REAL / "openai_v2.logs.jsonl")
+    paris, mars = got[PARIS], got[MARS]
+    assert len(got) == 2  # 4 chat traces and 2 MCP call traces: two conversations
+    assert calls(paris) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
+    assert results(paris)[0][0].startswith('{\n  "timezone": "Europe/Paris"')
+    assert results(mars) == [("Error executing tool get_current_time: I", False)]
+    assert paris.final_answer.startswith("It is ") and mars.final_answer == NO_MARS
+    assert [(t.input_tokens, t.output_tokens) for t in paris.turns] == [(50, 9), (70, 9)]
+
+
+def test_openai_v2_logs_in_the_same_file_are_read_too(tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text((REAL / "openai_v2.jsonl").read_text() + (REAL / "openai_v2.logs.jsonl").read_text())
+    (t,) = [t for t in read_otel(mixed, scrub=redact).transcripts if "Paris" in t.final_answer]
+    assert calls(t) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
+
+
+def test_openai_v2_without_its_logs_says_where_the_content_went() -> None:
+    with pytest.raises(ImportFormatError, match="writes message content to OTLP log records") as caught:
+        read_otel(REAL / "openai_v2.jsonl", scrub=redact)
+    assert "pass them with --logs or in the same file" in str(caught.value)
+
+
+def test_openllmetry_chats_without_an_agent_span_are_one_trial_per_conversation() -> None:
+    imported = read_otel(REAL / "openllmetry.jsonl", scrub=redact)
+    assert len(imported.transcripts) == 2  # not one trial per chat call ("Let me check." as an answer)
+    got = trials("openllmetry")
+    paris, mars = got[PARIS], got[MARS]
+    assert paris.final_answer.startswith("It is ") and mars.final_answer == NO_MARS
+    assert [len(t.calls) for t in paris.turns] == [1, 0]
+    assert calls(mars) == [("(server unknown)", "get_current_time", {"timezone": "Mars/Olympus_Mons"})]
+    assert results(mars) == [("Error executing tool get_current_time: I", True)]  # traceloop's is_error
+    assert [x.name for x in paris.tools] == ["get_current_time", "convert_time"]  # gen_ai.tool.definitions
+    notes = " | ".join(imported.notes)
+    assert "joined into 2 conversation(s)" in notes
+    assert "guessed: 2 trace(s) holding only a tool call" in notes  # the mcp tool spans name no conversation
+
+
+def test_openinference_attributes_give_prompt_model_usage_calls_and_offered_tools() -> None:
+    got = trials("openinference")
+    paris, mars = got[PARIS], got[MARS]
+    assert (paris.arm, paris.model) == ("otel", "openai:gpt-fake")
+    assert calls(paris) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
+    assert [(t.input_tokens, t.output_tokens) for t in paris.turns] == [(50, 9), (70, 9)]
+    assert [x.name for x in paris.tools] == ["get_current_time", "convert_time"]
+    assert paris.tools[0].input_schema["required"] == ["timezone"]
+    assert paris.final_answer.startswith("It is ") and mars.final_answer == NO_MARS
+
+
+def test_pydantic_ai_tool_errors_and_offered_tools() -> None:
+    got = trials("pydantic_ai")
+    paris, mars = got[PARIS], got[MARS]
+    assert paris.arm == "time_agent"
+    assert calls(mars) == [("(server unknown)", "get_current_time", {"timezone": "Mars/Olympus_Mons"})]
+    assert results(mars) == [("Error executing tool get_current_time: I", True)]  # span status ERROR
+    assert results(paris)[0] == ('{"timezone":"Europe/Paris","datetime":"2', False)
+    assert [x.name for x in paris.tools] == ["get_current_time", "convert_time"]
+
+
+def test_openai_agents_tool_results_are_the_text_of_their_content_block() -> None:
+    got = trials("openai_agents")
+    paris = got[PARIS]
+    assert calls(paris) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
+    assert results(paris)[0][0].startswith('{\n  "timezone": "Europe/Paris"')  # not {"type": "text", ...}
+    assert paris.final_answer == ""  # its chat spans record no output: no answer, not a made-up one
+
+
+def _suite(tmp_path: Path, servers: list[str]) -> Path:
+    root = tmp_path / "suite"
+    (root / "scenarios").mkdir(parents=True)
+    entries = {name: {"command": "mcp-server-time"} for name in servers}
+    suite = {"name": "time", "mcpServers": entries, "arms": {"time_agent": {"servers": servers}}}
+    (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+    scenario = {"id": "paris", "prompt": PARIS, "gold_tool_calls": [[{"tool": "get_current_time"}]]}
+    (root / "scenarios" / "paris.yaml").write_text(yaml.safe_dump(scenario))
+    return root
+
+
+def test_calls_without_a_server_go_to_the_arms_only_server_and_count_as_adoption(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite, out = _suite(tmp_path, ["time"]), tmp_path / "imp"
+    got = trials("pydantic_ai", suite=suite)
+    assert calls(got[PARIS]) == [("time", "get_current_time", {"timezone": "Europe/Paris"})]
+    assert {x.server for x in got[PARIS].tools} == {"time"}
+    args = ["import", "otel", REAL / "pydantic_ai.jsonl", "--suite", suite, "-o", out]
+    assert main([str(a) for a in args]) == ExitCode.OK
+    assert main(["judge", str(out / "imported.db")]) == ExitCode.OK
+    capsys.readouterr()
+    assert main(["report", str(out / "imported.db"), "--format", "md"]) == ExitCode.OK
+    report = capsys.readouterr().out
+    row = next(line for line in report.splitlines() if line.startswith("| time\\_agent · "))
+    assert "n/a (baseline)" not in row and "| 1.000" in row  # adoption of the arm's server, fluent calls
+    assert "not attributable" not in report
+    assert "| time | get\\_current\\_time | 2 |" in report
+
+
+def test_a_call_two_of_the_arms_servers_could_serve_is_server_unknown(tmp_path: Path) -> None:
+    got = trials("pydantic_ai", suite=_suite(tmp_path, ["time", "clock"]))
+    assert calls(got[PARIS]) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
