@@ -210,9 +210,21 @@ def run_config(imported: ImportedSuite, suite_dir: Path) -> dict[str, Any]:
             "sources": list(imported.sources),
             "tokens": _tokens_note(ts),
             "wall_s": "recorded by the source" if any(t.wall_s for t in ts) else "not recorded (0)",
-            "cost_usd": "not recorded (0)",
+            "cost_usd": _cost_note(ts),
         },
     }
+
+
+def _cost_note(transcripts: Sequence[ImportedTranscript]) -> str:
+    turns = [turn for t in transcripts for turn in t.turns]
+    priced = sum(turn.cost_usd is not None for turn in turns)
+    if not priced:
+        return "not recorded (0)"
+    return (
+        "recorded by the source"
+        if priced == len(turns)
+        else f"recorded for {priced} of {len(turns)} model calls (0 for the rest)"
+    )
 
 
 def _tokens_note(transcripts: Sequence[ImportedTranscript]) -> str:

@@ -13,11 +13,18 @@ gen-ai-spans, gen-ai-agent-spans, execute-tool, mcp):
   when the agent has none, and results (``tool_call_response`` parts) of calls no tool span
   recorded; ``gen_ai.usage.input_tokens``/``output_tokens`` its recorded usage.
 - ``execute_tool``, MCP ``tools/call``, or a span with ``gen_ai.tool.name``: one call.
-  ``gen_ai.tool.name`` (else the span name's tool), ``gen_ai.tool.call.id`` (else
+  ``gen_ai.tool.name`` (else the span name's tool: ``execute_tool NAME``, ``tools/call NAME``, the
+  mcp SDK's ``MCP send tools/call NAME``), ``gen_ai.tool.call.id`` (else
   ``jsonrpc.request.id``), ``gen_ai.tool.call.arguments``/``result`` (JSON text or structured; an
   MCP CallToolResult's text), ``error.type`` or status ERROR; the server from ``mcp.server.name``
   or a ``mcp__SERVER__TOOL`` name. Spans inside a tool span (the MCP server's side of the call,
   a sub-agent run as a tool) belong to that call.
+
+Before that, other instrumentations' attributes (OpenInference, OpenLLMetry's ``traceloop.*``,
+openai-v2's log records) are rewritten in the conventions (``otel_dialects``), traces without an
+agent span are joined into the conversations they belong to (``otel_group``), and calls that name
+no server are attributed (``otel_servers``). ``gen_ai.tool.definitions`` gives the offered tools;
+``operation.cost``/``gen_ai.usage.cost``/``llm.cost.total`` a chat's recorded cost.
 
 Also read: deprecated ``gen_ai.system``, ``gen_ai.usage.prompt_tokens``/``completion_tokens``,
 ``llm.request.type``, OpenLLMetry's ``gen_ai.prompt.N.*``/``gen_ai.completion.N.*``; and
@@ -29,7 +36,6 @@ matched by id or prompt, so the trials are scored as a run of it would be.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -60,11 +66,17 @@ from proctor.scenarios.importers.otel_messages import (
     text_of,
 )
 from proctor.scenarios.importers.otel_servers import attribute_servers, offered_tools
+from proctor.scenarios.importers.otel_suite import (
+    bare_suite,
+    from_suite,
+    import_notes,
+    no_prompt_hint,
+    prompt_id,
+)
 from proctor.scenarios.importers.otlp import TraceSpan, read_traces
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.importers.transcripts import number_epochs
-from proctor.scenarios.loader import LoadedSuite, load_suite
-from proctor.scenarios.schema import RepoSpec
+from proctor.scenarios.loader import load_suite
 
 Scrub = Callable[[str], str]
 CHAT_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})  # last: llm.request.type
@@ -181,9 +193,10 @@ def _model(a: dict[str, Any]) -> str:
 
 
 def _cost(s: TraceSpan) -> float | None:
-    value = next((s.attrs[k] for k in COST_KEYS if k in s.attrs), None)
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-    return float(value) if ok else None
+    value: object = next((s.attrs[k] for k in COST_KEYS if k in s.attrs), None)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
 
 
 def _chat_turn(s: TraceSpan, outputs: Messages) -> _Turn:
@@ -282,51 +295,7 @@ def _trial(
     return transcript, scrub(prompt)
 
 
-# -- the suite -----------------------------------------------------------------------------
-
-
-def _absolute(repo: RepoSpec, root: Path) -> dict[str, Any]:
-    data = repo.model_dump(exclude_none=True)
-    return data | {k: str((root / data[k]).resolve()) for k in ("path", "source") if k in data}
-
-
-def _from_suite(loaded: LoadedSuite, sid: str | None, path: Path) -> dict[str, Any]:
-    """A scenario of the suite (or, without ``sid``, the suite itself), relative paths made absolute."""
-    model = loaded.suite if sid is None else loaded.scenario(sid)
-    data = model.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude={"anchors_lock"})
-    if model.repo is not None:
-        data["repo"] = _absolute(model.repo, loaded.root)
-    if sid is None:
-        data["description"] = f"OpenTelemetry traces ({path.name}) scored against the suite {loaded.root}."
-        if loaded.suite.servers_file:
-            data["servers_file"] = str((loaded.root / loaded.suite.servers_file).resolve())
-    return data
-
-
-def _bare_suite(path: Path) -> dict[str, Any]:
-    description = f"Imported from OpenTelemetry traces ({path.name}); scenarios are their prompts."
-    arms = {"baseline": {"baseline": True, "description": "no MCP servers"}}
-    return {"name": scenario_id(f"otel-{path.stem}"), "description": description, "arms": arms}
-
-
-def _prompt_id(prompt: str) -> str:
-    words = scenario_id(" ".join(prompt.lower().split()[:6]))[:48].strip("-.")
-    return f"{words or 'prompt'}-{hashlib.sha256(prompt.encode()).hexdigest()[:8]}"
-
-
-def _notes(path: Path, suite: Path | None, counts: dict[str, int], unreadable: list[str]) -> list[str]:
-    texts = {
-        "skipped": f"{path}: {{}} trace(s) without GenAI spans were skipped",
-        "no_prompt": "{} scenario(s) have no prompt in the traces; pass --suite to take them from a suite",
-        "unmatched": f"{{}} trace(s) match no scenario of {suite} by id or prompt: imported without checks",
-    }
-    notes = [texts[k].format(n) for k, n in counts.items() if n]
-    if unreadable:
-        notes.append(
-            f"{len(unreadable)} message attribute(s) are not JSON lists of messages (cut by a length limit?) and "
-            f"were left out, the first: {unreadable[0]}"
-        )
-    return notes
+# -- the file ------------------------------------------------------------------------------
 
 
 def _grouped(path: Path, logs: Path | None) -> tuple[list[list[TraceSpan]], list[str]]:
@@ -349,22 +318,6 @@ def _grouped(path: Path, logs: Path | None) -> tuple[list[list[TraceSpan]], list
             "agent span around each run (invoke_agent) to make this certain"
         )
     return grouped.traces, notes
-
-
-def _no_prompt_hint(origin: str, logged: bool) -> str:
-    logs = (
-        ""
-        if logged
-        else " opentelemetry-instrumentation-openai-v2 (2.3b0) writes message content to OTLP log records, not "
-        "span attributes, even with that variable set: export the logs too (a LoggerProvider with the same "
-        "file exporter) and pass them with --logs or in the same file."
-    )
-    return (
-        f"{origin}: records no user prompt (gen_ai.input.messages of its agent or first chat span, or the "
-        "chat's log records) and no proctor.scenario; turn on the instrumentation's message content capture "
-        f"(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, TRACELOOP_TRACE_CONTENT=true).{logs} Or "
-        "pass --suite and set proctor.scenario on the trace's root span"
-    )
 
 
 def read_otel(
@@ -391,22 +344,22 @@ def read_otel(
     for t, prompt in trials:
         sid = t.scenario if t.scenario in known else by_prompt.get(" ".join(prompt.split()), "")
         if loaded is not None and sid:
-            scenarios.setdefault(sid, (t.origin, _from_suite(loaded, sid, path)))
+            scenarios.setdefault(sid, (t.origin, from_suite(loaded, sid, path)))
         elif not prompt and not t.scenario:
-            raise ImportFormatError(_no_prompt_hint(t.origin, logged))
+            raise ImportFormatError(no_prompt_hint(t.origin, logged))
         else:
-            sid = scenario_id(t.scenario) if t.scenario else _prompt_id(prompt)
+            sid = scenario_id(t.scenario) if t.scenario else prompt_id(prompt)
             counts["no_prompt"] += sid not in scenarios and not prompt
             counts["unmatched"] += loaded is not None
             text = prompt or f"(the traces record no prompt; proctor scenario {sid})"
             scenario = {"id": sid, "title": title_of(prompt or sid), "prompt": text}
             scenarios.setdefault(sid, (t.origin, scenario))
         transcripts.append(replace(t, scenario=sid))
-    suite_data = _from_suite(loaded, None, path) if loaded is not None else _bare_suite(path)
+    suite_data = from_suite(loaded, None, path) if loaded is not None else bare_suite(path)
     arm_servers = {name: arm.servers for name, arm in loaded.suite.arms.items()} if loaded else {}
     transcripts, server_notes = attribute_servers(transcripts, arm_servers)
     sources = [path, *([logs] if logs is not None else []), *([suite] if suite is not None else [])]
-    notes = [*_notes(path, suite, counts, unreadable), *group_notes, *server_notes]
+    notes = [*import_notes(path, suite, counts, unreadable), *group_notes, *server_notes]
     found = list(scenarios.values())
     return validated("otel", sources, suite_data, found, transcripts=number_epochs(transcripts), notes=notes)
 

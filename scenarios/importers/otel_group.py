@@ -122,8 +122,9 @@ def _attach_tool_only(
         if kinds != {"tool"}:
             continue
         tool = next(s for s in traces[i] if kind(s) == "tool")
-        start, name = tool.span.start_time_unix_nano, tool.attrs.get("gen_ai.tool.name") or tool.span.name
-        before = [c for c in chats if c[0] <= start and any(str(name).endswith(t) for t in c[2])]
+        start = tool.span.start_time_unix_nano
+        name = str(tool.attrs.get("gen_ai.tool.name") or tool.span.name.rsplit(" ", 1)[-1])  # tools/call NAME
+        before = [c for c in chats if c[0] <= start and name in c[2]]
         if before:
             u.join(max(before)[1], i)
             guessed += 1

@@ -4,7 +4,9 @@ No instrumentation tried (the mcp SDK, openai-v2, OpenLLMetry, OpenInference, py
 openai-agents) records ``mcp.server.name``. Left empty, such calls read as "tools unused" and the
 arm as a baseline. A call without a server goes to the server another span of the file named for
 that tool, else to the arm's only server (a suite arm with one server: the name is unique among
-its servers), else to ``(server unknown)``: an MCP call all the same, never an unused tool.
+its servers), else to ``(server unknown)``: an MCP call all the same, never an unused tool (with no
+suite arm, ``proctor judge`` takes the servers seen in the calls as the arm's). An arm of several
+servers cannot say which one served it: adoption does not count such a call, and a note says so.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ def _definition(raw: Any) -> ImportedTool | None:
     ``{type: function, function: {...}}``."""
     if not isinstance(raw, dict):
         return None
-    fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    inner = raw.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else raw
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         return None
@@ -66,7 +69,7 @@ def attribute_servers(
             for c in turn.calls:
                 if c.server:
                     named.setdefault(c.tool, set()).add(c.server)
-    counts = {"file": 0, "arm": 0, "unknown": 0}
+    counts = {"file": 0, "arm": 0, "shared": 0, "unknown": 0}
 
     def server(tool: str, arm: str, count: bool) -> str:
         seen, own = named.get(tool, set()), list(arm_servers.get(arm, ()))
@@ -75,6 +78,8 @@ def attribute_servers(
             if len(seen) == 1
             else ("arm", own[0])
             if len(own) == 1
+            else ("shared", UNKNOWN_SERVER)
+            if own
             else ("unknown", UNKNOWN_SERVER)
         )
         counts[how] += count
@@ -100,6 +105,12 @@ def attribute_servers(
     if counts["arm"]:
         notes.append(
             f"{counts['arm']} tool call(s) record no MCP server: attributed to their arm's only server"
+        )
+    if counts["shared"]:
+        notes.append(
+            f"{counts['shared']} tool call(s) record no MCP server and their arm has several: imported as server "
+            f"'{UNKNOWN_SERVER}', which adoption (calls to the arm's own servers) does not count; record "
+            "mcp.server.name on the tool spans to attribute them"
         )
     if counts["unknown"]:
         notes.append(

@@ -334,7 +334,7 @@ def test_openllmetry_flattened_messages_failed_tools_and_errors(tmp_path: Path) 
     instrumentation's tests assert them: an ``anthropic.chat`` span with ``gen_ai.prompt.0.role``/
     ``.content``, ``gen_ai.completion.0.tool_calls.N.id``/``.name``/``.arguments`` and
     ``gen_ai.usage.prompt_tokens``/``completion_tokens``. The tool span is a GenAI ``execute_tool``
-    one (OpenLLMetry's own ``traceloop.entity.*`` tool spans are not read)."""
+    one (OpenLLMetry's own ``traceloop.*`` tool spans: test_otel_real.py)."""
     chat = {
         "llm.request.type": "chat",
         "gen_ai.system": "Anthropic",

@@ -144,6 +144,23 @@ def test_calls_without_a_server_go_to_the_arms_only_server_and_count_as_adoption
     assert "| time | get\\_current\\_time | 2 |" in report
 
 
-def test_a_call_two_of_the_arms_servers_could_serve_is_server_unknown(tmp_path: Path) -> None:
-    got = trials("pydantic_ai", suite=_suite(tmp_path, ["time", "clock"]))
-    assert calls(got[PARIS]) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
+def test_a_call_two_of_the_arms_servers_could_serve_is_server_unknown_and_said(tmp_path: Path) -> None:
+    imported = read_otel(REAL / "pydantic_ai.jsonl", scrub=redact, suite=_suite(tmp_path, ["time", "clock"]))
+    assert {c.server for t in imported.transcripts for turn in t.turns for c in turn.calls} == {
+        "(server unknown)"
+    }
+    assert any("their arm has several" in note for note in imported.notes)
+
+
+def test_recorded_cost_reaches_the_trial_and_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic-ai prices its model calls itself (operation.cost on each chat span)
+    (paris,) = trials("pydantic_ai_priced").values()
+    assert [t.cost_usd for t in paris.turns] == [0.000215, 0.000265]
+    out = tmp_path / "imp"
+    assert main(["import", "otel", str(REAL / "pydantic_ai_priced.jsonl"), "-o", str(out)]) == ExitCode.OK
+    capsys.readouterr()
+    assert main(["report", str(out / "imported.db"), "--format", "md"]) == ExitCode.OK
+    report = capsys.readouterr().out
+    assert "cost recorded by the source" in report and "| $0.0005 |" in report

@@ -4,9 +4,11 @@ Run with any Python 3.11: ``python make_traces.py [STACK ...]``. It makes one ve
 under /tmp/otelgen (pinned versions below), starts a fake OpenAI-compatible endpoint on
 127.0.0.1, and runs each stack in its venv: an agent asks the model, the model (scripted here)
 calls ``get_current_time`` of ``mcp-server-time`` (a real stdio MCP server, its own venv), then
-answers. Two prompts: Paris (the call succeeds) and Mars (the server answers an error). Spans (and
-log records, where the stack writes content there) go through opentelemetry-exporter-otlp-json-file,
-one ExportTraceServiceRequest (or ExportLogsServiceRequest) per line. Not imported by the tests.
+answers. Two prompts: Paris (the call succeeds) and Mars (the server answers an error); the priced
+pydantic-ai run asks only Paris. Spans (and log records, where the stack writes content there) go
+through opentelemetry-exporter-otlp-json-file, one ExportTraceServiceRequest (or
+ExportLogsServiceRequest) per line; ``versions/STACK.txt`` is the venv's ``pip freeze``. Not
+imported by the tests.
 """
 
 from __future__ import annotations
@@ -28,16 +30,17 @@ OTEL = ["opentelemetry-sdk==1.45.2", "opentelemetry-exporter-otlp-json-file==0.6
 STACKS: dict[str, list[str]] = {
     "server": ["mcp-server-time==2026.10.19"],
     "mcp_sdk": ["mcp==2.3.0", "openai==3.57.0", *OTEL],
-    "openai_v2": ["mcp==2.3.0", "openai==3.57.0", "opentelemetry-instrumentation-openai-v2==2.3b0", "wrapt<2", "httpx", *OTEL],
-    "openinference": ["mcp==2.3.0", "openai==3.57.0", "openinference-instrumentation-openai",
-                      "openinference-instrumentation-mcp", *OTEL],
+    "openai_v2": ["mcp==2.3.0", "openai==3.57.0", "opentelemetry-instrumentation-openai-v2==2.3b0", "wrapt==1.17.3", "httpx", *OTEL],
+    "openinference": ["mcp==2.3.0", "openai==3.57.0", "openinference-instrumentation-openai==0.1.66",
+                      "openinference-instrumentation-mcp==2.0.13", *OTEL],
     "pydantic_ai": ["mcp==2.3.0", "pydantic-ai==2.62.0", "fastmcp-slim==4.2.3", *OTEL],
-    "openllmetry": ["mcp<2", "openai==3.57.0", "opentelemetry-instrumentation-openai==0.62.4",
+    "pydantic_ai_priced": ["mcp==2.3.0", "pydantic-ai==2.62.0", "fastmcp-slim==4.2.3", *OTEL],
+    "openllmetry": ["mcp==1.30.0", "openai==3.57.0", "opentelemetry-instrumentation-openai==0.62.4",
                     "opentelemetry-instrumentation-mcp==0.62.4", *OTEL],
-    "openai_agents": ["openai-agents==0.24.*", "opentelemetry-instrumentation-openai-agents==0.62.4", *OTEL],
+    "openai_agents": ["openai-agents==0.24.0", "opentelemetry-instrumentation-openai-agents==0.62.4", *OTEL],
 }  # fmt: skip
 VENV_OF = {"mcp_sdk": "base", "openai_v2": "base", "openinference": "oi", "pydantic_ai": "pai",
-           "openllmetry": "ollm", "openai_agents": "agents", "server": "srv"}  # fmt: skip
+           "pydantic_ai_priced": "pai", "openllmetry": "ollm", "openai_agents": "agents", "server": "srv"}  # fmt: skip
 PROMPTS = ["What time is it in Paris right now?", "What time is it on Mars right now?"]
 MODEL = "gpt-fake"
 
@@ -65,12 +68,12 @@ def scripted_reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class _Model(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         message = scripted_reply(body["messages"])
         usage = {"prompt_tokens": 40 + 10 * len(body["messages"]), "completion_tokens": 9, "total_tokens": 0}
         finish = "tool_calls" if message.get("tool_calls") else "stop"
-        reply = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1_760_000_000, "model": MODEL,
+        reply = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1_760_000_000, "model": body["model"],
                  "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}  # fmt: skip
         if body.get("stream"):
             delta = dict(message)
@@ -193,17 +196,17 @@ async def _mcp1_agent(base_url: str) -> None:
     from mcp.client.stdio import stdio_client
 
     command, args = _server_params()
-    async with stdio_client(StdioServerParameters(command=command, args=args)) as (r, w):
-        async with ClientSession(r, w) as session:
-            await session.initialize()
-            tools = _tool_specs((await session.list_tools()).tools)
+    params = StdioServerParameters(command=command, args=args)
+    async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
+        await session.initialize()
+        tools = _tool_specs((await session.list_tools()).tools)
 
-            async def call(name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-                res = await session.call_tool(name, arguments)
-                return "".join(getattr(c, "text", "") for c in res.content), bool(res.isError)
+        async def call(name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+            res = await session.call_tool(name, arguments)
+            return "".join(getattr(c, "text", "") for c in res.content), bool(res.isError)
 
-            for prompt in PROMPTS:
-                await _chat_loop(prompt, call, tools, base_url)
+        for prompt in PROMPTS:
+            await _chat_loop(prompt, call, tools, base_url)
 
 
 def run_mcp_sdk(out: Path, base_url: str) -> None:
@@ -252,11 +255,11 @@ def run_openllmetry(out: Path, base_url: str) -> None:
 def run_pydantic_ai(out: Path, base_url: str) -> None:
     """(b) pydantic-ai's own instrumentation (version 5), a FunctionModel, an MCP toolset."""
     tp = _providers(out)
+    from fastmcp.client import Client
+    from fastmcp.client.transports import StdioTransport
     from pydantic_ai import Agent
     from pydantic_ai.agent import InstrumentationSettings
     from pydantic_ai.capabilities.instrumentation import Instrumentation
-    from fastmcp.client import Client
-    from fastmcp.client.transports import StdioTransport
     from pydantic_ai.mcp import MCPToolset
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import FunctionModel
@@ -284,6 +287,35 @@ def run_pydantic_ai(out: Path, base_url: str) -> None:
         async with agent:
             for prompt in PROMPTS:
                 await agent.run(prompt)
+
+    asyncio.run(main())
+    tp.shutdown()
+
+
+def run_pydantic_ai_priced(out: Path, base_url: str) -> None:
+    """(b2) pydantic-ai with its OpenAI model named gpt-4o (against the fake): it prices the calls
+    itself (genai-prices) and records ``operation.cost``."""
+    tp = _providers(out)
+    from fastmcp.client import Client
+    from fastmcp.client.transports import StdioTransport
+    from pydantic_ai import Agent
+    from pydantic_ai.agent import InstrumentationSettings
+    from pydantic_ai.capabilities.instrumentation import Instrumentation
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    command, args = _server_params()
+    server = MCPToolset(Client(StdioTransport(command, args)))
+    model = OpenAIChatModel(
+        "gpt-4o", provider=OpenAIProvider(base_url=base_url, api_key="sk-fixture-not-a-key")
+    )
+    settings = InstrumentationSettings(tracer_provider=tp, version=5, include_content=True)
+    agent = Agent(model, toolsets=[server], capabilities=[Instrumentation(settings)], name="time_agent")
+
+    async def main() -> None:
+        async with agent:
+            await agent.run(PROMPTS[0])
 
     asyncio.run(main())
     tp.shutdown()
@@ -320,7 +352,8 @@ def _venv(stack: str) -> Path:
     venv = VENVS / VENV_OF[stack]
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *STACKS[stack]], check=True, timeout=900)
+        wanted = sorted({p for s, v in VENV_OF.items() if v == VENV_OF[stack] for p in STACKS[s]})
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *wanted], check=True, timeout=900)
     return venv
 
 
