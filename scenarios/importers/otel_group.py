@@ -74,8 +74,10 @@ def group_conversations(
     u = _Union(n)
     loose = [i for i, t in enumerate(traces) if not any(kind(s) == "agent" for s in t)]
     by_key: dict[str, int] = {}
-    asked_by: dict[str, int] = {}
-    answered: list[tuple[int, set[str]]] = []
+    # (call id, the conversation's first user text) -> (end, trace) of the chats that asked for it:
+    # ids repeat across runs with some providers, so an answer joins the latest asker before it.
+    asked_by: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    answered: list[tuple[int, int, set[tuple[str, str]]]] = []
     trace_of = {t[0].span.trace_id: i for i, t in enumerate(traces) if t}
     for i in loose:
         for s in traces[i]:
@@ -86,16 +88,18 @@ def group_conversations(
                 if link.trace_id in trace_of and trace_of[link.trace_id] in loose:
                     u.join(trace_of[link.trace_id], i)
             if kind(s) == "chat":
-                for call_id in _ids(messages(s, "out"), "tool_call") | _flat_ids(
-                    s.attrs, "gen_ai.completion."
-                ):
-                    asked_by.setdefault(call_id, i)
-                seen = _ids(messages(s, "in"), "tool_call") | _ids(messages(s, "in"), "tool_call_response")
-                answered.append((i, seen | _flat_ids(s.attrs, "gen_ai.prompt.")))
-    for i, ids in answered:
-        for call_id in ids:
-            if call_id in asked_by:
-                u.join(asked_by[call_id], i)
+                inputs, opener = messages(s, "in"), _opener(messages(s, "in"))
+                asked = _ids(messages(s, "out"), "tool_call") | _flat_ids(s.attrs, "gen_ai.completion.")
+                for call_id in asked:
+                    asked_by.setdefault((call_id, opener), []).append((s.span.end_time_unix_nano, i))
+                seen = _ids(inputs, "tool_call") | _ids(inputs, "tool_call_response")
+                seen |= _flat_ids(s.attrs, "gen_ai.prompt.")
+                answered.append((i, s.span.start_time_unix_nano, {(c, opener) for c in seen}))
+    for i, start, keys in answered:
+        for key in keys:
+            before = [a for a in asked_by.get(key, []) if a[0] <= start]
+            if before:
+                u.join(max(before)[1], i)
     guessed = _attach_tool_only(traces, loose, u, kind, messages)
     groups: dict[int, list[TraceSpan]] = {}
     for i, t in enumerate(traces):
@@ -129,6 +133,15 @@ def _attach_tool_only(
             u.join(max(before)[1], i)
             guessed += 1
     return guessed
+
+
+def _opener(messages: Any) -> str:
+    """The first user message's text: what a conversation's every chat sends again."""
+    for m in messages if isinstance(messages, list) else []:
+        if isinstance(m, dict) and m.get("role") == "user":
+            parts = m.get("parts") if isinstance(m.get("parts"), list) else []
+            return " ".join(str(p.get("content", "")) for p in parts if isinstance(p, dict))
+    return ""
 
 
 def _asked_tools(messages: Any) -> set[str]:

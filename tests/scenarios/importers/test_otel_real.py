@@ -164,3 +164,14 @@ def test_recorded_cost_reaches_the_trial_and_the_report(
     assert main(["report", str(out / "imported.db"), "--format", "md"]) == ExitCode.OK
     report = capsys.readouterr().out
     assert "cost recorded by the source" in report and "| $0.0005 |" in report
+
+
+def test_two_runs_reusing_tool_call_ids_stay_two_runs(tmp_path: Path) -> None:
+    # The scripted model gives every run the same call ids ("call_europe_1"), as some providers
+    # do: an answer joins the latest chat before it that asked for that id in that conversation.
+    both = tmp_path / "both.jsonl"
+    both.write_text((REAL / "openinference.jsonl").read_text() + (REAL / "openllmetry.jsonl").read_text())
+    imported = read_otel(both, scrub=redact)
+    finals = sorted(t.final_answer[:6] for t in imported.transcripts)
+    assert finals == ["I coul", "I coul", "It is ", "It is "]
+    assert all(len(t.turns) == 2 for t in imported.transcripts)
