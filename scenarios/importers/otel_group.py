@@ -95,9 +95,9 @@ def group_conversations(
                 seen = _ids(inputs, "tool_call") | _ids(inputs, "tool_call_response")
                 seen |= _flat_ids(s.attrs, "gen_ai.prompt.")
                 answered.append((i, s.span.start_time_unix_nano, {(c, opener) for c in seen}))
-    for i, start, keys in answered:
-        for key in keys:
-            before = [a for a in asked_by.get(key, []) if a[0] <= start]
+    for i, start, wanted in answered:
+        for call in wanted:
+            before = [a for a in asked_by.get(call, []) if a[0] <= start]
             if before:
                 u.join(max(before)[1], i)
     guessed = _attach_tool_only(traces, loose, u, kind, messages)
@@ -139,8 +139,8 @@ def _opener(messages: Any) -> str:
     """The first user message's text: what a conversation's every chat sends again."""
     for m in messages if isinstance(messages, list) else []:
         if isinstance(m, dict) and m.get("role") == "user":
-            parts = m.get("parts") if isinstance(m.get("parts"), list) else []
-            return " ".join(str(p.get("content", "")) for p in parts if isinstance(p, dict))
+            parts = m.get("parts")
+            return " ".join(str(p.get("content", "")) for p in parts or [] if isinstance(p, dict))
     return ""
 
 
