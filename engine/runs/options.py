@@ -34,7 +34,7 @@ class RunError(Exception):
 
 
 def _existing_run(db: Path) -> tuple[str, dict[str, Any]] | None:
-    if not db.exists():
+    if not db.exists() or db.stat().st_size == 0:  # an empty file is an empty database (see EngineLock)
         return None
     with StoreReader(db) as reader:
         run = reader.run()

@@ -237,8 +237,7 @@ async def open_run(
     lock = EngineLock.try_acquire(options.db)
     if lock is None:
         raise RunError(
-            f"{options.db} is being run by another proctor process (pid {EngineLock.holder(options.db)}); "
-            "watch it with 'proctor watch', or stop that process first"
+            f"{EngineLock.held_message(options.db)}; watch it with 'proctor watch', or stop that process first"
         )
     try:
         writer = await StoreWriter.open(options.db)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -50,3 +51,63 @@ def test_the_lock_names_its_holder_and_is_freed_when_the_holder_is_killed(tmp_pa
     lock = EngineLock.try_acquire(db)
     assert lock is not None, "a killed holder must not keep the run locked"
     lock.release()
+
+
+def _names(tmp_path: Path, db: Path) -> dict[str, Path]:
+    """Every other name of ``db`` an operator could give: each must meet the same lock."""
+    (tmp_path / "link.db").symlink_to(db)
+    (tmp_path / "other").mkdir()
+    os.link(db, tmp_path / "other" / "hard.db")
+    (db.parent / "inner").mkdir()
+    (tmp_path / "deep").symlink_to(db.parent / "inner")
+    return {
+        "symlink": tmp_path / "link.db",
+        "hard link": tmp_path / "other" / "hard.db",
+        "dot-dot": tmp_path / "deep" / ".." / db.name,  # deep/.. is db's directory, not tmp_path
+        "relative": Path(os.path.relpath(db)),
+        "absolute": db.absolute(),
+    }
+
+
+def test_every_name_of_the_database_meets_the_one_lock(tmp_path: Path) -> None:
+    db = tmp_path / "runs" / "run.db"
+    db.parent.mkdir()
+    db.write_bytes(b"a run")
+    held = EngineLock.try_acquire(db)
+    assert held is not None
+    try:
+        for form, name in _names(tmp_path, db).items():
+            assert EngineLock.is_held(name), form
+            assert EngineLock.try_acquire(name) is None, f"{form}: a second engine got the lock"
+            assert EngineLock.holder(name) == str(os.getpid()), form
+            message = EngineLock.held_message(name)
+            assert f"pid {os.getpid()}" in message and os.path.realpath(db) in message, f"{form}: {message}"
+    finally:
+        held.release()
+    for form, name in _names_again(tmp_path, db).items():
+        lock = EngineLock.try_acquire(name)
+        assert lock is not None, f"{form}: released, yet refused"
+        try:
+            assert EngineLock.try_acquire(db) is None, (
+                f"{form}: holding through {form} does not lock the file"
+            )
+        finally:
+            lock.release()
+
+
+def _names_again(tmp_path: Path, db: Path) -> dict[str, Path]:
+    return {
+        "symlink": tmp_path / "link.db",
+        "hard link": tmp_path / "other" / "hard.db",
+        "dot-dot": tmp_path / "deep" / ".." / db.name,
+    }
+
+
+def test_a_lock_that_created_the_database_leaves_no_empty_file(tmp_path: Path) -> None:
+    db = tmp_path / "run.db"
+    lock = EngineLock.try_acquire(db)
+    assert lock is not None and db.exists(), "a new database is locked on its own inode from the start"
+    os.link(db, tmp_path / "hard.db")
+    assert EngineLock.try_acquire(tmp_path / "hard.db") is None
+    lock.release()
+    assert not db.exists(), "an empty file left behind would be taken for a run by the next 'proctor run'"
