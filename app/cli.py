@@ -26,6 +26,7 @@ BAD_INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("proctor.scenarios.loader", "SuiteError"),
     ("proctor.scenarios.repo", "RepoError"),
     ("proctor.store.schema", "SchemaError"),
+    ("proctor.store.file_watch", "StoreFailed"),
     ("proctor.store.scores", "UnreadableScore"),
     ("proctor.engine.runs.options", "RunError"),
     ("proctor.engine.grading.anchor_files", "AnchorError"),

@@ -41,10 +41,13 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
     cur.execute("BEGIN IMMEDIATE")
     try:
         yield cur
+        cur.execute("COMMIT")
     except BaseException:
-        cur.execute("ROLLBACK")
+        # SQLite may have rolled back already (a full disk does): a second ROLLBACK would fail
+        # and hide the error that matters.
+        if conn.in_transaction:
+            cur.execute("ROLLBACK")
         raise
-    cur.execute("COMMIT")
 
 
 def insert_run(conn: sqlite3.Connection, run_id: str, suite: str, config: str) -> None:

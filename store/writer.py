@@ -27,6 +27,7 @@ from proctor.store.batch_payloads import redact_payloads
 from proctor.store.commands import Command, cancel_unserved, claim_pending, finish
 from proctor.store.derived_rows import RULE_KINDS, JudgmentMeta, derive
 from proctor.store.events import Event
+from proctor.store.file_watch import FileWatch, StoreFailed, disk_full, is_disk_full, moved_away
 from proctor.store.payload_codec import COMPRESS_OVER_BYTES, decode_payload, encode_payload, encode_raw
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
@@ -65,8 +66,10 @@ class StoreWriter:
         batch_size: int,
         flush_interval_s: float,
         on_commit: Callable[[int, float], None] | None = None,
+        watch: FileWatch | None = None,
     ) -> None:
         self._conn = conn
+        self._watch = watch
         self._pool = pool
         self.path = path
         self._on_commit = on_commit
@@ -91,7 +94,7 @@ class StoreWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proctor-store")
 
-        def connect() -> sqlite3.Connection:
+        def connect() -> tuple[sqlite3.Connection, FileWatch]:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, cached_statements=256)
             try:
                 configure(conn)
@@ -99,14 +102,14 @@ class StoreWriter:
             except BaseException:
                 conn.close()
                 raise
-            return conn
+            return conn, FileWatch.of(path)
 
         try:
-            conn = await asyncio.get_running_loop().run_in_executor(pool, connect)
+            conn, watch = await asyncio.get_running_loop().run_in_executor(pool, connect)
         except BaseException:
             pool.shutdown(wait=False)
             raise
-        return cls(conn, pool, path, batch_size, flush_interval_s, on_commit)
+        return cls(conn, pool, path, batch_size, flush_interval_s, on_commit, watch)
 
     async def __aenter__(self) -> StoreWriter:
         return self
@@ -116,8 +119,23 @@ class StoreWriter:
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         # Shielded: a cancelled caller must not cancel a write the thread has not started yet.
-        future = self._loop.run_in_executor(self._pool, fn, self._conn, *args)
+        future = self._loop.run_in_executor(self._pool, self._guarded, fn, *args)
         return await asyncio.shield(future)
+
+    def _guarded(self, fn: Callable[..., T], *args: Any) -> T:
+        """On the writer thread: ``fn`` on the connection, a full disk said as such."""
+        try:
+            return fn(self._conn, *args)
+        except sqlite3.Error as exc:
+            if is_disk_full(exc):
+                raise disk_full(self._conn, self.path, exc) from exc
+            raise
+
+    def _error(self) -> Exception:
+        """What a call after a failed write raises: the failure's own message when it says one."""
+        if isinstance(self._failure, StoreFailed):
+            return StoreFailed(str(self._failure))
+        return RuntimeError(f"store writer for {self.path} failed: {self._failure}")
 
     # -- direct writes (setup, rare) ------------------------------------------------------
 
@@ -169,7 +187,7 @@ class StoreWriter:
     ) -> None:
         """Queue one event; never blocks. Raises if the writer already failed or closed."""
         if self._failure is not None:
-            raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
+            raise self._error() from self._failure
         if self._closed:
             raise RuntimeError(f"store writer for {self.path} is closed")
         # Serialized here, on the caller's thread (no events kept alive).
@@ -193,7 +211,7 @@ class StoreWriter:
         reaches the count queued now, every earlier event is in the file.
         """
         if self._failure is not None:
-            raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
+            raise self._error() from self._failure
         done: asyncio.Future[None] = self._loop.create_future()
         if self._queue.wait_for_commit(done):
             await asyncio.shield(done)
@@ -205,8 +223,9 @@ class StoreWriter:
         if not failed:
             try:
                 write_batch(self._conn, batch)
+                self._check_files()
             except BaseException as exc:
-                self._failure = exc
+                self._failure = disk_full(self._conn, self.path, exc) if is_disk_full(exc) else exc
         if not failed and self._failure is None:
             self._events_committed += batch.rows
             if self._on_commit is not None:
@@ -215,12 +234,22 @@ class StoreWriter:
             with suppress(RuntimeError):  # the loop is gone: nobody is waiting any more
                 self._loop.call_soon_threadsafe(self._wake_waiters)
 
+    def _check_files(self) -> None:
+        """After a commit: the path still names the files written, or what was committed is saved
+        and the run stops (``file_watch``)."""
+        if self._watch is None:
+            return
+        what = self._watch.problem()
+        if what is not None:
+            self._watch = None  # checked once: the connection may be closed normally after this
+            raise moved_away(self._conn, self.path, what)
+
     def _wake_waiters(self) -> None:
         for f in self._queue.ready_waiters():
             if f.done():
                 continue
             if self._failure is not None:
-                f.set_exception(RuntimeError(f"store writer for {self.path} failed: {self._failure}"))
+                f.set_exception(self._error())
             else:
                 f.set_result(None)
 
@@ -238,7 +267,7 @@ class StoreWriter:
             await self._run(sqlite3.Connection.close)
             self._pool.shutdown(wait=True)
         if self._failure is not None:
-            raise RuntimeError(f"store writer for {self.path} failed: {self._failure}") from self._failure
+            raise self._error() from self._failure
 
 
 __all__ = [

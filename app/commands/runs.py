@@ -33,7 +33,9 @@ def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:
         print(f"note: {skipped}", file=sys.stderr)
     lock = EngineLock.try_acquire(db) if db.exists() else None
     if db.exists() and lock is None:
-        raise RunError(f"{db} is being run by another proctor process (pid {EngineLock.holder(db)})")
+        raise RunError(
+            f"{EngineLock.held_message(db)}; watch it with 'proctor watch', or stop that process first"
+        )
     if lock is not None:
         lock.release()
 
@@ -100,6 +102,9 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
         progress.stop()
         err.print(f"proctor: interrupted; resume with --resume --db {args.db}", markup=False)
         return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+    except BaseException:
+        progress.stop()  # the error (a full disk, a deleted database) is printed on a clean line
+        raise
     progress.stop()
     out.print(summary_table(args.db))
     with StoreReader(args.db) as reader:
