@@ -9,11 +9,13 @@ event stream by id: the store has one writer and ids are assigned in commit orde
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import zlib
 from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import orjson
 
@@ -56,6 +58,13 @@ def check_database_path(path: Path) -> None:
 
 
 def _not_a_database(path: Path, exc: Exception) -> SchemaError:
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+        if not os.access(path, os.R_OK):
+            return SchemaError(f"{path}: cannot be read (permission denied); give read access to it")
+        return SchemaError(
+            f"{path}: SQLite could not open it read-only ({exc}); make its directory writable, "
+            "or copy the database (with its -wal and -shm files) somewhere writable"
+        )
     return SchemaError(
         f"{path}: not a SQLite database ({exc}); give a run database written by 'proctor run' "
         "or 'proctor import'"
@@ -63,7 +72,31 @@ def _not_a_database(path: Path, exc: Exception) -> SchemaError:
 
 
 def read_only_uri(path: Path) -> str:
-    return f"file:{path}?mode=ro"
+    """The URI that opens ``path`` for reading, even in a directory nobody may write to.
+
+    A database in WAL mode needs a ``-shm`` file beside it to be read. Where the directory is
+    read-only and there is none, SQLite cannot open it ("unable to open database file"); if no
+    WAL content waits either, the file alone is the whole database and is opened ``immutable``
+    (nobody can be writing it: a writer would need to create the WAL). A non-empty WAL without
+    its ``-shm`` cannot be read there at all, and the error says so rather than show stale data.
+    """
+    uri = f"file:{quote(str(path), safe='/')}?mode=ro"
+    directory = path.parent
+    shm = path.with_name(path.name + "-shm")
+    if os.access(directory, os.W_OK) or shm.exists():
+        return uri
+    wal = path.with_name(path.name + "-wal")
+    try:
+        wal_bytes = wal.stat().st_size
+    except OSError:
+        wal_bytes = 0
+    if wal_bytes == 0:
+        return uri + "&immutable=1"
+    raise SchemaError(
+        f"{path}: its directory is read-only and {wal.name} holds committed events SQLite can only "
+        f"read with a {shm.name} file beside it; copy {path.name} and {wal.name} to a writable "
+        "directory (or make this one writable) and read the copy"
+    )
 
 
 class StoreReader:
@@ -72,7 +105,10 @@ class StoreReader:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         check_database_path(self.path)
-        self._conn = sqlite3.connect(read_only_uri(self.path), uri=True, check_same_thread=False)
+        try:
+            self._conn = sqlite3.connect(read_only_uri(self.path), uri=True, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _not_a_database(self.path, exc) from exc
         try:
             self._conn.execute("PRAGMA busy_timeout=5000")
             version = self._fetch(queries.schema_version())

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult
-from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
 from proctor.store.redaction import redact
 
 SCHEMA = "proctor-export/1"
@@ -139,7 +139,7 @@ def _trial_columns(trial: TrialRecord | None) -> dict[str, Any]:
 def _trial_columns_by_id(reader: StoreReader) -> dict[int, dict[str, Any]]:
     """Each trial's identifying columns, read row by row: never every trial's whole record
     (answers included) at once, which made the export's memory grow with the run."""
-    conn = sqlite3.connect(f"file:{reader.path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(reader.path), uri=True)
     try:
         conn.execute("PRAGMA busy_timeout=5000")
         names: dict[str, str] = {}  # one copy of each scenario, arm and model name

@@ -33,7 +33,7 @@ from proctor.store.events import (
     TrialFinished,
     TrialStarted,
 )
-from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
 from proctor.store.redaction import redact
 from proctor.store.scores import GroundingDetails, LayerDetails, ScoreDetails, UnreadableScore
 
@@ -305,7 +305,7 @@ def _recode_ids(node: Any, recode: Any) -> None:
 def _trial_ids(reader: StoreReader) -> list[int]:
     """The run's trial ids in order, without loading every trial's record (answers included) at
     once: only each id is held, so a large run's export stays flat in memory."""
-    conn = sqlite3.connect(f"file:{reader.path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(reader.path), uri=True)
     try:
         conn.execute("PRAGMA busy_timeout=5000")
         return [int(r[0]) for r in conn.execute("SELECT id FROM trials ORDER BY id")]
