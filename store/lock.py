@@ -8,14 +8,44 @@ file's real path names the holder's pid. The operating system releases both when
 dies, however it dies.
 
 ``flock`` locks are apart from the POSIX byte-range locks SQLite takes on the same file (on a
-local filesystem; SQLite's WAL mode needs one anyway), so holding it costs SQLite nothing.
+local filesystem; SQLite's WAL mode needs one anyway), so holding it costs SQLite nothing. But
+closing *any* descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+included (measured: after an ``os.open``/``os.close`` of the database beside an open reader,
+another process could switch the database out of WAL mode under it). So a descriptor this
+module opens on a database file is never closed: it goes back to a small per-file pool.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from pathlib import Path
+
+# Descriptors open on database files and holding no lock, by (st_dev, st_ino); see above.
+_idle: dict[tuple[int, int], list[int]] = {}
+_idle_guard = threading.Lock()
+
+
+def _borrow(path: Path) -> int:
+    """A descriptor on the database file at ``path`` (created empty if missing), lock-free."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    with _idle_guard:
+        spare = _idle.get((st.st_dev, st.st_ino))
+        if spare:
+            return spare.pop()
+    return os.open(path, os.O_RDONLY)
+
+
+def _give_back(fd: int) -> None:
+    """Unlock ``fd`` and keep it open for the next borrower (closing it would drop SQLite's locks)."""
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    st = os.fstat(fd)
+    with _idle_guard:
+        _idle.setdefault((st.st_dev, st.st_ino), []).append(fd)
 
 
 def real_path(db: Path) -> Path:
@@ -45,20 +75,16 @@ class EngineLock:
         """
         real = real_path(db)
         real.parent.mkdir(parents=True, exist_ok=True)
-        created: Path | None = None
-        try:
-            db_fd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            created = real
-        except FileExistsError:
-            db_fd = os.open(real, os.O_RDONLY)
+        created = None if real.exists() else real
+        db_fd = _borrow(real)
         if not _try_flock(db_fd, fcntl.LOCK_EX):
-            os.close(db_fd)
+            _give_back(db_fd)
             return None
         path = _pid_file(db)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if not _try_flock(fd, fcntl.LOCK_EX):  # an older proctor, which locks only this file
             os.close(fd)
-            _close_db_fd(db_fd, created)
+            _unlock_db(db_fd, created)
             return None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
@@ -67,18 +93,25 @@ class EngineLock:
     @staticmethod
     def is_held(db: Path) -> bool:
         """Whether some live process (this one included) holds the run; never takes the lock."""
-        for path in (real_path(db), _pid_file(db)):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError:
-                continue
+        real = real_path(db)
+        if real.is_file():
+            fd = _borrow(real)
             try:
                 if not _try_flock(fd, fcntl.LOCK_SH):
                     return True
-                fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
-                os.close(fd)
-        return False
+                _give_back(fd)
+        try:
+            fd = os.open(_pid_file(db), os.O_RDONLY)  # not the database: closing it is harmless
+        except OSError:
+            return False
+        try:
+            if not _try_flock(fd, fcntl.LOCK_SH):
+                return True
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
     @staticmethod
     def holder(db: Path) -> str:
@@ -107,7 +140,7 @@ class EngineLock:
             os.close(self._fd)
             self._fd = None
         if self._db_fd is not None:
-            _close_db_fd(self._db_fd, self._created)
+            _unlock_db(self._db_fd, self._created)
             self._db_fd = None
 
 
@@ -119,19 +152,16 @@ def _try_flock(fd: int, mode: int) -> bool:
     return True
 
 
-def _close_db_fd(fd: int, created: Path | None) -> None:
-    """Unlock and close; a database file the lock created and nobody wrote to goes again."""
+def _unlock_db(fd: int, created: Path | None) -> None:
+    """Unlock; a database file the lock created and nobody wrote to goes again."""
     try:
-        if created is not None and os.fstat(fd).st_size == 0:
-            st = os.stat(created)
-            mine = os.fstat(fd)
+        if created is not None:
+            st, mine = os.stat(created), os.fstat(fd)
             if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino) and st.st_size == 0:
                 created.unlink()
     except OSError:
         pass
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+    _give_back(fd)
 
 
 def _flock_holder(path: Path) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -111,3 +112,41 @@ def test_a_lock_that_created_the_database_leaves_no_empty_file(tmp_path: Path) -
     assert EngineLock.try_acquire(tmp_path / "hard.db") is None
     lock.release()
     assert not db.exists(), "an empty file left behind would be taken for a run by the next 'proctor run'"
+
+
+LEAVE_WAL = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=0); print(c.execute('PRAGMA journal_mode=DELETE').fetchone()[0])"
+
+
+def test_locking_and_probing_never_drop_the_sqlite_locks_this_process_holds(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops the process's POSIX locks on it, SQLite's included:
+    a console reading the run while it checks who holds it must keep its reader's lock."""
+    db = tmp_path / "run.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        reader.execute("SELECT * FROM t").fetchall()
+        conn.close()
+        other = subprocess.Popen(
+            [sys.executable, "-c", HOLD_SCRIPT, str(db)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert other.stdout is not None and other.stdout.readline().strip() == "held"
+            assert EngineLock.is_held(db)
+            assert EngineLock.try_acquire(db) is None
+        finally:
+            other.kill()
+            other.wait(timeout=30)
+        mine = EngineLock.try_acquire(db)
+        assert mine is not None
+        mine.release()
+        assert not EngineLock.is_held(db)
+        switched = subprocess.run(
+            [sys.executable, "-c", LEAVE_WAL, str(db)], capture_output=True, text=True, timeout=60
+        )
+        assert switched.returncode != 0 and "locked" in switched.stderr, "the reader's lock was dropped"
+        assert reader.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        reader.close()
