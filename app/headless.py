@@ -43,12 +43,14 @@ class HeadlessProgress:
         self._done = 0
         self._started = 0.0
         self._printed = 0.0
+        self._running = False  # stop() before start() (the run failed to open) prints no line
 
     def start(self, run: Run, todo: list[TrialRecord]) -> None:
         with StoreReader(run.options.db) as reader:
             total = len(reader.trials())
         self._total, self._done = total, total - len(todo)
         self._started = self._printed = self._clock()
+        self._running = True
         if self._plain:
             self._line()
             return
@@ -66,7 +68,8 @@ class HeadlessProgress:
 
     def stop(self) -> None:
         if self._plain:
-            self._line()
+            if self._running:
+                self._line()
         else:
             self._progress.stop()
 

@@ -86,8 +86,11 @@ class EngineLock:
             os.close(fd)
             _unlock_db(db_fd, created)
             return None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # a full disk: the lock holds all the same, and /proc/locks still names the pid
         return cls(path, fd, db_fd, created)
 
     @staticmethod

@@ -99,8 +99,12 @@ class StoreWriter:
             try:
                 configure(conn)
                 migrate(conn, str(path))
-            except BaseException:
+            except BaseException as exc:
                 conn.close()
+                if is_disk_full(exc):
+                    raise StoreFailed(
+                        f"{path}: the disk is full ({exc}); free some space and start again"
+                    ) from exc
                 raise
             return conn, FileWatch.of(path)
 

@@ -8,6 +8,7 @@ had committed must still be readable somewhere it names.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import sqlite3
@@ -19,6 +20,7 @@ import pytest
 
 from proctor.store.events import FinalAnswer, TrialFinished, TrialStarted, Usage
 from proctor.store.file_watch import StoreFailed
+from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader
 from proctor.store.writer import StoreWriter, TrialRow
 
@@ -168,3 +170,21 @@ async def test_sqlite_full_says_the_disk_is_full_without_a_mount(tmp_path: Path)
         await w.close()
     assert "the disk is full" in message and "10 of 40 trials finished" in message
     assert _finished(db) == 10
+
+
+def _fill_disk(mount: Path) -> None:
+    with (mount / "filler").open("wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+        except OSError:
+            pass
+
+
+async def test_a_run_started_on_a_full_disk_says_so_instead_of_a_traceback(tiny_disk: Path) -> None:
+    await asyncio.to_thread(_fill_disk, tiny_disk)
+    with pytest.raises(StoreFailed, match=r"the disk is full .*free some space and start again"):
+        await StoreWriter.open(tiny_disk / "run.db")
+    lock = EngineLock.try_acquire(tiny_disk / "other.db")  # the pid file cannot be written: still a lock
+    assert lock is not None
+    lock.release()
