@@ -68,7 +68,7 @@ def kept(conn: sqlite3.Connection) -> str:
         return "what was committed before"
     counts = {str(status): int(n) for status, n in rows}
     done = sum(n for status, n in counts.items() if status not in ("queued", "running"))
-    return f"{done} of {sum(counts.values())} trials finished"
+    return f"{done} of {sum(counts.values())} trials done"
 
 
 def moved_away(conn: sqlite3.Connection, path: Path, what: str) -> StoreFailed:

@@ -108,7 +108,7 @@ def test_a_full_disk_ends_in_exit_2_with_what_was_kept_and_how_to_resume(tiny_di
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr
     assert f"{db}: the disk is full" in run.stderr
-    assert "of 300 trials finished" in run.stderr and f"resume with --resume --db {db}" in run.stderr
+    assert "of 300 trials done" in run.stderr and f"resume with --resume --db {db}" in run.stderr
     report = subprocess.run(
         _proctor("report", str(db), "--format", "json"), capture_output=True, text=True, timeout=120
     )

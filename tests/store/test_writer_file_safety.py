@@ -154,7 +154,7 @@ async def test_a_full_disk_stops_the_run_with_what_was_kept_and_how_to_resume(ti
     message = await _fill(w)
     with pytest.raises(StoreFailed):
         await w.close()
-    assert message.startswith(f"{db}: the disk is full") and "trials finished" in message
+    assert message.startswith(f"{db}: the disk is full") and "trials done" in message
     assert f"Free some space, then resume with --resume --db {db}" in message
     assert _finished(db) >= 10, "what was committed before the disk filled is still readable"
 
@@ -168,7 +168,7 @@ async def test_sqlite_full_says_the_disk_is_full_without_a_mount(tmp_path: Path)
     message = await _fill(w)
     with pytest.raises(StoreFailed):
         await w.close()
-    assert "the disk is full" in message and "10 of 40 trials finished" in message
+    assert "the disk is full" in message and "10 of 40 trials done" in message
     assert _finished(db) == 10
 
 
