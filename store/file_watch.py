@@ -81,11 +81,15 @@ def moved_away(conn: sqlite3.Connection, path: Path, what: str) -> StoreFailed:
     """
     if what.startswith("'s WAL"):
         try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            _busy, pages, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if copied < pages:  # a reader's snapshot held some back past the busy timeout
+                raise sqlite3.OperationalError(
+                    f"only {copied} of {pages} pages copied: a reader held the rest"
+                )
         except sqlite3.Error as exc:
             return StoreFailed(
                 f"{path}{what} while the run was writing it, and the committed events it held could "
-                f"not be copied back ({exc}); the run stopped. Resume with --resume --db {path}: "
+                f"not all be copied back ({exc}); the run stopped. Resume with --resume --db {path}: "
                 "trials not in the file are run again"
             )
         return StoreFailed(
