@@ -75,27 +75,24 @@ def moved_away(conn: sqlite3.Connection, path: Path, what: str) -> StoreFailed:
     """Save what the connection committed, then the error that stops the run.
 
     A lost WAL still holds committed pages the database file lacks: a checkpoint through the
-    writer's connection (which keeps both files open) copies them into the file at ``path``. A
-    lost or replaced database file is copied whole, from the connection, to a new file beside it
-    (never over whatever now sits at ``path``).
+    writer's connection (which keeps both files open) copies them into the file at ``path``, and
+    a file put in the WAL's place is moved aside (its frames would be replayed over the database
+    on the next open). Where the checkpoint cannot copy everything (a reader's snapshot holds
+    pages back), and for a lost or replaced database file, the database is copied whole, from the
+    connection, to a new file beside it (never over whatever now sits at ``path``).
     """
     if what.startswith("'s WAL"):
         try:
             _busy, pages, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            if copied < pages:  # a reader's snapshot held some back past the busy timeout
-                raise sqlite3.OperationalError(
-                    f"only {copied} of {pages} pages copied: a reader held the rest"
-                )
-        except sqlite3.Error as exc:
+        except sqlite3.Error:
+            pages, copied = 1, 0
+        aside = _move_aside(wal_path(path)) if what.endswith("replaced by another file") else ""
+        if copied >= pages:
             return StoreFailed(
-                f"{path}{what} while the run was writing it, and the committed events it held could "
-                f"not all be copied back ({exc}); the run stopped. Resume with --resume --db {path}: "
-                "trials not in the file are run again"
+                f"{path}{what} while the run was writing it: the run stopped after copying every "
+                f"committed event back into the database ({kept(conn)}){aside}. Resume with --resume --db {path}"
             )
-        return StoreFailed(
-            f"{path}{what} while the run was writing it: the run stopped after copying every committed "
-            f"event back into the database ({kept(conn)}). Resume with --resume --db {path}"
-        )
+        what += " (and a reader kept its events from being copied back)"
     rescue = path.with_name(
         f"{path.stem}.rescued-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}{path.suffix}"
     )
@@ -103,13 +100,27 @@ def moved_away(conn: sqlite3.Connection, path: Path, what: str) -> StoreFailed:
         conn.execute("VACUUM INTO ?", (str(rescue),))
     except sqlite3.Error as exc:
         return StoreFailed(
-            f"{path} {what} while the run was writing it, and what was committed could not be saved "
-            f"elsewhere ({exc}); the run stopped"
+            f"{path}{_space(what)} while the run was writing it, and what was committed could not be "
+            f"saved elsewhere ({exc}); the run stopped"
         )
     return StoreFailed(
-        f"{path} {what} while the run was writing it: the run stopped, and everything it had committed "
-        f"({kept(conn)}) is saved in {rescue}. Resume with --resume --db {rescue}"
+        f"{path}{_space(what)} while the run was writing it: the run stopped, and everything it had "
+        f"committed ({kept(conn)}) is saved in {rescue}. Resume with --resume --db {rescue}"
     )
+
+
+def _space(what: str) -> str:
+    return what if what.startswith("'s") else f" {what}"
+
+
+def _move_aside(wal: Path) -> str:
+    """Rename the file now at the WAL's path out of SQLite's way; a note for the message."""
+    aside = wal.with_name(f"{wal.name}.replaced-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.rename(wal, aside)
+    except OSError:
+        return ""
+    return f"; the file found in its place is now {aside}"
 
 
 def is_disk_full(exc: BaseException) -> bool:

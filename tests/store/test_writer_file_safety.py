@@ -188,3 +188,51 @@ async def test_a_run_started_on_a_full_disk_says_so_instead_of_a_traceback(tiny_
     lock = EngineLock.try_acquire(tiny_disk / "other.db")  # the pid file cannot be written: still a lock
     assert lock is not None
     lock.release()
+
+
+def _replace_with_stale_copy(wal: Path) -> None:
+    """A copy of the WAL as it is now, put back in its place: valid frames, soon stale."""
+    copy = wal.with_name("copy-wal")
+    copy.write_bytes(wal.read_bytes())
+    os.replace(copy, wal)
+
+
+async def test_a_replaced_wal_is_never_replayed_over_the_saved_database(tmp_path: Path) -> None:
+    db = tmp_path / "run.db"
+    w = await _writer_with_ten_finished(db)
+    console = sqlite3.connect(f"file:{db}?mode=ro", uri=True)  # a console watching: the writer is not last
+    console.execute("SELECT count(*) FROM trials").fetchone()
+    await asyncio.to_thread(_replace_with_stale_copy, db.with_name("run.db-wal"))
+    message = await _stopped(w)
+    console.close()
+    assert "WAL file was replaced by another file" in message
+    resume = Path(message.rsplit("--resume --db ", 1)[1])
+    kept = _finished(resume)
+    assert kept >= 11, "a reader's snapshot cost committed trials"
+    resumed = await StoreWriter.open(resume)  # what a resume does first: its own WAL recovery
+    await resumed.close()
+    assert _finished(resume) == kept, "stale frames were replayed over the saved database"
+    for saved in {db, resume}:
+        check = sqlite3.connect(saved)
+        try:
+            assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        finally:
+            check.close()
+
+
+async def test_a_lost_wal_a_reader_holds_back_is_saved_whole_beside_the_database(tmp_path: Path) -> None:
+    """A console mid-read keeps the checkpoint from copying the newest pages: they must not be lost."""
+    db = tmp_path / "run.db"
+    w = await _writer_with_ten_finished(db)
+    console = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    console.execute("BEGIN")
+    console.execute("SELECT count(*) FROM trials").fetchone()  # a snapshot of 10 trials, held
+    try:
+        await asyncio.to_thread(db.with_name("run.db-wal").unlink)
+        message = await _stopped(w)
+    finally:
+        console.close()
+    assert "WAL file was deleted (and a reader kept its events from being copied back)" in message
+    saved = _saved(message, tmp_path)
+    assert message.endswith(f"Resume with --resume --db {saved}")
+    assert _finished(saved) >= 11
