@@ -53,9 +53,7 @@ def test_a_second_engine_is_refused_through_every_name_of_the_database(tmp_path:
     real = os.path.realpath(db)
     first = _demo(str(db), tmp_path, epochs=300)  # 3,000 trials: minutes, far longer than the test
     try:
-        t0 = time.monotonic()
         _wait_until_running(db, first)
-        print(f"first engine running after {time.monotonic() - t0:.1f} s")
         (tmp_path / "link.db").symlink_to(db)
         (tmp_path / "other").mkdir()
         os.link(db, tmp_path / "other" / "hard.db")
@@ -77,7 +75,6 @@ def test_a_second_engine_is_refused_through_every_name_of_the_database(tmp_path:
                 if p.poll() is None:
                     p.kill()
                     p.wait(timeout=30)
-        print(f"second engines refused after {time.monotonic() - t0:.1f} s")
         for form, (code, err) in outcomes.items():
             assert code == 2, f"{form}: a second engine ran (exit {code}): {err}"
             assert "is being run by another proctor process" in err, f"{form}: {err}"
