@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -69,6 +69,10 @@ class ScoreDetails(BaseModel):
     """Common to every score: ``na`` says why its value is None when it does not apply."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    OMITTED_WHEN_DEFAULT: ClassVar[frozenset[str]] = frozenset()
+    """Fields added after databases were written: left out of the stored JSON at their default,
+    so a trial they do not concern is stored (and reported) byte for byte as before."""
 
     na: str | None = None
 
@@ -158,6 +162,10 @@ class ToolMatchDetails(ScoreDetails):
     gold_steps: int | None = None
     agent_steps: int | None = None
     mode: str = "strict"
+    failed_calls: list[str] = []
+    """Calls whose result was an error: never a match, even with the gold tool and arguments."""
+
+    OMITTED_WHEN_DEFAULT = frozenset({"failed_calls"})
 
 
 class EfficiencyDetails(ScoreDetails):
@@ -212,6 +220,14 @@ class PassedDetails(ScoreDetails):
     votes: dict[str, bool | None] | None = None
     tied: bool | None = None
     abstained: int | None = None
+    no_check: bool = False
+    """No check decided: the scenario has none a verdict can rest on (a quality judge's opinion
+    of the prose is not one), or the one it has does not apply to this arm. No pass, no fail."""
+    no_answer: bool = False
+    """The trial ended without a final answer (an imported reference trajectory that stops on a
+    tool result): there is no answer to pass or fail."""
+
+    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer"})
 
 
 class FailureModeDetails(ScoreDetails):
@@ -251,7 +267,14 @@ def dump_details(name: ScoreName, details: ScoreDetails) -> dict[str, Any]:
     expected = DETAILS_MODEL[name]
     if type(details) is not expected:
         raise TypeError(f"score {name.value} takes {expected.__name__}, not {type(details).__name__}")
-    return details.model_dump(mode="json", by_alias=True, exclude={"na"} if details.na is None else None)
+    omit = {
+        f
+        for f in details.OMITTED_WHEN_DEFAULT
+        if getattr(details, f) == type(details).model_fields[f].default
+    }
+    if details.na is None:
+        omit.add("na")
+    return details.model_dump(mode="json", by_alias=True, exclude=omit or None)
 
 
 def parse_details(name: ScoreName, raw: Mapping[str, Any], model: type[D]) -> D:

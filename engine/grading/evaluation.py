@@ -28,7 +28,7 @@ from proctor.engine.scoring import (
     match_tool_calls,
     partition,
 )
-from proctor.engine.scoring.transcript import ToolCallRecord
+from proctor.engine.scoring.transcript import ToolCallRecord, render_call
 from proctor.engine.stats import majority_vote
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
@@ -74,9 +74,40 @@ def ended_in_error(events: Sequence[Event]) -> bool:
     return any(isinstance(e, TrialFinished) and e.status == "error" for e in events)
 
 
+NO_ANSWER = (
+    "no answer: the trial ended without a final answer (an imported reference trajectory that "
+    "stops on a tool result); nothing to judge, so neither a pass nor a fail"
+)
+NO_CHECK_TOOLS_NA = (
+    "no verdict from a check: the only check is the tool-call match, and this arm does not offer "
+    "the gold calls' tools"
+)
+NO_CHECK_KEYWORDS = (
+    "no verdict from a check: the scenario has keywords but no claims, key points, rubric or gold "
+    "calls, and a quality judge's opinion alone never passes a trial"
+)
+
+
+def has_no_answer(trial: TrialInput) -> bool:
+    """An imported trial that finished without a final answer: MCP-Atlas's and MCPAgentBench's
+    reference trajectories end on a tool result. A judge would fail the empty answer; there is
+    no answer to fail."""
+    imported = trial.model.startswith("imported:")
+    for e in trial.events:
+        if isinstance(e, TrialFinished) and e.status == "finished" and not e.final_answer.strip():
+            return e.stop == "no_answer" or imported
+    return False
+
+
+def has_verdict_check(scenario: Scenario) -> bool:
+    """Whether a judge may decide the pass: claims, key points or a rubric to judge against."""
+    return bool(scenario.claims or scenario.key_points or scenario.rubric)
+
+
 def is_judged(trial: TrialInput) -> bool:
-    """Whether judges run on this trial: its scenario has a check and it did not end in error."""
-    return trial.scenario.has_checks and not ended_in_error(trial.events)
+    """Whether judges run on this trial: its scenario has a check, it did not end in error, and
+    it has an answer to judge."""
+    return trial.scenario.has_checks and not ended_in_error(trial.events) and not has_no_answer(trial)
 
 
 def transcript_of(events: Sequence[Event]) -> Transcript:
@@ -154,15 +185,19 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
             put(ScoreName.TFS, None, na)
             put(ScoreName.TEFS, None, na)
         else:
+            # A call the server answered with an error did not do the gold call's work.
+            failed = [render_call(c.tool, c.arguments) for c in transcript.tool_calls if c.is_error]
+            steps = [[c for c in step if not c.is_error] for step in transcript.call_steps()]
             m = match_tool_calls(
                 gold,
-                transcript.call_steps(),
+                steps,
                 mode=cfg.tool_match,
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
             )
-            put(ScoreName.TFS, float(m.finished), m.to_details())
-            put(ScoreName.TEFS, float(m.efficiently_finished), m.to_details())
+            details = m.to_details().model_copy(update={"failed_calls": failed})
+            put(ScoreName.TFS, float(m.finished), details)
+            put(ScoreName.TEFS, float(m.efficiently_finished), details)
     if not transcript.wall_s or transcript.tokens is None:
         # Imported transcripts carry no wall clock: a 0 would read as perfectly efficient.
         put(ScoreName.EFFICIENCY, None, EfficiencyDetails(na="wall time or tokens not recorded"))
@@ -225,7 +260,8 @@ def layer_scores(
 
     judged = trial.scenario.has_checks
     errored = ended_in_error(trial.events)
-    if errored:
+    no_answer = has_no_answer(trial)
+    if errored or no_answer:
         verdicts = []
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
     put(
@@ -235,7 +271,7 @@ def layer_scores(
             passes=len(verdicts),
             scores=[v.score for v in verdicts],
             sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
-            na=ERRORED if errored else None if judged else NOT_JUDGED,
+            na=ERRORED if errored else NO_ANSWER if no_answer and judged else None if judged else NOT_JUDGED,
         ),
     )
 
@@ -252,6 +288,8 @@ def layer_scores(
     )
     if errored:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=ERRORED))
+    elif no_answer and judged:
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=NO_ANSWER))
     elif judged:
         put(ScoreName.FAIRNESS, fair.value, fair.to_details(FairnessDetails))
     else:
@@ -282,6 +320,9 @@ def layer_scores(
     elif not judged:
         passed = None
         put(ScoreName.PASSED, None, PassedDetails(rule=NOT_JUDGED, not_judged=True))
+    elif (checked := _checked_without_judge(trial, deterministic, no_answer)) is not None:
+        passed, details = checked
+        put(ScoreName.PASSED, None if passed is None else float(passed), details)
     elif by_judge is not None and len(by_judge) > 1:
         passed, panel = _panel_passed(trial, deterministic, by_judge)
         put(ScoreName.PASSED, None if passed is None else float(passed), panel)
@@ -293,6 +334,33 @@ def layer_scores(
             ScoreName.FAILURE_MODE, None, _failure_mode(trial, transcript, verdicts)
         )
     return out
+
+
+def _checked_without_judge(
+    trial: TrialInput, deterministic: Scores, no_answer: bool
+) -> tuple[bool | None, PassedDetails] | None:
+    """The verdict when no judge may give it, or None when the judges decide.
+
+    A scenario without claims, key points or a rubric gives a judge nothing to check: where it
+    has gold calls, their match decides (TEFS when the gold has ordered steps, else TFS), as in
+    MCPAgentBench; where it has only keywords, nothing does. A trial with no answer is judged by
+    its tool calls alone, or not at all.
+    """
+    sc = trial.scenario
+    if has_verdict_check(sc):
+        return (None, PassedDetails(rule=NO_ANSWER, no_answer=True)) if no_answer else None
+    if not sc.gold_tool_calls:
+        return None, PassedDetails(rule=NO_CHECK_KEYWORDS, no_check=True, no_answer=no_answer)
+    ordered = len([step for step in sc.gold_tool_calls if step]) > 1
+    name = ScoreName.TEFS if ordered else ScoreName.TFS
+    match = deterministic.get(name)
+    if match is None or match.value is None:
+        return None, PassedDetails(rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer)
+    mode = match.parsed(ToolMatchDetails).mode
+    rule = f"tool-call match ({name.value.upper()}, {mode}): the only check is the gold calls" + (
+        ", made in their order" if ordered else ""
+    )
+    return match.value >= 1.0, PassedDetails(rule=rule, no_answer=no_answer)
 
 
 def _passed(

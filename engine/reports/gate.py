@@ -6,8 +6,10 @@ and seeds. Per arm, ``delta`` is the mean of the paired differences (arm − bas
 equals the difference of the two paired means. An arm passes when ``delta >= min_delta``
 (so ``--min-delta 0`` lets a tie pass; give a small positive margin to demand an improvement,
 a negative one to allow a bounded regression). An arm with no pair fails: a gate that cannot
-measure must not pass. A 95 % paired-bootstrap interval is shown beside each delta, for
-reading the result; it does not change the decision.
+measure must not pass. So does an arm with a pair in which either trial has no verdict from a
+check (claims, key points, a rubric or the gold tool calls): its fairness there rests on a
+judge's opinion of the prose alone. A 95 % paired-bootstrap interval is shown beside each
+delta, for reading the result; it does not change the decision.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from proctor.engine.stats.paired import paired_bootstrap_ci
-from proctor.store.reader import StoreReader
-from proctor.store.scores import ScoreName
+from proctor.store.reader import ScoreRecord, StoreReader
+from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore, parse_details
 
 TOLERANCE = 1e-9
+NO_VERDICT_PREFIX = "no verdict from a check: "
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class FairnessSample:
     model: str
     epoch: int
     fairness: float
+    unchecked: str | None = None
+    """Why the trial has no verdict from a check (its ``passed`` rule), or None when it has one."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +96,15 @@ def decide(
     targets = [a for a in (arms or present) if a != baseline]
     if not targets:
         raise GateInputError(f"only the baseline arm {baseline!r} has scored trials; nothing to compare")
-    base = {(s.scenario, s.model, s.epoch): s.fairness for s in chosen if s.arm == baseline}
+    base = {(s.scenario, s.model, s.epoch): s for s in chosen if s.arm == baseline}
     results = []
     for arm in targets:
-        own = {(s.scenario, s.model, s.epoch): s.fairness for s in chosen if s.arm == arm}
-        pairs = [(base[k], own[k]) for k in sorted(own) if k in base]
-        result = _arm_result(arm, pairs, min_delta)
+        own = {(s.scenario, s.model, s.epoch): s for s in chosen if s.arm == arm}
+        paired = [(base[k], own[k]) for k in sorted(own) if k in base]
+        result = _arm_result(arm, [(b.fairness, a.fairness) for b, a in paired], min_delta)
+        unchecked = _unchecked(paired)
+        if unchecked:
+            result = replace(result, passed=False, reason=f"{unchecked}; {result.reason}")
         lost = [(a, n) for a in (arm, baseline) if (n := (errored or {}).get(a, 0))]
         if lost:
             why = "; ".join(f"{n} {a} trial(s) errored" for a, n in lost)
@@ -105,6 +113,21 @@ def decide(
             )
         results.append(result)
     return FairnessGateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
+
+
+def _unchecked(paired: Sequence[tuple[FairnessSample, FairnessSample]]) -> str:
+    """Why pairs have no verdict from a check, grouped by side and cause ("" when all have)."""
+    causes: dict[tuple[str, str], int] = {}
+    for base, arm in paired:
+        for sample in (arm, base):
+            if sample.unchecked is not None:
+                key = (sample.arm, sample.unchecked.removeprefix(NO_VERDICT_PREFIX))
+                causes[key] = causes.get(key, 0) + 1
+    if not causes:
+        return ""
+    lacking = sum(1 for b, a in paired if b.unchecked is not None or a.unchecked is not None)
+    why = "; ".join(f"{n} {arm} trial(s): {cause}" for (arm, cause), n in causes.items())
+    return f"{lacking} of {len(paired)} pair(s) have no verdict from a check ({why})"
 
 
 def _arm_result(arm: str, pairs: list[tuple[float, float]], min_delta: float) -> ArmResult:
@@ -132,16 +155,32 @@ def errored_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, i
 
 
 def load_fairness(db: Path) -> list[FairnessSample]:
-    """Every trial's ``fairness`` score with its trial's scenario, arm, model and epoch."""
+    """Every trial's ``fairness`` score with its trial's scenario, arm, model and epoch, and why
+    its ``passed`` has no verdict from a check when it has none."""
     with StoreReader(db) as reader:
         trials = {t.id: t for t in reader.trials()}
-        scores = [s for s in reader.scores() if s.name == ScoreName.FAIRNESS and s.value is not None]
+        rows = reader.scores()
+    scores = [s for s in rows if s.name == ScoreName.FAIRNESS and s.value is not None]
+    unchecked = {s.trial_id: _no_verdict(s) for s in rows if s.name == ScoreName.PASSED}
     out = []
     for s in scores:
         t = trials.get(s.trial_id)
         if t is not None and s.value is not None:
-            out.append(FairnessSample(t.scenario, t.arm, t.model, t.epoch, float(s.value)))
+            out.append(
+                FairnessSample(t.scenario, t.arm, t.model, t.epoch, float(s.value), unchecked.get(s.trial_id))
+            )
     return out
+
+
+def _no_verdict(passed: ScoreRecord) -> str | None:
+    """The rule of a ``passed`` score that has no value (no check gave a verdict), else None."""
+    if passed.value is not None:
+        return None
+    try:
+        rule = parse_details(ScoreName.PASSED, passed.details, PassedDetails).rule
+    except UnreadableScore:
+        rule = ""
+    return rule or "no verdict"
 
 
 def _num(v: float | None, fmt: str = "{:.3f}") -> str:

@@ -50,7 +50,7 @@ from proctor.engine.stats import intervals_ahead, remember_binomial
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import OperatorCommand
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
-from proctor.store.scores import ScoreName
+from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
 OFFLINE_JUDGE_NOTE = (
@@ -90,8 +90,12 @@ def _scenario_labels(config: dict[str, Any]) -> dict[str, dict[str, bool]]:
 
 
 def _notes(
-    config: dict[str, Any], trials: list[TrialRecord], judgments: list[JudgmentRecord], scored: set[int]
+    config: dict[str, Any],
+    trials: list[TrialRecord],
+    judgments: list[JudgmentRecord],
+    scores: dict[int, dict[ScoreName, ScoreRecord]],
 ) -> list[str]:
+    scored = set(scores)
     notes = []
     imported = config.get("imported")
     if isinstance(imported, dict):
@@ -111,6 +115,41 @@ def _notes(
             f"{unscored} finished trial(s) have no proctor score, so they count in no pass rate or mean; "
             "run proctor judge on this database to score them"
         )
+    return notes + verdictless_notes(trials, scores)
+
+
+def verdictless_notes(
+    trials: list[TrialRecord], scores: dict[int, dict[ScoreName, ScoreRecord]]
+) -> list[str]:
+    """Trials without an answer, and trials no check gave a verdict, counted per arm with why."""
+    arm_of = {t.id: t.arm for t in trials}
+    no_answer: dict[str, int] = {}
+    unchecked: dict[tuple[str, str], int] = {}
+    for trial_id, by_name in scores.items():
+        passed = by_name.get(ScoreName.PASSED)
+        if passed is None or passed.value is not None or trial_id not in arm_of:
+            continue
+        try:
+            details = passed.parsed(PassedDetails)
+        except UnreadableScore:
+            continue
+        arm = arm_of[trial_id]
+        if details.no_answer:
+            no_answer[arm] = no_answer.get(arm, 0) + 1
+        elif details.no_check:
+            key = (arm, details.rule.removeprefix("no verdict from a check: "))
+            unchecked[key] = unchecked.get(key, 0) + 1
+    notes = [
+        f"{n} {arm} trial(s) have no final answer: imported reference trajectories that end on a tool "
+        'result. They are "no answer", neither passed nor failed, and not judged; their tool calls '
+        "still score TFS/TEFS"
+        for arm, n in sorted(no_answer.items())
+    ]
+    notes += [
+        f"{n} {arm} trial(s) have no verdict from a check ({why}): their fairness rests on a judge's "
+        "opinion of the prose alone, so proctor gate fails every arm paired with them"
+        for (arm, why), n in sorted(unchecked.items())
+    ]
     return notes
 
 
@@ -239,7 +278,7 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
             "started": run.started_at,
             "finished": run.finished_at,
         },
-        "notes": _notes(config, trials, judgments, set(score_map)),
+        "notes": _notes(config, trials, judgments, score_map),
         "trials": trial_rows,
         "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),
         "ranking": ranking_section(ranking),

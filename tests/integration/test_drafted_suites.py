@@ -1,0 +1,101 @@
+"""A suite drafted by ``proctor init`` from a real server is decided by its gold calls, not by prose.
+
+Every scenario ``init`` drafts has one check: the gold tool call. The offline judge has nothing
+to check in such a scenario, so its opinion of the answer must not pass a trial; the tool-call
+match does, and a call the server answered with an error is no match. Drafted against
+``@modelcontextprotocol/server-filesystem`` (the pinned npm package), whose drafted arguments
+name paths outside its allowed folder: every call fails, so no trial may pass, and the gate,
+which has no verdict from a check on the baseline's side, must fail and say why.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from proctor.app.cli import main
+from proctor.store.events import ToolResult
+from proctor.store.reader import StoreReader
+
+pytestmark = pytest.mark.slow
+
+FILESYSTEM = (
+    Path(__file__).resolve().parents[1]
+    / "reference_servers"
+    / "node_modules"
+    / ".bin"
+    / "mcp-server-filesystem"
+)
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def drafted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not FILESYSTEM.exists():
+        pytest.skip("server-filesystem is not installed: make test installs the reference servers")
+    root = tmp_path_factory.mktemp("drafted")
+    allowed = root / "allowed"
+    allowed.mkdir()
+    (allowed / "notes.txt").write_text("hello\n")
+    suite = root / "suite"
+    assert _cli("init", str(suite), "--name", "fs", "--server", str(FILESYSTEM), str(allowed))[0] == 0
+    db = root / "run.db"
+    assert _cli("run", str(suite), "--headless", "--db", str(db))[0] == 0
+    return db
+
+
+def test_a_drafted_scenario_passes_only_on_its_gold_calls(drafted_run: Path) -> None:
+    with StoreReader(drafted_run) as reader:
+        trials = reader.trials()
+        scores = {(s.trial_id, s.name): s for s in reader.scores()}
+    fs = [t for t in trials if t.arm == "fs"]
+    assert len(fs) == 14 and all(t.status == "finished" for t in fs)
+    for t in fs:
+        tfs = scores[(t.id, "tfs")]
+        rule = scores[(t.id, "passed")].details["rule"]
+        assert rule.startswith("tool-call match (TFS, strict)"), rule
+        assert t.passed == (tfs.value == 1.0)
+    # On main the offline judge passed 13 of 14 on the prose while TFS was 0 for every one.
+    assert sum(bool(t.passed) for t in fs) == sum(scores[(t.id, "tfs")].value == 1.0 for t in fs)
+
+
+def test_a_call_the_server_answered_with_an_error_is_no_match(drafted_run: Path) -> None:
+    with StoreReader(drafted_run) as reader:
+        trials = {t.id: t for t in reader.trials()}
+        results = [
+            e.event
+            for e in reader.events_of_kind(
+                "tool_result", after_id=0, up_to_id=reader.max_event_id(), limit=10_000
+            )
+            if isinstance(e.event, ToolResult)
+        ]
+        tfs = [s for s in reader.scores() if s.name == "tfs" and trials[s.trial_id].arm == "fs"]
+    errors = [r for r in results if r.is_error]
+    assert errors, "the drafted calls are expected to fail on this server"
+    failed = [s for s in tfs if s.details.get("failed_calls")]
+    assert failed and all(s.value == 0.0 for s in failed)
+
+
+def test_baseline_trials_of_drafted_scenarios_have_no_verdict_and_the_gate_fails(drafted_run: Path) -> None:
+    with StoreReader(drafted_run) as reader:
+        trials = [t for t in reader.trials() if t.arm == "baseline"]
+        passed = {s.trial_id: s for s in reader.scores() if s.name == "passed"}
+    assert trials and all(t.passed is None for t in trials)
+    assert all(passed[t.id].details["no_check"] is True for t in trials)
+    code, out = _cli("gate", str(drafted_run), "--baseline", "baseline", "--min-delta", "0")
+    assert code != 0 and "gate: FAILED" in out
+    assert "14 of 14 pair(s) have no verdict from a check" in out
+    assert "the only check is the tool-call match" in out
+    code, out = _cli("report", str(drafted_run), "--format", "json")
+    notes = json.loads(out)["notes"]
+    assert any("14 baseline trial(s) have no verdict from a check" in n for n in notes)
