@@ -4,6 +4,7 @@ from proctor.engine.grading.evaluation import (
     TrialInput,
     _gold_for_arm,
     deterministic_scores,
+    is_judged,
     layer_scores,
     transcript_of,
 )
@@ -14,6 +15,7 @@ from proctor.store.events import (
     Event,
     FinalAnswer,
     ModelResponse,
+    Scored,
     ToolCall,
     ToolCallRequest,
     ToolResult,
@@ -183,3 +185,80 @@ def test_an_errored_trial_gets_no_fairness_quality_or_pass() -> None:
     assert layers["fairness"].value is None and "ended in error" in layers["fairness"].details["na"]
     assert layers["llm_quality"].value is None
     assert layers["passed"].value is None and layers["passed"].details["errored"] is True
+
+
+def _with(scenario: Scenario, events: list[Event], arm: ArmSpec, model: str = "m") -> TrialInput:
+    return TrialInput(scenario, "a", arm, model, events, None, Scoring(), SCHEMAS)  # type: ignore[arg-type]
+
+
+def _layers(trial: TrialInput, verdicts: list[Verdict]) -> dict[str, Scored]:
+    transcript = transcript_of(trial.events)
+    det = deterministic_scores(trial, transcript)
+    return {str(k): v for k, v in layer_scores(trial, transcript, det, verdicts).items()}
+
+
+GOLD_ONLY = SCENARIO.model_copy(update={"claims": [], "keywords": Scenario(id="k", prompt="p").keywords})
+
+
+def test_a_judge_never_passes_a_trial_whose_only_check_is_its_gold_calls() -> None:
+    arm = ArmSpec(servers=["codeintel_v2"])
+    wrong = [
+        e.model_copy(update={"arguments": {"symbol": "other"}}) if isinstance(e, ToolCall) else e
+        for e in _events(routed=False)
+    ]
+    fail = _layers(_with(GOLD_ONLY, wrong, arm), [Verdict(score=1.0), Verdict(score=1.0)])["passed"]
+    assert fail.value == 0.0 and fail.details["rule"].startswith("tool-call match (TFS, strict)")
+    ok = _layers(_with(GOLD_ONLY, _events(routed=False), arm), [Verdict(score=0.0)])["passed"]
+    assert ok.value == 1.0
+
+
+def test_ordered_gold_steps_pass_on_tefs() -> None:
+    two = [[GoldCall(tool="find_definition", arguments={"symbol": "compute_backoff"})]] * 2
+    scenario = GOLD_ONLY.model_copy(update={"gold_tool_calls": two})
+    passed = _layers(_with(scenario, _events(routed=False), ArmSpec(servers=["x"])), [])["passed"]
+    assert passed.details["rule"].startswith("tool-call match (TEFS")
+
+
+def test_a_call_answered_with_an_error_is_no_match() -> None:
+    events = [
+        e.model_copy(update={"is_error": True, "content": "Invalid timezone"})
+        if isinstance(e, ToolResult)
+        else e
+        for e in _events(routed=False)
+    ]
+    trial = _with(GOLD_ONLY, events, ArmSpec(servers=["codeintel_v2"]))
+    det = deterministic_scores(trial, transcript_of(events))
+    assert det["tfs"].value == 0.0
+    assert det["tfs"].details["failed_calls"] == ['find_definition({"symbol": "compute_backoff"})']
+    assert (
+        "failed_calls"
+        not in deterministic_scores(
+            _trial(_events(False), ArmSpec(servers=["x"])), transcript_of(_events(False))
+        )["tfs"].details
+    )
+
+
+def test_keywords_alone_give_no_verdict_and_a_baseline_without_the_gold_tools_none_either() -> None:
+    keywords_only = GOLD_ONLY.model_copy(update={"gold_tool_calls": [], "keywords": SCENARIO.keywords})
+    passed = _layers(_with(keywords_only, _events(False), ArmSpec(servers=["x"])), [Verdict(score=1.0)])[
+        "passed"
+    ]
+    assert passed.value is None and passed.details["no_check"] is True
+    base = _layers(_with(GOLD_ONLY, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])["passed"]
+    assert base.value is None and "does not offer the gold calls' tools" in base.details["rule"]
+
+
+def test_an_imported_trial_without_a_final_answer_is_no_answer_not_a_fail() -> None:
+    events = [
+        e.model_copy(update={"final_answer": "", "stop": "no_answer"}) if isinstance(e, TrialFinished) else e
+        for e in _events(routed=False)
+        if not isinstance(e, FinalAnswer | AssistantMessage)
+    ]
+    trial = _with(SCENARIO, events, ArmSpec(servers=["codeintel_v2"]), model="imported:ref")
+    assert not is_judged(trial)
+    layers = _layers(trial, [])
+    assert layers["passed"].value is None and layers["passed"].details["no_answer"] is True
+    assert layers["fairness"].value is None and "no answer" in layers["fairness"].details["na"]
+    assert "failure_mode" not in layers
+    gold_only = _layers(_with(GOLD_ONLY, events, ArmSpec(servers=["codeintel_v2"]), model="imported:ref"), [])
+    assert gold_only["passed"].value == 1.0
