@@ -227,7 +227,9 @@ class ServerLog(_Event):
 class TrialFinished(_Event):
     kind: Literal["trial_finished"] = "trial_finished"
     status: Literal["finished", "error"]
-    stop: str = Field(description="why the loop ended: answer, max_turns, max_tool_calls, timeout, error")
+    stop: str = Field(
+        description="why the loop ended: answer, max_turns, max_tool_calls, timeout, error; no_answer for an imported trial that ends without a final answer"
+    )
     final_answer: str
     tool_calls: int
     usage: Usage

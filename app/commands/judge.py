@@ -61,7 +61,9 @@ def judge_command(args: argparse.Namespace) -> int:
             continue
         added = ", ".join(f"{judge} passes {list(p)}" for judge, p in r.new_passes.items())
         quality = "–" if r.llm_quality is None else f"{r.llm_quality:.3f}"
-        passed = {True: "passed", False: "failed", None: "no verdict"}[r.passed]
+        passed = (
+            "no answer" if r.no_answer else {True: "passed", False: "failed", None: "no verdict"}[r.passed]
+        )
         note = f", {r.errors} judge error(s)" if r.errors else ""
         print(f"#{r.trial_id}: {added}; llm_quality {quality}; {passed}{note}")
         errors += r.errors

@@ -33,7 +33,7 @@ from proctor.scenarios.schema import ArmSpec
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, Scored, ToolCall, ToolResult
 from proctor.store.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
-from proctor.store.scores import DETERMINISTIC, FailureModeDetails, ScoreName
+from proctor.store.scores import DETERMINISTIC, FailureModeDetails, PassedDetails, ScoreName
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
 DEFAULT_CONCURRENCY = 8
@@ -53,6 +53,8 @@ class RejudgeResult:
     llm_quality: float | None
     passed: bool | None
     skipped: str = ""
+    no_answer: bool = False
+    """The trial has no final answer: not judged, neither passed nor failed."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,7 @@ async def _rejudge_one(
         errors,
         layers[ScoreName.LLM_QUALITY].value,
         None if passed is None else passed >= 0.5,
+        no_answer=layers[ScoreName.PASSED].parsed(PassedDetails).no_answer,
     )
 
 

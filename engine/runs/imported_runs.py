@@ -125,7 +125,8 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
     events.append(
         TrialFinished(
             status="error" if t.error else "finished",
-            stop="error" if t.error else "answer",
+            # A reference trajectory that ends on a tool result has no answer to judge.
+            stop="error" if t.error else "answer" if final.strip() else "no_answer",
             final_answer=final,
             tool_calls=calls,
             usage=Usage(

@@ -22,7 +22,9 @@ MCP-Atlas names its servers but does not define them, so the suite has a baselin
 ``mcp`` arm when an ``mcpServers`` file is given. Tool names ``server_tool`` are split at the
 first underscore into server and tool. A row's TRAJECTORY becomes a trial of model
 ``imported:mcp-atlas-reference`` in ``imported.db``, in arm ``mcp`` when there is one (so it can
-be re-judged), else in arm ``reference``, which the suite does not define.
+be re-judged), else in arm ``reference``, which the suite does not define. The public sample's
+trajectories end on a tool result and the file has no GTFA: such a trial is "no answer", never
+judged as an (empty) answer, and the import says so.
 """
 
 from __future__ import annotations
@@ -169,6 +171,16 @@ def _present(value: Any) -> bool:
     return value is not None and value != "" and not (isinstance(value, float) and value != value)
 
 
+def no_answer_note(unanswered: int, total: int) -> str:
+    """What a reference trajectory without a final answer means, said at import."""
+    return (
+        f"{unanswered} of {total} reference trajectories end without a final answer (the last message "
+        'is a tool result and GTFA is absent or empty): imported as "no answer" (stop no_answer). '
+        "Their calls are the scenarios' gold calls and score TFS/TEFS; no judge reads them and they "
+        "count in no pass rate, since a missing answer is not a failed one"
+    )
+
+
 def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedSuite:
     rows = read_rows(path)
     scenarios: list[tuple[str, dict[str, Any]]] = []
@@ -245,6 +257,9 @@ def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedS
             "MCP-Atlas names servers but does not define them (" + ", ".join(sorted(needed_servers)) + "); "
             "pass --servers FILE (an mcpServers config) to add an MCP arm"
         )
+    unanswered = [t for t in transcripts if not t.final_answer.strip()]
+    if unanswered:
+        notes.append(no_answer_note(len(unanswered), len(transcripts)))
     if "mcp" in suite["arms"]:
         transcripts = [replace(t, arm="mcp") for t in transcripts]
     return validated("mcp-atlas", sources, suite, scenarios, transcripts=transcripts, notes=notes)
