@@ -12,10 +12,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, group_errors, run_stop_message
 from proctor.engine.reports.report import OFFLINE_NOTE
 from proctor.engine.runs.runner import Run
 from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
+from proctor.widgets.sanitize import one_line
 
 
 class HeadlessProgress:
@@ -128,6 +130,32 @@ def summary_table(db: Path) -> Table:
     if any(t.model.startswith("offline:") for t in trials):
         table.caption = f"~ {OFFLINE_NOTE}; tokens and tool calls are means per trial"
     return table
+
+
+def error_summary(db: Path) -> Text | None:
+    """Why trials ended in error, one line per cause with its first message; None without errors.
+
+    A count of errors in the table says nothing a user can act on; "server 'fs' did not start:
+    No such file or directory: …/server-filesytem" does. Sanitized: it quotes servers' stderr.
+    """
+    with StoreReader(db) as reader:
+        trials = reader.trials()
+        stopped = run_stop_message(reader)
+    causes = group_errors((t.arm, t.error) for t in trials if t.status == "error")
+    if not causes and stopped is None:
+        return None
+    text = Text()
+    if stopped is not None:
+        text.append("the run stopped with an error: ", style="bold red")
+        text.append(one_line(stopped or "no message recorded", 300) + "\n")
+    if causes:
+        text.append("errors by cause\n", style="bold")
+    for c in causes:
+        text.append(f"  {c.trials} trial{'s' if c.trials != 1 else ''} ", style="bold red")
+        text.append(f"({one_line(', '.join(c.arms), 80)}): {one_line(c.cause, MAX_CAUSE_CHARS)}\n")
+        text.append(f"    first message: {one_line(c.first, 300)}\n", style="dim")
+    text.rstrip()
+    return text
 
 
 def _mean(values: list[int | float | None], fmt: str = "{:.1f}") -> str:

@@ -13,6 +13,7 @@ from proctor.app.exit_codes import ExitCode
 from proctor.engine.reports.gate import (
     FairnessGateResult,
     decide,
+    error_causes,
     errored_trials,
     format_table,
     load_fairness,
@@ -30,6 +31,7 @@ def gate_command(args: argparse.Namespace) -> int:
         arms=args.arm or None,
         models=args.model or None,
         errored=errored_trials(args.db, args.model or None),
+        causes=error_causes(args.db, args.model or None),
     )
     print(format_table(result))
     _write_ci_files(args, result)

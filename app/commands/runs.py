@@ -70,7 +70,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOptions) -> int:
-    from proctor.app.headless import HeadlessProgress, summary_table
+    from proctor.app.headless import HeadlessProgress, error_summary, summary_table
 
     err = Console(stderr=True, highlight=False)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # CI logs: no squashed columns
@@ -107,6 +107,9 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
         raise
     progress.stop()
     out.print(summary_table(args.db))
+    errors_text = error_summary(args.db)
+    if errors_text is not None:
+        out.print(errors_text)
     with StoreReader(args.db) as reader:
         errors = sum(t.status == "error" for t in reader.trials())
     if status != "finished" or errors:

@@ -29,6 +29,7 @@ from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.workbench import WorkbenchScreen, tool_target
 from proctor.app.transcript_state import TranscriptState
 from proctor.app.trial_checks import checks_summary, checks_text
+from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, cause_of
 from proctor.store.reader import StoredEvent
 from proctor.store.scores import DISPLAY_ORDER, ScoreName
 from proctor.widgets.key_bar import KeyBar
@@ -148,6 +149,9 @@ class TrialScreen(ProctorScreen):
         )
         if not self.transcript.loaded:
             text.append(" · loading…", style="dim")
+        if trial.status == "error":
+            # Why, where the user looks first: the stored message is a stderr tail, in the transcript.
+            text.append(f"\nerror: {one_line(cause_of(trial.error), MAX_CAUSE_CHARS)}", style="bold red")
         self.query_one("#trial-title", TextPanel).show_text(text)
 
     def _flush_scores(self) -> None:

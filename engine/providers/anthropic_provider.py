@@ -25,6 +25,7 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff, Failure, Sleep, call_with_retries
 from proctor.engine.providers.sdk_errors import (
     IncompleteStreamError,
+    connection_failure,
     failure_for_status,
     failure_for_stream_error,
     failure_for_transport,
@@ -232,7 +233,7 @@ def classify_anthropic_error(exc: BaseException, *, secrets: tuple[str, ...]) ->
     if isinstance(exc, anthropic.APITimeoutError):
         return Failure("timeout", True, f"{SOURCE}: request timed out")
     if isinstance(exc, anthropic.APIConnectionError):
-        return Failure("connection", True, f"{SOURCE}: connection failed")
+        return connection_failure(SOURCE, exc)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return Failure("bad_response", False, f"{SOURCE}: the response did not match the API schema")
     return failure_for_transport(SOURCE, exc)

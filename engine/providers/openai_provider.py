@@ -21,6 +21,7 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff, Failure, Sleep, call_with_retries
 from proctor.engine.providers.sdk_errors import (
     IncompleteStreamError,
+    connection_failure,
     failure_for_status,
     failure_for_stream_error,
     failure_for_transport,
@@ -199,7 +200,7 @@ def classify_openai_error(exc: BaseException, *, secrets: tuple[str, ...]) -> Fa
     if isinstance(exc, openai.APITimeoutError):
         return Failure("timeout", True, f"{SOURCE}: request timed out")
     if isinstance(exc, openai.APIConnectionError):
-        return Failure("connection", True, f"{SOURCE}: connection failed")
+        return connection_failure(SOURCE, exc)
     if isinstance(exc, openai.APIResponseValidationError):
         return Failure("bad_response", False, f"{SOURCE}: the response did not match the API schema")
     if isinstance(exc, openai.APIError):

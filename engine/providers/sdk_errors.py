@@ -93,12 +93,48 @@ def failure_for_stream_error(
     return Failure("stream_error", label in _TRANSIENT_STREAM_TYPES, message)
 
 
+_API_PATHS = ("/chat/completions", "/messages", "/responses", "/completions")
+
+
+def endpoint_of(exc: BaseException) -> str:
+    """The base URL a failed request went to (``http://127.0.0.1:8000/v1``), or "" if unknown:
+    a connection failure is fixed at that address, so the message names it. No query, no
+    credentials, no API path."""
+    request = getattr(exc, "request", None)
+    if request is None:
+        return ""
+    try:
+        url = request.url
+    except RuntimeError:  # httpx2 raises when an exception was made without a request
+        return ""
+    host = getattr(url, "host", "")
+    if not isinstance(host, str) or not host:
+        return ""
+    port = getattr(url, "port", None)
+    path = str(getattr(url, "path", "") or "")
+    for suffix in _API_PATHS:
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    netloc = f"[{host}]" if ":" in host else host
+    return f"{url.scheme}://{netloc}{f':{port}' if port else ''}{path.rstrip('/')}"
+
+
+def connection_failure(source: str, exc: BaseException, kind: str = "") -> Failure:
+    """A connection failure, naming the endpoint it could not reach when the request says."""
+    where = endpoint_of(exc)
+    detail = f" ({kind})" if kind else ""
+    return Failure(
+        "connection", True, f"{source}: connection failed{' to ' + where if where else ''}{detail}"
+    )
+
+
 def failure_for_transport(source: str, exc: BaseException) -> Failure | None:
     """Timeouts and connection failures (the SDK's or raw ``httpx2`` ones raised mid-stream)."""
     if isinstance(exc, httpx2.TimeoutException):
         return Failure("timeout", True, f"{source}: request timed out ({type(exc).__name__})")
     if isinstance(exc, httpx2.TransportError):
-        return Failure("connection", True, f"{source}: connection failed ({type(exc).__name__})")
+        return connection_failure(source, exc, type(exc).__name__)
     if isinstance(exc, IncompleteStreamError):
         return Failure("stream_error", True, f"{source}: {exc}")
     return None

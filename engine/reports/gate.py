@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from proctor.engine.reports.error_causes import ErrorCause, group_errors, run_stop_message
 from proctor.engine.stats.paired import paired_bootstrap_ci
 from proctor.store.reader import ScoreRecord, StoreReader
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore, parse_details
@@ -73,29 +74,32 @@ def decide(
     arms: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     errored: Mapping[str, int] | None = None,
+    causes: Sequence[ErrorCause] = (),
 ) -> FairnessGateResult:
     """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``).
 
     ``errored`` counts trials that ended in error per arm: they have no fairness, so a mean
     without them would flatter the arm; an arm with any, or a baseline with any, fails.
+    ``causes`` says why they errored (``error_causes``), in the verdict and in a refusal.
     """
     chosen = [s for s in samples if not models or s.model in models]
+    why = _why(causes)
     if not chosen:
         which = f" for model(s) {', '.join(models)}" if models else ""
-        raise GateInputError(f"no scored trials{which}: the run has no 'fairness' scores to compare")
+        raise GateInputError(f"no scored trials{which}: the run has no 'fairness' scores to compare{why}")
     present = sorted({s.arm for s in chosen})
     if baseline not in present:
         raise GateInputError(
-            f"baseline arm {baseline!r} has no scored trials; arms with scores: {', '.join(present)}"
+            f"baseline arm {baseline!r} has no scored trials; arms with scores: {', '.join(present)}{why}"
         )
     unknown = [a for a in arms or () if a not in present]
     if unknown:
         raise GateInputError(
-            f"arm(s) {', '.join(unknown)} have no scored trials; arms with scores: {', '.join(present)}"
+            f"arm(s) {', '.join(unknown)} have no scored trials; arms with scores: {', '.join(present)}{why}"
         )
     targets = [a for a in (arms or present) if a != baseline]
     if not targets:
-        raise GateInputError(f"only the baseline arm {baseline!r} has scored trials; nothing to compare")
+        raise GateInputError(f"only the baseline arm {baseline!r} has scored trials; nothing to compare{why}")
     base = {(s.scenario, s.model, s.epoch): s for s in chosen if s.arm == baseline}
     results = []
     for arm in targets:
@@ -107,12 +111,24 @@ def decide(
             result = replace(result, passed=False, reason=f"{unchecked}; {result.reason}")
         lost = [(a, n) for a in (arm, baseline) if (n := (errored or {}).get(a, 0))]
         if lost:
-            why = "; ".join(f"{n} {a} trial(s) errored" for a, n in lost)
+            why = "; ".join(f"{n} {a} trial(s) errored{_why_arm(causes, a)}" for a, n in lost)
             result = replace(
                 result, passed=False, reason=f"{why} (errored trials have no fairness); {result.reason}"
             )
         results.append(result)
     return FairnessGateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
+
+
+def _why(causes: Sequence[ErrorCause]) -> str:
+    """``; trials ended in error: 4 trials: server 'fs' did not start: …`` ("" without errors)."""
+    if not causes:
+        return ""
+    return "; trials without a score: " + "; ".join(f"{c.line()} (arms {', '.join(c.arms)})" for c in causes)
+
+
+def _why_arm(causes: Sequence[ErrorCause], arm: str) -> str:
+    mine = [c for c in causes if arm in c.arms]
+    return f" ({'; '.join(c.cause for c in mine)})" if mine else ""
 
 
 def _unchecked(paired: Sequence[tuple[FairnessSample, FairnessSample]]) -> str:
@@ -152,6 +168,19 @@ def errored_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, i
         if t.status == "error" and (not models or t.model in models):
             out[t.arm] = out.get(t.arm, 0) + 1
     return out
+
+
+def error_causes(db: Path, models: Sequence[str] | None = None) -> list[ErrorCause]:
+    """Why trials ended in error (only ``models``' when given), grouped by cause."""
+    with StoreReader(db) as reader:
+        trials = [t for t in reader.trials() if not models or t.model in models]
+        stopped = run_stop_message(reader)
+    causes = group_errors((t.arm, t.error) for t in trials if t.status == "error")
+    never = [t.arm for t in trials if t.status in ("queued", "running")]
+    if stopped is not None and never:
+        message = f"the run stopped before they ran: {stopped or 'no message recorded'}"
+        causes.append(ErrorCause(message, len(never), tuple(sorted(set(never))), stopped))
+    return causes
 
 
 def load_fairness(db: Path) -> list[FairnessSample]:
@@ -216,6 +245,7 @@ __all__ = [
     "FairnessSample",
     "GateInputError",
     "decide",
+    "error_causes",
     "errored_trials",
     "format_table",
     "load_fairness",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.md_format import cell, p_value, signed, who
 
 Finding = Literal["higher", "lower", "no_difference", "too_few", "no_scores"]
@@ -192,6 +193,15 @@ def _never_called(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _error_causes(report: dict[str, Any]) -> dict[tuple[str, str], list[ErrorCause]]:
+    """Per arm × model, why its trials ended in error, grouped by cause."""
+    errored: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for t in report.get("trials", []):
+        if t["status"] == "error":
+            errored.setdefault((t["arm"], t["model"]), []).append((t["arm"], t["error"] or ""))
+    return {key: group_errors(rows) for key, rows in errored.items()}
+
+
 def caveats_section(report: dict[str, Any]) -> list[str]:
     """The report's notes, then what limits the verdict: attribution, errors, prices, tools, sample size."""
     notes = [str(n) for n in report.get("notes", [])]
@@ -200,10 +210,13 @@ def caveats_section(report: dict[str, Any]) -> list[str]:
     found = comparisons(arms)
     items += [f"⚠ {cell(c.versus['caveat'])}." for c in found if not c.versus["attributable"]]
     imported = any(n.startswith("imported from") for n in notes)
+    why = _error_causes(report) if any(a["errors"] for a in arms) else {}
     for a in arms:
         if a["errors"]:
+            causes = why.get((a["arm"], a["model"]), [])
             items.append(
                 f"{who(a)}: {a['errors']} of {a['trials']} trials ended in error; they have no pass/fail verdict."
+                + (f" Why: {'; '.join(cell(c.line()) for c in causes)}." if causes else "")
             )
         if a["cost_usd"] is None and a["finished"]:
             items.append(

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,13 @@ from proctor.engine.reports.arm_comparisons import (
     fairness_ranking,
     variance_by_judge,
 )
+from proctor.engine.reports.error_causes import group_errors
 from proctor.engine.reports.event_sections import PendingSections
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.stats import intervals_ahead, remember_binomial
 from proctor.scenarios.loader import SuiteError, load_suite
-from proctor.store.events import OperatorCommand
-from proctor.store.reader import JudgmentRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.events import OperatorCommand, RunFinished
+from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
@@ -237,6 +239,12 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
         commands = [
             e for e in _of_kind(reader, "operator_command", upper) if isinstance(e.event, OperatorCommand)
         ]
+        stopped = ""
+        if run is not None and run.status == "error":
+            ends = [
+                e.event for e in _of_kind(reader, "run_finished", upper) if isinstance(e.event, RunFinished)
+            ]
+            stopped = ends[-1].message if ends else ""
         config = run.config if run is not None else {}
         floor, threshold = _settings(config)
         score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
@@ -267,7 +275,7 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
             remember_binomial(read.mcnemar)  # the p-values the second process computed, if it did
             comparisons = baseline_comparisons(trials, score_map)
     summaries = with_usage(scored, trials, {tid: TrialUsage(*phases) for tid, phases in read.usage.items()})
-    return {
+    report: dict[str, Any] = {
         "run": None
         if run is None
         else {
@@ -278,7 +286,14 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
             "started": run.started_at,
             "finished": run.finished_at,
         },
-        "notes": _notes(config, trials, judgments, score_map),
+        "notes": _notes(config, trials, judgments, score_map) + run_stop_notes(run, stopped, trials),
+    }
+    if any(t.status == "error" for t in trials):
+        # Only present when trials errored, so a report without errors reads as it always did.
+        report["errors"] = [
+            asdict(c) for c in group_errors((t.arm, t.error) for t in trials if t.status == "error")
+        ]
+    return report | {
         "trials": trial_rows,
         "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),
         "ranking": ranking_section(ranking),
@@ -286,6 +301,17 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
         "anchors": anchors_section(config, anchor_rows, commands),
         "tool_usage": read.tools,
     }
+
+
+def run_stop_notes(run: RunRecord | None, message: str, trials: list[TrialRecord]) -> list[str]:
+    """A run that stopped on an error (a missing API key, a suite the engine refused) says why."""
+    if run is None or run.status != "error":
+        return []
+    never = sum(t.status in ("queued", "running") for t in trials)
+    why = f": {message}" if message else " (no message recorded)"
+    return [
+        f"the run stopped with an error before its trials finished{why}; {never} of {len(trials)} trial(s) never ran"
+    ]
 
 
 def _trial_rows(

@@ -130,7 +130,7 @@ class Run:
             async with global_limit, per:
                 await self.run_trial(t)
 
-        status = "finished"
+        status, message = "finished", ""
         # What is alive now (modules, the suite, servers) outlives the trials: full collections
         # during the run skip it (they took ~15% of a run of short trials), and get it back after.
         freeze = gc.get_freeze_count() == 0
@@ -142,13 +142,14 @@ class Run:
         except asyncio.CancelledError:
             status = self.cancel_status
             raise
-        except BaseException:
-            status = "error"
+        except BaseException as exc:
+            # Kept in the run's end so the report says why it stopped (a missing API key).
+            status, message = "error", str(exc) or type(exc).__name__
             raise
         finally:
             if freeze:
                 gc.unfreeze()
-            self.writer.emit(self.run_id, RunFinished(run_id=self.run_id, status=status))
+            self.writer.emit(self.run_id, RunFinished(run_id=self.run_id, status=status, message=message))
         return status
 
     async def run_trial(self, t: TrialRecord) -> None:

@@ -236,3 +236,19 @@ async def test_the_pager_searches_every_page_and_goes_to_lines(fx: Fixture) -> N
         assert app.screen is pager, "escape closes the search box, not the pager"
         await pilot.press("escape")
         assert app.screen is screen
+
+
+async def test_an_errored_trial_says_why_in_its_header(fx: Fixture) -> None:
+    """The cause is in the header, where the eye lands first, and its markup stays text."""
+    async with console(fx.db) as (app, pilot):
+        screen = await open_trial(app, pilot, 1, 1)
+        assert screen.trial_id == fx.errored
+        assert "\nerror: agent crashed x [/] y" in _title(screen)
+        assert "error: agent crashed x [/] y" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "error:" not in _title(await open_trial(app, pilot, 0, 1))
+
+
+def _title(screen: TrialScreen) -> str:
+    return str(getattr(screen.query_one("#trial-title").render(), "plain", ""))

@@ -1,0 +1,142 @@
+"""Why trials errored is said where users look: the headless summary, the report, the gate.
+
+Each cause comes from a real failure: a server command with a typo (the supervisor's own
+"No such file or directory"), the real ``openai`` SDK against a closed port on 127.0.0.1, and a
+run of an Anthropic model with no key in the environment.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import socket
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import httpx2
+import pytest
+import yaml
+
+from proctor.app.cli import main
+from proctor.engine.providers.base import ProviderError, UserMessage
+from proctor.engine.providers.openai_provider import OpenAIProvider
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.providers.retry import Backoff
+from proctor.engine.reports.error_causes import cause_of, group_errors
+
+TYPO = Path(sys.executable).with_name("pythn3-misspelled")
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _suite(root: Path, models: list[str], command: str = sys.executable) -> Path:
+    (root / "scenarios").mkdir(parents=True)
+    suite = {
+        "name": "errors",
+        "mcpServers": {
+            "weather": {"command": command, "args": ["-m", "proctor.scenarios.demo.servers.weather"]}
+        },
+        "arms": {"baseline": {"baseline": True}, "weather": {"servers": ["weather"]}},
+        "models": models,
+        "limits": {"trial_timeout_s": 20},
+    }
+    (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+    scenario = {"id": "rain", "prompt": "Will it rain in Paris?", "claims": ["It will rain in Paris."]}
+    (root / "scenarios" / "rain.yaml").write_text(yaml.safe_dump(scenario))
+    return root
+
+
+def test_a_misspelled_server_command_is_named_with_its_server_everywhere(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "suite", ["offline:default"], command=str(TYPO))
+    db = tmp_path / "run.db"
+    code, out, _ = _cli("run", str(suite), "--headless", "--db", str(db))
+    cause = "server 'weather' did not start: No such file or directory: …/pythn3-misspelled"
+    assert code != 0
+    assert "errors by cause" in out and f"1 trial (weather): {cause}" in out
+    assert "first message: weather: could not start" in out
+
+    _, md, _ = _cli("report", str(db), "--format", "md")
+    assert f"1 of 1 trials ended in error; they have no pass/fail verdict. Why: 1 trial: {cause}." in md
+    _, raw, _ = _cli("report", str(db), "--format", "json")
+    (group,) = json.loads(raw)["errors"]
+    assert (group["cause"], group["trials"], group["arms"]) == (cause, 1, ["weather"])
+    assert str(TYPO) in group["first"]
+
+    code, _, err = _cli("gate", str(db), "--baseline", "baseline", "--min-delta", "0")
+    assert code == 2 and f"1 trial: {cause} (arms weather)" in err
+
+
+async def test_a_closed_openai_endpoint_is_named_in_the_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    provider = OpenAIProvider(
+        "gpt-test",
+        api_key="",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        prices=PriceTable(),
+        backoff=Backoff(base_s=0.01, multiplier=1.0, max_s=0.01, jitter=0.0),
+        rng=random.Random(0),
+        deadline_s=10.0,
+        request_timeout_s=5.0,
+        http_client=httpx2.AsyncClient(),
+    )
+    try:
+        with pytest.raises(ProviderError) as raised:
+            await provider.session(1).turn("", [UserMessage("hi")], [])
+    finally:
+        await provider.aclose()
+    message = str(raised.value)
+    assert message.startswith(f"openai: connection failed to http://127.0.0.1:{port}/v1 (gave up after ")
+    (group,) = group_errors([("baseline", message), ("weather", message)])
+    assert group.line().startswith(
+        f"2 trials: openai: connection failed to http://127.0.0.1:{port}/v1 after "
+    )
+
+
+def test_a_run_stopped_for_a_missing_key_says_so_in_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    suite = _suite(tmp_path / "suite", ["anthropic:claude-test"])
+    db = tmp_path / "run.db"
+    code, _, err = _cli("run", str(suite), "--headless", "--db", str(db))
+    assert code == 2 and "no API key: set ANTHROPIC_API_KEY" in err
+    _, md, _ = _cli("report", str(db), "--format", "md")
+    caveats = md.split("## Caveats", 1)[1].split("\n## ", 1)[0]
+    assert "None found" not in caveats
+    assert (
+        "the run stopped with an error before its trials finished: anthropic:claude-test: no API key"
+        in caveats
+    )
+    assert "2 of 2 trial(s) never ran" in caveats
+    code, _, err = _cli("gate", str(db), "--baseline", "baseline", "--min-delta", "0")
+    assert code == 2 and "2 trials: the run stopped before they ran: anthropic:claude-test: no API key" in err
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        (
+            "fs: could not start: MCPError: Connection closed\n[server stderr]\nproctor: could not start "
+            "'/x/.bin/server-filesytem': [Errno 2] No such file or directory: '/x/.bin/server-filesytem' "
+            "(failed to start 2 times; not tried again in this run: fix the server and resume)",
+            "server 'fs' did not start: No such file or directory: …/server-filesytem",
+        ),
+        (
+            "git: could not start: MCPError: Connection closed\n[server stderr]\nError: Cannot find module 'x'",
+            "server 'git' did not start: Error: Cannot find module 'x'",
+        ),
+        ("agent crashed\nTraceback ...", "agent crashed"),
+        ("", "no error message recorded"),
+    ],
+)
+def test_a_cause_is_one_line_naming_the_server(error: str, cause: str) -> None:
+    assert cause_of(error) == cause
