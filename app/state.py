@@ -42,12 +42,17 @@ RATE_WINDOW_S = 60.0
 def display_status(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord] | None = None) -> str:
     """queued, running, scoring (finished, not yet scored), passed, failed, not judged or error.
 
-    "not judged": the trial's scenario defines no check, so it has no pass (see Scenario.has_checks).
+    "not judged": scored, but nothing gave a verdict: the trial's scenario defines no check (see
+    Scenario.has_checks), or none that applies, or the trial has no answer.
     """
     if trial.status == "finished":
         if trial.passed is None:
             passed = (scores or {}).get(ScoreName.PASSED)
-            return "not judged" if passed is not None and is_not_judged(passed) else "scoring"
+            return (
+                "not judged"
+                if passed is not None and (passed.value is None or is_not_judged(passed))
+                else "scoring"
+            )
         return "passed" if trial.passed else "failed"
     if trial.status in ("queued", "running", "error"):
         return trial.status

@@ -9,7 +9,14 @@ from proctor.app.matrix_build import build_matrix, cell_of, fold_cell
 from proctor.app.state import ConsoleState, Filters, display_status
 from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
 from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, UnreadableScoreRow
-from proctor.store.scores import FairnessDetails, GroundingCounts, GroundingDetails, ScoreName
+from proctor.store.scores import (
+    FairnessDetails,
+    GroundingCounts,
+    GroundingDetails,
+    PassedDetails,
+    ScoreName,
+    dump_details,
+)
 from tests.app.events_factory import stored, trial
 
 RUN = RunRecord("r1", "suite", {"held_out": ["s2"], "variance_floor": 0.1}, 0.0, 0.0, None, "running")
@@ -38,6 +45,15 @@ def judged(pass_no: int, score: float, criteria: dict[str, float]) -> Judged:
 )  # fmt: skip
 def test_display_status(status: str, passed: bool | None, shown: str) -> None:
     assert display_status(trial(status=status, passed=passed)) == shown
+
+
+@pytest.mark.parametrize(
+    "details",
+    [PassedDetails(rule="no answer", no_answer=True), PassedDetails(rule="no verdict", no_check=True)],
+)
+def test_a_scored_trial_without_a_verdict_is_not_left_scoring(details: PassedDetails) -> None:
+    passed = ScoreRecord(1, ScoreName.PASSED, None, dump_details(ScoreName.PASSED, details))
+    assert display_status(trial(status="finished", passed=None), {ScoreName.PASSED: passed}) == "not judged"
 
 
 def loaded_state() -> ConsoleState:
