@@ -25,6 +25,11 @@ _ERRNO = re.compile(r"\[Errno \d+\] (?P<message>[^:\n]+): '(?P<path>[^'\n]+)'")
 _RETRIES = re.compile(r"\s*\(failed to start \d+ times; not tried again in this run[^)]*\)")
 _GAVE_UP = re.compile(r"\s*\(gave up after (\d+) attempts\)")
 _DEADLINE = re.compile(r"\s*\(gave up: a retry in [^)]* would pass the deadline[^)]*\)")
+_EXCEPTION_LINE = re.compile(r"^[\w.]*(?:Error|Exception)\b[^:\s]*: \S")
+_REASON = re.compile(
+    r"error|cannot|could not|no such|not found|denied|refused|failed|fatal|invalid|missing", re.I
+)
+_STACK_FRAME = re.compile(r"^(at |File \"|\^|~)")
 _GENERIC = ("Connection closed", "MCPError: Connection closed")
 
 
@@ -54,6 +59,18 @@ def _short_path(path: str) -> str:
     return path if name == path else f"…/{name}"
 
 
+def _stderr_reason(lines: list[str]) -> str:
+    """The stderr line that says why a server died: the last ``SomeError: message`` (node prints
+    it first, then a stack; Python last), else the last line naming a failure, else the last."""
+    tail = [ln.strip() for ln in lines if ln.strip() and not ln.startswith("[server stderr]")]
+    tail = [ln for ln in tail if ln != "…" and not _STACK_FRAME.match(ln)]
+    for pattern in (_EXCEPTION_LINE, _REASON):
+        found = [ln for ln in tail if pattern.search(ln)]
+        if found:
+            return found[-1]
+    return tail[-1] if tail else ""
+
+
 def cause_of(error: str) -> str:
     """The one-line reason for a trial's stored error message."""
     text = _RETRIES.sub("", error or "").strip()
@@ -66,12 +83,8 @@ def cause_of(error: str) -> str:
         if errno is not None:
             why = f"{errno.group('message')}: {_short_path(errno.group('path'))}"
         else:
-            tail = [
-                ln.strip()
-                for ln in text.splitlines()[1:]
-                if ln.strip() and not ln.startswith("[server stderr]")
-            ]
-            why = tail[-1] if tail and start.group("why").strip() in _GENERIC else start.group("why")
+            own = start.group("why").strip()
+            why = (_stderr_reason(text.splitlines()[1:]) if own in _GENERIC else own) or own
         return _one_line(f"server '{server}' did not start: {why}", MAX_CAUSE_CHARS)
     first = text.splitlines()[0]
     first = _DEADLINE.sub(" (gave up at the trial's deadline)", first)

@@ -140,3 +140,17 @@ def test_a_run_stopped_for_a_missing_key_says_so_in_the_report(
 )
 def test_a_cause_is_one_line_naming_the_server(error: str, cause: str) -> None:
     assert cause_of(error) == cause
+
+
+def test_a_node_server_that_cannot_find_its_module_is_named_by_that_line(tmp_path: Path) -> None:
+    """node prints the reason first, then a stack and ``code: 'MODULE_NOT_FOUND'``: the cause is the reason."""
+    missing = tmp_path / "server-filesytem.js"
+    suite = _suite(tmp_path / "suite", ["offline:default"], command="node")
+    config = yaml.safe_load((suite / "suite.yaml").read_text())
+    config["mcpServers"]["weather"]["args"] = [str(missing)]
+    (suite / "suite.yaml").write_text(yaml.safe_dump(config))
+    db = tmp_path / "run.db"
+    code, out, _ = _cli("run", str(suite), "--headless", "--db", str(db))
+    assert code != 0
+    flat = " ".join(out.split())  # the summary wraps at the console's width
+    assert f"server 'weather' did not start: Error: Cannot find module '{missing}'" in flat
