@@ -71,7 +71,7 @@ def _stderr_reason(lines: list[str]) -> str:
     return tail[-1] if tail else ""
 
 
-def cause_of(error: str) -> str:
+def cause_of(error: str | None) -> str:
     """The one-line reason for a trial's stored error message."""
     text = _RETRIES.sub("", error or "").strip()
     if not text:
@@ -91,7 +91,7 @@ def cause_of(error: str) -> str:
     return _one_line(_GAVE_UP.sub(r" after \1 attempts", first), MAX_CAUSE_CHARS)
 
 
-def group_errors(errored: Iterable[tuple[str, str]]) -> list[ErrorCause]:
+def group_errors(errored: Iterable[tuple[str, str | None]]) -> list[ErrorCause]:
     """``(arm, error message)`` of each errored trial, grouped by cause, most trials first."""
     groups: dict[str, tuple[list[str], str]] = {}
     for arm, error in errored:
