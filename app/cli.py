@@ -297,6 +297,26 @@ def _add_interop(sub: _SubParsers) -> None:
         help="jsonl or csv (proctor-export/1), or otel: OTLP/JSON traces, one trial per line",
     )
     export.add_argument("-o", "--out", type=Path, help="write to FILE instead of stdout")
+    export.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="with --format otel: push the traces over OTLP/HTTP (protobuf) to this collector, "
+        "e.g. http://127.0.0.1:6006/v1/traces (needs pip install 'proctor[otel]')",
+    )
+    export.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --endpoint: an HTTP header for the collector (repeatable), e.g. 'authorization=Bearer TOKEN'",
+    )
+    export.add_argument(
+        "--timeout",
+        type=_finite,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --endpoint: how long one batch may take, retries of 429/502/503/504 answers included (default 10)",
+    )
     _command(export, "export:export_command")
 
     gate = sub.add_parser("gate", help="CI gate: fail (exit 3) unless MCP arms beat the baseline's fairness")

@@ -3,8 +3,12 @@
 Users already look at agent traces in Jaeger, Arize Phoenix or Langfuse; each trial becomes one
 trace there. Its root span ``invoke_agent ARM`` carries the scenario, arm, model and epoch and
 one ``gen_ai.evaluation.result`` event per proctor score; below it a ``chat MODEL`` span per
-model call (tokens, finish reason) and an ``execute_tool TOOL`` span per MCP tool call
-(``mcp.method.name`` ``tools/call``, the arguments and the result, the error type).
+model call (tokens, finish reason) and an ``execute_tool TOOL`` span per tool call (the
+arguments and the result, the error type; ``mcp.method.name`` ``tools/call`` only for MCP
+servers' tools, not the baseline's built-in ones). The agent and chat spans carry the prompt,
+the messages and the answer as ``gen_ai.input.messages``/``gen_ai.output.messages``/
+``gen_ai.system_instructions`` (``otel_messages.py``), which is what viewers show as input and
+output.
 
 The output is OTLP/JSON as the OpenTelemetry collector's file exporter writes it: one
 ``ExportTraceServiceRequest`` per line, one line per trial, so memory stays flat and each line
@@ -23,7 +27,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from proctor.engine.reports.otel_messages import (
+    Conversation,
+    MessagesJson,
+    answer_messages,
+    system_instructions,
+    user_messages,
+)
+from proctor.engine.tools.baseline import SERVER as BUILTIN_SERVER
 from proctor.store.events import (
+    AgentBrief,
     ErrorEvent,
     FinalAnswer,
     ModelRequest,
@@ -41,6 +54,9 @@ if TYPE_CHECKING:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import KeyValue
     from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+SystemPrompts = dict[str, str | None]
+"""A run's system prompts by hash (they are stored once per run, in the blobs table)."""
 
 SCOPE = "proctor"
 MAX_ATTRIBUTE_CHARS = 8000
@@ -88,6 +104,8 @@ def _attributes(values: Attributes) -> list[KeyValue]:
             any_value = AnyValue(int_value=value)
         elif isinstance(value, float):
             any_value = AnyValue(double_value=value)
+        elif isinstance(value, MessagesJson):  # already redacted and sized: cutting breaks the JSON
+            any_value = AnyValue(string_value=value)
         else:
             any_value = AnyValue(string_value=_text(value))
         out.append(KeyValue(key=key, value=any_value))
@@ -97,8 +115,12 @@ def _attributes(values: Attributes) -> list[KeyValue]:
 class _TraceBuilder:
     """The spans of one trial, from its stored events in order."""
 
-    def __init__(self, run_id: str, trial: TrialRecord) -> None:
+    def __init__(self, run_id: str, trial: TrialRecord, system_prompts: SystemPrompts | None = None) -> None:
         self.run_id, self.trial = run_id, trial
+        self.system_prompts = system_prompts if system_prompts is not None else {}
+        self.conversation = Conversation()
+        self.system: MessagesJson | None = None
+        self.chat_input: MessagesJson | None = None
         self.trace_id = _id(16, run_id, trial.id, trial.attempt)
         self.root_id = _id(8, run_id, trial.id, trial.attempt, "root")
         self.spans: list[Span] = []
@@ -132,8 +154,13 @@ class _TraceBuilder:
         ev, ts = stored.event, stored.ts
         self.start = ts if self.start is None else min(self.start, ts)
         self.end = ts if self.end is None else max(self.end, ts)
-        if isinstance(ev, ModelRequest):
+        if isinstance(ev, AgentBrief):
+            self.conversation.prompts = list(ev.prompts)
+            prompt = self.system_prompts.get(ev.system_prompt_sha256)
+            self.system = system_instructions(prompt) if prompt else None
+        elif isinstance(ev, ModelRequest):
             self.request_ts = ts
+            self.chat_input = self.conversation.request()
         elif isinstance(ev, ModelResponse):
             start = self.request_ts if self.request_ts is not None else ts - ev.latency_s
             provider, _, name = ev.model.rpartition(":")
@@ -149,6 +176,9 @@ class _TraceBuilder:
                     "gen_ai.usage.input_tokens": ev.usage.input_tokens,
                     "gen_ai.usage.output_tokens": ev.usage.output_tokens,
                     "gen_ai.response.finish_reasons": [ev.stop_reason],
+                    "gen_ai.system_instructions": self.system,
+                    "gen_ai.input.messages": self.chat_input or self.conversation.request(),
+                    "gen_ai.output.messages": self.conversation.response(ev),
                     "proctor.turn": ev.turn,
                     "proctor.tokens_estimated": ev.usage.estimated,
                     "proctor.cost_usd": ev.cost_usd,
@@ -157,9 +187,12 @@ class _TraceBuilder:
                 client=True,
             )
             self.request_ts = None
+            self.chat_input = None
         elif isinstance(ev, ToolCall):
             self.open_calls[ev.call_id] = (stored, ev)
         elif isinstance(ev, ToolResult):
+            self.conversation.result(ev)
+            builtin = ev.server == BUILTIN_SERVER  # the baseline's own tools: not an MCP call
             began = self.open_calls.pop(ev.call_id, None)
             start = began[0].ts if began else ts - ev.latency_s
             arguments = began[1].arguments if began else {}
@@ -174,13 +207,13 @@ class _TraceBuilder:
                     "gen_ai.operation.name": "execute_tool",
                     "gen_ai.tool.name": ev.tool,
                     "gen_ai.tool.call.id": ev.call_id,
-                    "gen_ai.tool.type": "extension",
+                    "gen_ai.tool.type": "function" if builtin else "extension",
                     "gen_ai.tool.call.arguments": _text(arguments),
                     "gen_ai.tool.call.result": _text(
                         ev.structured if ev.structured and not ev.content else ev.content
                     ),
-                    "mcp.method.name": "tools/call",
-                    "proctor.mcp.server": ev.server,
+                    "mcp.method.name": None if builtin else "tools/call",
+                    "proctor.mcp.server": ev.server,  # "builtin" for the baseline's: import reads it back
                     "error.type": (ev.error_type or "tool_error") if ev.is_error else None,
                 },
                 ("tool", ev.call_id, stored.id),
@@ -224,6 +257,15 @@ class _TraceBuilder:
                     "proctor.passed": t.passed,
                     "proctor.cost_usd": t.cost_usd,
                     "proctor.final_answer": final_answer,
+                    "gen_ai.system_instructions": self.system,
+                    "gen_ai.input.messages": user_messages(self.conversation.prompts)
+                    if self.conversation.prompts
+                    else None,
+                    "gen_ai.output.messages": answer_messages(final_answer, t.stop)
+                    if final_answer is not None
+                    else None,
+                    # Viewers list attributes, not span events: each score is also one attribute.
+                    **{f"proctor.score.{s.name}": s.value for s in scores},
                 }
             ),
         )
@@ -249,15 +291,21 @@ class _TraceBuilder:
 
 
 def trial_trace(
-    run_id: str, trial: TrialRecord, events: list[StoredEvent], scores: list[ScoreRecord]
+    run_id: str,
+    trial: TrialRecord,
+    events: list[StoredEvent],
+    scores: list[ScoreRecord],
+    system_prompts: SystemPrompts | None = None,
 ) -> ExportTraceServiceRequest:
-    """One trial as an OTLP export request: one resource, one scope, its spans."""
+    """One trial as an OTLP export request: one resource, one scope, its spans.
+
+    ``system_prompts`` maps a system prompt's hash (``AgentBrief``) to its text, when known."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
     from opentelemetry.proto.resource.v1.resource_pb2 import Resource
     from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 
-    builder = _TraceBuilder(run_id, trial)
+    builder = _TraceBuilder(run_id, trial, system_prompts)
     final = None
     for stored in events:
         builder.add(stored)
@@ -313,11 +361,21 @@ def _trial_ids(reader: StoreReader) -> list[int]:
         conn.close()
 
 
-def trace_lines(reader: StoreReader) -> Iterator[str]:
-    """One OTLP/JSON line per trial that has started, in trial order, built and written one trial
-    at a time."""
+def _system_prompts(reader: StoreReader, events: list[StoredEvent], known: SystemPrompts) -> SystemPrompts:
+    """``known`` plus the text of each system prompt these events name (read once per run)."""
+    for stored in events:
+        ev = stored.event
+        if isinstance(ev, AgentBrief) and ev.system_prompt_sha256 not in known:
+            blob = reader.blob(ev.system_prompt_sha256)
+            known[ev.system_prompt_sha256] = blob[1].decode("utf-8", "replace") if blob else None
+    return known
+
+
+def trace_requests(reader: StoreReader) -> Iterator[ExportTraceServiceRequest]:
+    """One export request per trial that has started, in trial order, built one trial at a time."""
     run = reader.run()
     run_id = run.id if run is not None else "run"
+    prompts: SystemPrompts = {}
     for trial_id in _trial_ids(reader):
         trial = reader.trial(trial_id)
         if trial is None:
@@ -325,9 +383,14 @@ def trace_lines(reader: StoreReader) -> Iterator[str]:
         events = [e for e in reader.trial_events(trial.id) if not e.abandoned]
         if not events:
             continue
-        yield json.dumps(
-            to_otlp_json(trial_trace(run_id, trial, events, reader.scores(trial.id))), separators=(",", ":")
-        )
+        prompts = _system_prompts(reader, events, prompts)
+        yield trial_trace(run_id, trial, events, reader.scores(trial.id), prompts)
+
+
+def trace_lines(reader: StoreReader) -> Iterator[str]:
+    """One OTLP/JSON line per trial that has started, in trial order."""
+    for request in trace_requests(reader):
+        yield json.dumps(to_otlp_json(request), separators=(",", ":"))
 
 
 def export_otel(db: Path, out: TextIO) -> int:
@@ -340,4 +403,11 @@ def export_otel(db: Path, out: TextIO) -> int:
     return n
 
 
-__all__ = ["export_otel", "from_otlp_json", "to_otlp_json", "trace_lines", "trial_trace"]
+__all__ = [
+    "export_otel",
+    "from_otlp_json",
+    "to_otlp_json",
+    "trace_lines",
+    "trace_requests",
+    "trial_trace",
+]
