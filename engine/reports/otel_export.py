@@ -179,6 +179,9 @@ class _TraceBuilder:
                     "gen_ai.system_instructions": self.system,
                     "gen_ai.input.messages": self.chat_input or self.conversation.request(),
                     "gen_ai.output.messages": self.conversation.response(ev),
+                    # OpenInference's output, which Phoenix lists (it would show {"model": ...}).
+                    "output.value": ev.text
+                    or _text([{"name": c.name, "arguments": c.arguments} for c in ev.tool_calls]),
                     "proctor.turn": ev.turn,
                     "proctor.tokens_estimated": ev.usage.estimated,
                     "proctor.cost_usd": ev.cost_usd,
@@ -209,6 +212,7 @@ class _TraceBuilder:
                     "gen_ai.tool.call.id": ev.call_id,
                     "gen_ai.tool.type": "function" if builtin else "extension",
                     "gen_ai.tool.call.arguments": _text(arguments),
+                    "input.value": _text(arguments),  # OpenInference's input: Phoenix lists it
                     "gen_ai.tool.call.result": _text(
                         ev.structured if ev.structured and not ev.content else ev.content
                     ),
@@ -264,6 +268,9 @@ class _TraceBuilder:
                     "gen_ai.output.messages": answer_messages(final_answer, t.stop)
                     if final_answer is not None
                     else None,
+                    # Phoenix (20.26) leaves an agent span's input and output empty without these.
+                    "input.value": "\n\n".join(self.conversation.prompts) or None,
+                    "output.value": final_answer,
                     # Viewers list attributes, not span events: each score is also one attribute.
                     **{f"proctor.score.{s.name}": s.value for s in scores},
                 }

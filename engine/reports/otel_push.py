@@ -176,7 +176,7 @@ def _exporter(url: str, headers: dict[str, str], timeout_s: float, outcome: _Out
         raise PushError(MISSING) from exc
 
     class _Session(requests.Session):
-        def request(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        def request(self, *args: Any, **kwargs: Any) -> Any:
             try:
                 return super().request(*args, **kwargs)
             except requests.RequestException as exc:

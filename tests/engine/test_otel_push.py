@@ -179,6 +179,8 @@ def test_agent_and_chat_spans_carry_prompt_conversation_and_answer(demo_db: Path
         assert [m["role"] for m in user] == ["user"] and user[0]["parts"][0]["type"] == "text"
         if attrs["proctor.scenario"] == "retry-delay-cap":
             assert user[0]["parts"][0]["content"] == prompt
+        assert attrs["output.value"] == answers[attrs["proctor.trial.id"]]  # what Phoenix lists
+        assert attrs["input.value"] == "\n\n".join(p["parts"][0]["content"] for p in user)
         (answer,) = _messages(root, "gen_ai.output.messages")
         assert answer["role"] == "assistant"
         assert answer["parts"][0]["content"] == answers[attrs["proctor.trial.id"]]
@@ -215,6 +217,7 @@ def test_baseline_builtin_tools_are_not_labelled_mcp_calls(demo_db: Path) -> Non
     assert builtin and mcp
     assert all("mcp.method.name" not in a and a["gen_ai.tool.type"] == "function" for a in builtin)
     assert all(a["mcp.method.name"] == "tools/call" and a["gen_ai.tool.type"] == "extension" for a in mcp)
+    assert all(a["input.value"] == a["gen_ai.tool.call.arguments"] for _, a in tools)
 
 
 @pytest.mark.parametrize("status", [415, 401, 500])
