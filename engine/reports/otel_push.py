@@ -150,11 +150,11 @@ class _Outcome:
         self.body = response.text[:300] if not response.ok else ""
         return response
 
-    def describe(self, url: str) -> str:
+    def describe(self) -> str:
         if self.error is not None:
             text = str(self.error)
             why = "connection refused" if "refused" in text.lower() else f"{type(self.error).__name__}"
-            return f"{why}: is a collector listening at {shown_url(url)}?"
+            return f"{why} (is a collector listening there?)"
         if self.status is None:
             return "no answer within the timeout"
         body = " ".join(redact(self.body).split())
@@ -197,9 +197,12 @@ def push_traces(
 ) -> PushResult:
     """Send every trace to ``endpoint`` in batches of about ``BATCH_SPANS`` spans; stop at the
     first batch the endpoint does not accept, with a ``PushError`` that says how many went."""
-    from opentelemetry.sdk.trace.export import SpanExportResult
-
     url = traces_url(endpoint)
+    try:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+    except ImportError as exc:
+        raise PushError(MISSING) from exc
+
     outcome = _Outcome()
     exporter = _exporter(url, headers or {}, timeout_s, outcome)
     sent = _Sent()
@@ -216,7 +219,7 @@ def push_traces(
                 return
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
                 raise PushError(
-                    f"OTLP push to {shown_url(url)} failed: {outcome.describe(url)}; "
+                    f"OTLP push to {shown_url(url)} failed: {outcome.describe()}; "
                     f"{sent.traces} trace(s) were sent before it"
                 )
             sent.add(batch_traces, len(batch))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -264,3 +265,11 @@ def test_bad_push_flags_exit_2_without_showing_header_values(
     assert main(["export", str(demo_db), *argv]) == 2
     err = capsys.readouterr().err
     assert says in err and TOKEN not in err
+
+
+def test_without_the_exporter_library_exits_2_saying_what_to_install(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)
+    assert main(["export", str(demo_db), "--format", "otel", "--endpoint", "http://127.0.0.1:9"]) == 2
+    assert "pip install 'proctor[otel]'" in capsys.readouterr().err

@@ -17,7 +17,8 @@ back through Phoenix's GraphQL API and checks, trace by trace, against the run d
 It also POSTs one line of the OTLP/JSON file the way README's former curl recipe did, to show
 what Phoenix answers to it. Prints one line per check and exits 1 if any failed.
 
-    # Phoenix, in a venv of its own (tried with arize-phoenix 20.26.1):
+    # Phoenix, in a venv of its own (tried with arize-phoenix 20.26.1; with PHOENIX_ENABLE_AUTH,
+    # pass --header 'authorization=Bearer KEY'):
     PHOENIX_HOST=127.0.0.1 PHOENIX_PORT=16006 PHOENIX_GRPC_PORT=14317 phoenix serve &
     .venv/bin/python tests/integration/phoenix_check.py --phoenix http://127.0.0.1:16006
 """
@@ -45,10 +46,13 @@ SPAN_FIELDS = """name spanKind parentId statusCode context { spanId traceId }
   events { name attributes }"""
 
 
+HEADERS: dict[str, str] = {}  # --header: Phoenix with auth takes the same API key for both
+
+
 def graphql(phoenix: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
     body = json.dumps({"query": query, "variables": variables}).encode()
     request = urllib.request.Request(
-        f"{phoenix}/graphql", body, {"Content-Type": "application/json"}, method="POST"
+        f"{phoenix}/graphql", body, {"Content-Type": "application/json", **HEADERS}, method="POST"
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         data: dict[str, Any] = json.load(response)
@@ -110,7 +114,8 @@ def run_demo(proctor: str, db: Path) -> None:
 
 def push(proctor: str, db: Path, phoenix: str, out: Path) -> None:
     argv = [proctor, "export", str(db), "--format", "otel", "-o", str(out), "--endpoint", phoenix]
-    print("$ " + " ".join(argv), flush=True)
+    print("$ " + " ".join(argv) + "".join(f" --header {k}=…" for k in HEADERS), flush=True)
+    argv += [a for k, v in HEADERS.items() for a in ("--header", f"{k}={v}")]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
     print(done.stderr.strip(), f"(exit {done.returncode})")
     if done.returncode != 0:
@@ -119,7 +124,7 @@ def push(proctor: str, db: Path, phoenix: str, out: Path) -> None:
 
 def readme_json_recipe(phoenix: str, line: str) -> str:
     request = urllib.request.Request(
-        f"{phoenix}/v1/traces", line.encode(), {"Content-Type": "application/json"}, method="POST"
+        f"{phoenix}/v1/traces", line.encode(), {"Content-Type": "application/json", **HEADERS}, method="POST"
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -222,7 +227,11 @@ def main() -> int:
     parser.add_argument("--phoenix", default="http://127.0.0.1:6006", help="Phoenix's base URL")
     parser.add_argument("--proctor", default=str(Path(sys.executable).with_name("proctor")))
     parser.add_argument("--db", type=Path, help="an existing run database (default: a new demo run)")
+    parser.add_argument(
+        "--header", action="append", default=[], help="KEY=VALUE, e.g. authorization=Bearer KEY"
+    )
     args = parser.parse_args()
+    HEADERS.update(h.split("=", 1) for h in args.header)
     work = Path(tempfile.mkdtemp(prefix="phoenix-check-"))
     db = args.db or work / "demo.db"
     if args.db is None:
