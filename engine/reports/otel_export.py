@@ -5,7 +5,7 @@ trace there. Its root span ``invoke_agent ARM`` carries the scenario, arm, model
 one ``gen_ai.evaluation.result`` event per proctor score; below it a ``chat MODEL`` span per
 model call (tokens, finish reason) and an ``execute_tool TOOL`` span per tool call (the
 arguments and the result, the error type; ``mcp.method.name`` ``tools/call`` only for MCP
-servers' tools, not the baseline's built-in ones). The agent and chat spans carry the prompt,
+servers' tools, not the baseline's built-in ones nor tool retrieval's ``route``). The agent and chat spans carry the prompt,
 the messages and the answer as ``gen_ai.input.messages``/``gen_ai.output.messages``/
 ``gen_ai.system_instructions`` (``otel_messages.py``), which is what viewers show as input and
 output.
@@ -35,6 +35,7 @@ from proctor.engine.reports.otel_messages import (
     user_messages,
 )
 from proctor.engine.tools.baseline import SERVER as BUILTIN_SERVER
+from proctor.engine.tools.retrieval import ROUTE
 from proctor.store.events import (
     AgentBrief,
     ErrorEvent,
@@ -195,7 +196,8 @@ class _TraceBuilder:
             self.open_calls[ev.call_id] = (stored, ev)
         elif isinstance(ev, ToolResult):
             self.conversation.result(ev)
-            builtin = ev.server == BUILTIN_SERVER  # the baseline's own tools: not an MCP call
+            # The baseline's tools and tool retrieval's search run in proctor: not MCP calls.
+            builtin = ev.server in (BUILTIN_SERVER, ROUTE.server)
             began = self.open_calls.pop(ev.call_id, None)
             start = began[0].ts if began else ts - ev.latency_s
             arguments = began[1].arguments if began else {}

@@ -150,7 +150,7 @@ class _Outcome:
         self.body = response.text[:300] if not response.ok else ""
         return response
 
-    def describe(self) -> str:
+    def describe(self, with_headers: bool) -> str:
         if self.error is not None:
             text = str(self.error)
             why = "connection refused" if "refused" in text.lower() else f"{type(self.error).__name__}"
@@ -158,7 +158,7 @@ class _Outcome:
         if self.status is None:
             return "no answer within the timeout"
         body = " ".join(redact(self.body).split())
-        hint = _HINTS.get(self.status) or (
+        hint = (_HINTS[403] if with_headers and self.status == 401 else _HINTS.get(self.status)) or (
             "the collector failed; try again later" if self.status >= 500 else ""
         )
         return (
@@ -219,7 +219,7 @@ def push_traces(
                 return
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
                 raise PushError(
-                    f"OTLP push to {shown_url(url)} failed: {outcome.describe()}; "
+                    f"OTLP push to {shown_url(url)} failed: {outcome.describe(bool(headers))}; "
                     f"{sent.traces} trace(s) were sent before it"
                 )
             sent.add(batch_traces, len(batch))

@@ -39,6 +39,7 @@ class Receiver:
     """An OTLP/HTTP traces endpoint on 127.0.0.1 that answers ``status`` and keeps what it got."""
 
     status: int = 200
+    fail_after: int | None = None  # answer ``status`` from this request on (counted from 0)
     requests: list[ExportTraceServiceRequest] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     url: str = ""
@@ -57,7 +58,8 @@ def receiver() -> Iterator[Receiver]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
-            if state.status != 200:
+            failing = state.fail_after is None or len(state.headers) > state.fail_after
+            if state.status != 200 and failing:
                 self.send_response(state.status)
                 self.send_header("Retry-After", "0")  # a 503 is retried at once: the test stays fast
                 self.end_headers()
@@ -88,11 +90,14 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real run of the demo suite: the baseline (built-in tools) and an MCP arm, one scenario."""
+    """A real run of the demo suite, one scenario: the baseline (built-in tools), an MCP arm and
+    one behind tool retrieval (its ``route`` search runs in proctor, ``execute`` calls MCP)."""
     import asyncio
 
     db = tmp_path_factory.mktemp("demo") / "demo.db"
-    options = RunOptions(db=db, arms=["baseline", "codeintel"], scenarios=["retry-delay-cap"])
+    options = RunOptions(
+        db=db, arms=["baseline", "codeintel", "codeintel+distractors"], scenarios=["retry-delay-cap"]
+    )
     assert asyncio.run(run_suite(load_suite(SUITE_DIR), options)) == "finished"
     return db
 
@@ -208,14 +213,16 @@ def test_agent_and_chat_spans_carry_prompt_conversation_and_answer(demo_db: Path
         assert not [p for p in final["parts"] if p["type"] == "tool_call"]
 
 
-def test_baseline_builtin_tools_are_not_labelled_mcp_calls(demo_db: Path) -> None:
+def test_builtin_tools_and_tool_search_are_not_labelled_mcp_calls(demo_db: Path) -> None:
     with StoreReader(demo_db) as reader:
         spans = [s for r in trace_requests(reader) for s in r.resource_spans[0].scope_spans[0].spans]
     arm_of = {s.trace_id: _attrs(s)["gen_ai.agent.name"] for s in spans if not s.parent_span_id}
     tools = [(arm_of[s.trace_id], _attrs(s)) for s in spans if s.name.startswith("execute_tool ")]
-    builtin = [a for arm, a in tools if arm == "baseline"]
-    mcp = [a for arm, a in tools if arm == "codeintel"]
-    assert builtin and mcp
+    builtin = [a for arm, a in tools if arm == "baseline" or a["gen_ai.tool.name"] == "route"]
+    mcp = [a for arm, a in tools if arm != "baseline" and a["gen_ai.tool.name"] != "route"]
+    assert (
+        builtin and mcp and {"baseline", "codeintel+distractors"} <= {arm for arm, a in tools if a in builtin}
+    )
     assert all("mcp.method.name" not in a and a["gen_ai.tool.type"] == "function" for a in builtin)
     assert all(a["mcp.method.name"] == "tools/call" and a["gen_ai.tool.type"] == "extension" for a in mcp)
     assert all(a["input.value"] == a["gen_ai.tool.call.arguments"] for _, a in tools)
@@ -273,3 +280,19 @@ def test_without_the_exporter_library_exits_2_saying_what_to_install(
     monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)
     assert main(["export", str(demo_db), "--format", "otel", "--endpoint", "http://127.0.0.1:9"]) == 2
     assert "pip install 'proctor[otel]'" in capsys.readouterr().err
+
+
+def test_large_runs_go_in_batches_and_a_failure_says_how_many_traces_went(
+    demo_db: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("proctor.engine.reports.otel_push.BATCH_SPANS", 3)
+    with StoreReader(demo_db) as reader:
+        requests = list(trace_requests(reader))
+    spans = sum(len(r.resource_spans[0].scope_spans[0].spans) for r in requests)
+    result = push_traces(requests, receiver.url)
+    assert (result.traces, result.spans, result.requests) == (len(requests), spans, len(requests))
+    assert len(receiver.requests) == len(requests) == 3  # each trace has more than 3 spans
+
+    receiver.status, receiver.fail_after = 415, len(receiver.headers) + 1
+    with pytest.raises(PushError, match=r"HTTP 415 .*; 1 trace\(s\) were sent before it"):
+        push_traces(requests, receiver.url)

@@ -10,7 +10,8 @@ back through Phoenix's GraphQL API and checks, trace by trace, against the run d
 - inputs and outputs: the root's input is the scenario's prompt and its output the trial's final
   answer; every LLM span has the system prompt, the user prompt and the model's reply as
   messages; every tool span has its arguments and result;
-- the baseline's built-in tools carry no ``mcp.method.name``, the MCP arms' tools ``tools/call``;
+- the baseline's built-in tools and tool retrieval's ``route`` carry no ``mcp.method.name``, the
+  MCP servers' tools ``tools/call``;
 - scores: one ``gen_ai.evaluation.result`` event per stored score with its value;
 - tokens: Phoenix's cumulative token count of the root equals the trial's stored tokens.
 
@@ -180,8 +181,8 @@ def check_trace(checks: Checks, spans: list[dict[str, Any]], file_spans: list[di
             checks.check("output: LLM output value", bool((s["output"] or {}).get("value")), where)
         else:
             mcp = a.get("mcp", {}).get("method", {}).get("name")
-            builtin = trial.arm == "baseline"
-            checks.check("tools: baseline's not MCP, MCP arms' tools/call", mcp == (None if builtin else "tools/call"),
+            builtin = trial.arm == "baseline" or s["name"] == "execute_tool route"  # run in proctor
+            checks.check("tools: built-in and route not MCP, MCP servers' tools/call", mcp == (None if builtin else "tools/call"),
                          f"{where} {s['name']}: mcp.method.name={mcp}")  # fmt: skip
             checks.check("tools: arguments (input) and result (output)", "parameters" in a.get("tool", {})
                          and bool((s["input"] or {}).get("value")) and bool((s["output"] or {}).get("value")),
