@@ -26,23 +26,30 @@ SECRET_NAME = re.compile(
 )
 MIN_SECRET_CHARS = 8
 
-# (kind, pattern); order matters where shapes nest (sk-ant- before sk-). Each shape must start
-# a word; in stored JSON a preceding newline is a backslash and an n, hence the escapes.
-_START = r"(^|[^A-Za-z0-9_]|\\[nrtbf])"
+# (kind, pattern); order matters where shapes nest (sk-ant- before sk-). Boundaries follow what a
+# token can contain, not word boundaries: a shape with a distinctive prefix (ghp_, AKIA, eyJ...)
+# matches wherever the prefix starts, whatever touches it (``MY_ghp_...``, ``\x1b[31mghp_...``);
+# it ends where its alphabet ends. Only the short generic prefixes (sk-, Bearer) need a start,
+# or "task-..." and "disk-..." would be keys: anything but a letter or digit, an escape sequence
+# (raw, or as JSON writes it), or an escaped newline in stored JSON.
+_ESC = r"(?:\x1b|\x9b|\\u001[bB]|\\u009[bB]|\\x1[bB]|\\033)"
+_ESCAPE_SEQUENCE = _ESC + r"(?:\[[0-?]*[ -/]*[@-~]|[ -/]*[0-~])?"
+_START = r"(^|[^A-Za-z0-9]|" + _ESCAPE_SEQUENCE + r"|\\[nrtbf])"
+_ANY = "()"  # a distinctive prefix: no start needed
 _SHAPES: tuple[tuple[str, str], ...] = (
     (
         "private-key",
-        r"()-----BEGIN [A-Z ]*PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*(?:-----END [A-Z ]*PRIVATE KEY-----)?",
+        _ANY + r"-----BEGIN [A-Z ]*PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*(?:-----END [A-Z ]*PRIVATE KEY-----)?",
     ),
-    ("github-token", _START + r"gh[pousr]_[A-Za-z0-9]{30,}"),
-    ("github-token", _START + r"github_pat_[A-Za-z0-9_]{22,}"),
-    ("anthropic-key", _START + r"sk-ant-[A-Za-z0-9_-]{16,}"),
+    ("github-token", _ANY + r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    ("github-token", _ANY + r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("anthropic-key", _ANY + r"sk-ant-[A-Za-z0-9_-]{16,}"),
     ("openai-key", _START + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),
     ("masked-key", _START + r"(?:sk|rk|pk)-[A-Za-z0-9_.-]*\*+[A-Za-z0-9_.*-]*"),
-    ("aws-access-key", _START + r"(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("slack-token", _START + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("jwt", _START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("google-api-key", _START + r"AIza[0-9A-Za-z_-]{35}"),
+    ("aws-access-key", _ANY + r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
+    ("slack-token", _ANY + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("jwt", _ANY + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("google-api-key", _ANY + r"AIza[0-9A-Za-z_-]{35}"),
     ("bearer-token", _START + r"[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}=*"),
 )
 _COMPILED = tuple((kind, re2.compile(pattern)) for kind, pattern in _SHAPES)
@@ -75,6 +82,30 @@ def _may_hold_a_shape(text: str) -> bool:
 def secret_values(env: Mapping[str, str]) -> dict[str, str]:
     """The values of ``env`` whose names look secret, long enough not to match ordinary words."""
     return {v: k for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS}
+
+
+# Headers that carry no credential; every other header a suite sets may (X-Goog-Api-Key,
+# X-Workspace-Token, a vendor's own name), so its value is a secret whatever its name.
+_PLAIN_HEADERS = frozenset(
+    {"accept", "accept-encoding", "accept-language", "cache-control", "connection", "content-type",
+     "mcp-protocol-version", "user-agent"}
+)  # fmt: skip
+
+
+def header_secrets(headers: Mapping[str, str]) -> dict[str, str]:
+    """The secret values of an HTTP server's ``headers:``: every value but a few standard headers',
+    and an Authorization value's credential on its own too ("Bearer abc" echoed as "abc")."""
+    found: dict[str, str] = {}
+    for name, value in headers.items():
+        if name.lower() in _PLAIN_HEADERS:
+            continue
+        label = f"header {name}"
+        if len(value) >= MIN_SECRET_CHARS:
+            found[value] = label
+        scheme, _, credential = value.strip().partition(" ")
+        if credential and scheme.isalpha() and len(credential.strip()) >= MIN_SECRET_CHARS:
+            found[credential.strip()] = label
+    return found
 
 
 class Redactor:
@@ -140,8 +171,19 @@ def register_secret(value: str, name: str = "secret") -> None:
 
 def register_env(env: Mapping[str, str]) -> None:
     """Remember the secret-looking values of an ``env:`` block a suite hands to a child."""
-    for value, name in secret_values(env).items():
+    register_secrets(secret_values(env))
+
+
+def register_secrets(values: Mapping[str, str]) -> None:
+    """Remember many secrets at once (value -> the name a redaction shows)."""
+    for value, name in values.items():
         register_secret(value, name)
+
+
+def registered_secrets() -> dict[str, str]:
+    """Every secret registered so far (value -> name), for a redactor in another process (a
+    launched server's log supervisor) that must know them too; the environment's are not in it."""
+    return dict(_registered)
 
 
 def _refresh_from_environment() -> None:
@@ -176,4 +218,14 @@ def _utf8(value: str) -> bytes | None:
         return None
 
 
-__all__ = ["Redactor", "may_need_redaction", "redact", "register_env", "register_secret", "secret_values"]
+__all__ = [
+    "Redactor",
+    "header_secrets",
+    "may_need_redaction",
+    "redact",
+    "register_env",
+    "register_secret",
+    "register_secrets",
+    "registered_secrets",
+    "secret_values",
+]
