@@ -26,7 +26,7 @@ from proctor.engine.providers.base import (
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.tools.caps import cap_structured, cap_text
+from proctor.engine.tools.caps import cap_stored, cap_structured, cap_text
 from proctor.engine.tools.toolbox import (
     CURRENT_SAMPLER,
     Blob,
@@ -239,7 +239,7 @@ async def _call_tool(
             call_id=call.call_id,
             server=outcome.server,
             tool=outcome.tool,
-            content=cap_text(outcome.content, limits.tool_result_store_chars, what="stored"),
+            content=cap_stored(outcome.content, limits.tool_result_store_chars),
             is_error=outcome.is_error,
             error_type=outcome.error_type,
             latency_s=outcome.latency_s,
@@ -285,7 +285,7 @@ def _capped_block(block: ContentBlock, chars: int) -> ContentBlock:
     """Text blocks are capped like the content; the rest are labels and stay whole."""
     if block.text is None or len(block.text) <= chars:
         return block
-    return block.model_copy(update={"text": cap_text(block.text, chars, what="stored")})
+    return block.model_copy(update={"text": cap_stored(block.text, chars)})
 
 
 def _tool_io_share(messages: list[Message], input_tokens: int) -> int:

@@ -3,7 +3,9 @@
 A server may answer with megabytes in one line. Storing all of it bloats the run database and
 every view of it; resending it to the model on each turn costs real money and context. Both
 copies are cut at a configurable size with a visible marker that gives the original size, so a
-reader of the transcript knows what the model did and did not see.
+reader of the transcript knows what the model did and did not see. The stored copy is
+redacted before it is cut: a cut through a token leaves a piece too short for any shape to
+match, which the store's redactor would then keep.
 """
 
 from __future__ import annotations
@@ -11,12 +13,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from proctor.store.redaction import redact
 
-def cap_text(text: str, limit: int, *, what: str) -> str:
-    """``text`` cut to ``limit`` characters plus a marker saying how much there was."""
+
+def cap_text(text: str, limit: int, *, what: str, size: int | None = None) -> str:
+    """``text`` cut to ``limit`` characters plus a marker saying how much there was (``size``,
+    when ``text`` is a redacted copy of something of that size)."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n…[truncated: {what} {len(text):,} characters, {limit:,} kept]"
+    return f"{text[:limit]}\n…[truncated: {what} {size or len(text):,} characters, {limit:,} kept]"
+
+
+def cap_stored(text: str, limit: int) -> str:
+    """``cap_text`` for the copy kept in the run database: redacted first when it is cut."""
+    if len(text) <= limit:
+        return text  # whole: the store's writer redacts it
+    return cap_text(redact(text), limit, what="stored", size=len(text))
 
 
 def cap_structured(value: dict[str, Any] | None, limit: int) -> dict[str, Any] | None:
@@ -29,4 +41,4 @@ def cap_structured(value: dict[str, Any] | None, limit: int) -> dict[str, Any] |
     return {"truncated": f"structured content of {size:,} characters was not kept (limit {limit:,})"}
 
 
-__all__ = ["cap_structured", "cap_text"]
+__all__ = ["cap_stored", "cap_structured", "cap_text"]

@@ -21,6 +21,7 @@ from mcp.client.session import ClientRequestContext
 
 from proctor.engine.tools.toolbox import CURRENT_SAMPLER, Sampler, SampleRequest
 from proctor.store.events import McpNotice
+from proctor.store.redaction import redact
 
 MAX_NOTICES_PER_CALL = 200
 _TEXT_CHARS = 2000
@@ -191,6 +192,8 @@ def _message_text(message: mtypes.SamplingMessage) -> str:
 
 
 def _clip(text: str) -> str:
+    if len(text) > _TEXT_CHARS:
+        text = redact(text)  # before the cut, which would leave a piece of a token no shape matches
     return (
         text
         if len(text) <= _TEXT_CHARS
