@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -28,16 +29,18 @@ from proctor.engine.tools.mcp_content import record_content
 from proctor.engine.tools.mcp_http import HttpFailures, http_transport
 from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
+from proctor.engine.tools.server_secrets import server_secrets
 from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.events import ServerConnected
-from proctor.store.redaction import register_env
+from proctor.store.redaction import redact, register_secrets
 
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
 PROTOCOL_GRACE_S = 1.0
+_MAX_NAME_CHARS = 100
 
 
 class ProtocolFault(Exception):
@@ -50,9 +53,7 @@ class McpConnection:
     ) -> None:
         self.name = name
         self.config = config
-        register_env(config.env if isinstance(config, StdioServer) else config.headers)
-        if isinstance(config, HttpServer) and config.launch is not None:
-            register_env(config.launch.env)
+        register_secrets(server_secrets(config))
         self.log_path = log_dir / f"{_safe_name(name)}.stderr.log"
         self.log_bytes = log_bytes
         self.scratch: Path | None = None  # a per-trial server's ${PROCTOR_TRIAL_DIR}
@@ -284,7 +285,7 @@ class McpConnection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
-            self._last_fault = _describe(message)[:300]
+            self._last_fault = redact(_describe(message))[:300]  # redacted before the cut
             fault, self._fault = self._fault, asyncio.Event()
             fault.set()
 
@@ -352,4 +353,10 @@ def _describe(exc: BaseException) -> str:
 
 
 def _safe_name(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    """A file name for a server's log: redacted, ASCII letters, digits and ``-_.`` only, short
+    enough for any file system, never ``.`` or ``..``; a long name keeps a hash to stay distinct."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in redact(name)).strip(".")
+    if len(safe) > _MAX_NAME_CHARS:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        safe = f"{safe[: _MAX_NAME_CHARS - 13]}-{digest}"
+    return safe or "server"
