@@ -96,7 +96,7 @@ def _tail(log: Path, lines: int = 6) -> str:
 def engine_process_command(args: argparse.Namespace) -> int:
     """The child: run the suite and serve operator commands until told to stop."""
     from proctor.engine.runs.session import run_suite
-    from proctor.scenarios.loader import load_suite
+    from proctor.engine.suites import load_suite
 
     loaded = load_suite(args.suite)
     fields = json.loads(args.options)

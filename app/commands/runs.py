@@ -16,8 +16,9 @@ from proctor.engine.runs.executors import check_executor
 from proctor.engine.runs.gold_check import check_gold_tools
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.session import run_suite
+from proctor.engine.suites import load_suite
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
-from proctor.scenarios.loader import LoadedSuite, load_suite
+from proctor.scenarios.loader import LoadedSuite
 from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader
 from proctor.store.schema import init_db

@@ -19,9 +19,10 @@ from rich.text import Text
 
 from proctor.app.call_view import result_lines, server_line
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.suites import load_suite
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.toolbox import ToolCallOutcome
-from proctor.scenarios.loader import expand_server, load_servers_file, load_suite
+from proctor.scenarios.loader import expand_server, load_servers_file
 from proctor.scenarios.schema import HttpServer, ServerConfig
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import McpNotice, ServerConnected, ToolResult

@@ -45,7 +45,8 @@ from proctor.engine.judges.base import Judge, JudgeSubject, judge_answer
 from proctor.engine.judges.registry import close_judges, judge_models, make_suite_judges
 from proctor.engine.stats import GateResult, spearman_gate
 from proctor.engine.stats.anchors_gate import DEFAULT_THRESHOLD
-from proctor.scenarios.loader import LoadedSuite, load_suite
+from proctor.engine.suites import load_suite
+from proctor.scenarios.loader import LoadedSuite
 from proctor.store.events import Judged, OperatorCommand, Scored
 from proctor.store.reader import StoreReader
 from proctor.store.schema import configure

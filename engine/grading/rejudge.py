@@ -28,7 +28,8 @@ from proctor.engine.grading.score_trial import tool_schemas
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.judges.registry import close_judges, make_suite_judges
-from proctor.scenarios.loader import LoadedSuite, SuiteError, load_suite
+from proctor.engine.suites import load_suite
+from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import ArmSpec
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, Scored, ToolCall, ToolResult

@@ -49,7 +49,8 @@ from proctor.engine.reports.error_causes import group_errors
 from proctor.engine.reports.event_sections import PendingSections
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.stats import intervals_ahead, remember_binomial
-from proctor.scenarios.loader import SuiteError, load_suite
+from proctor.engine.suites import load_suite
+from proctor.scenarios.loader import SuiteError
 from proctor.store.events import OperatorCommand, RunFinished
 from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.trial_play import TrialEnv, TrialSpec, play_trial
+from proctor.engine.suites import load_suite
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.engine.tools.toolbox import Blob
-from proctor.scenarios.loader import load_suite
 from proctor.scenarios.workspace import Workspace, cache_dir
 from proctor.store.events import Event
 from proctor.store.redaction import redact

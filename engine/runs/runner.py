@@ -24,6 +24,7 @@ from proctor.engine.runs.executors import LocalExecutor, TrialExecutor, check_ex
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
 from proctor.engine.runs.trial_play import TrialEnv, TrialSpec
+from proctor.engine.suites import admit
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.engine.tools.toolbox import Blob
 from proctor.scenarios.loader import LoadedSuite
@@ -227,6 +228,7 @@ async def open_run(
 
     Without ``expand_matrix`` (serving an existing run's commands) no trial is added.
     """
+    loaded = admit(loaded)
     suite = loaded.suite
     check_executor(options)
     workspace = Workspace.prepare(loaded)

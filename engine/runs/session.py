@@ -19,6 +19,7 @@ from proctor.engine.runs.commands import consume_commands, execute_with_commands
 from proctor.engine.runs.options import RunError, RunOptions
 from proctor.engine.runs.runner import Run, TrialHook, open_run
 from proctor.engine.runs.trial_scoring import score_unscored, scoring_hook
+from proctor.engine.suites import admit
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.reader import TrialRecord
 
@@ -40,6 +41,7 @@ async def run_suite(
     With ``serve_after`` (a console hosting the run) operator commands keep being served after
     the last trial until the task is cancelled.
     """
+    loaded = admit(loaded)  # idempotent: callers may hand a suite loaded without it
     if check_anchors:
         await check_before_run(loaded)
     judges = make_suite_judges(loaded.suite, judge_model) if score else []
