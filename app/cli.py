@@ -377,6 +377,9 @@ def _handler(spec: str) -> Callable[[argparse.Namespace], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from proctor.app.log_guard import install_log_guard
+
+    install_log_guard()  # every library's log records, redacted and capped, instead of raw stderr
     try:
         return int(_handler(args.handler)(args))
     except KeyboardInterrupt:
@@ -385,7 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not is_bad_input(exc):
             raise
-        message = str(exc)
+        from proctor.store.redaction import redact
+
+        message = redact(str(exc))  # a bad suite's message may quote a value from it
         db = getattr(args, "db", None)
         if isinstance(exc, sqlite3.DatabaseError) and db is not None and str(db) not in message:
             message = (

@@ -1,0 +1,90 @@
+"""Log records from proctor and its libraries, redacted and capped before they are written.
+
+The mcp SDK logs what a server sends when it cannot parse it (the offending line, in an
+exception's text); a server that sends megabytes of invalid lines would write megabytes, with
+whatever secret they hold, to the terminal (headless runs) or ``engine.stderr.log`` (console
+runs), where Python's last-resort handler sent them. One handler on the root logger, installed
+once by the CLI, replaces that: each record is formatted whole (traceback included), redacted,
+then cut, and the stream takes at most ``MAX_LOG_BYTES`` in all before it only counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+MAX_RECORD_CHARS = 4000
+MAX_LOG_BYTES = 1_000_000
+_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
+class RedactingHandler(logging.StreamHandler[TextIO]):
+    """A stream handler whose every line is redacted (before any cut) and whose total is capped."""
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        record_chars: int = MAX_RECORD_CHARS,
+        total_bytes: int = MAX_LOG_BYTES,
+    ) -> None:
+        super().__init__(stream)
+        self.setFormatter(logging.Formatter(_FORMAT))
+        self.record_chars = record_chars
+        self.total_bytes = total_bytes
+        self.written = 0
+        self.dropped = 0
+
+    def format(self, record: logging.LogRecord) -> str:
+        # Imported here: light commands install this handler too and must not load re2 for it.
+        from proctor.store.redaction import redact
+        from proctor.widgets.sanitize import sanitize
+
+        text = sanitize(redact(super().format(record)))
+        if len(text) > self.record_chars:
+            text = f"{text[: self.record_chars]}…[{len(text) - self.record_chars:,} more characters]"
+        return text
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+        except Exception:  # a record that cannot be formatted must not end the run
+            self.handleError(record)
+            return
+        size = len(text.encode("utf-8", "replace")) + 1
+        if self.written + size > self.total_bytes:
+            if self.dropped == 0:
+                self._write(f"proctor: log capped at {self.total_bytes:,} bytes; further records dropped")
+            self.dropped += 1
+            return
+        self.written += size
+        self._write(text)
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text + self.terminator)
+            self.flush()
+        except Exception:
+            self.handleError(logging.makeLogRecord({"msg": "log write failed"}))
+
+
+def install_log_guard(stream: TextIO | None = None, level: int = logging.WARNING) -> RedactingHandler:
+    """Route every logger (the mcp SDK's included) through one redacting, capped handler.
+
+    Idempotent: a second call returns the handler already installed. Warnings go through it too.
+    """
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if isinstance(handler, RedactingHandler):
+            return handler
+    handler = RedactingHandler(stream if stream is not None else sys.stderr)
+    handler.setLevel(level)
+    root.addHandler(handler)
+    if root.level == logging.NOTSET or root.level > level:
+        root.setLevel(level)
+    logging.captureWarnings(True)
+    return handler
+
+
+__all__ = ["MAX_LOG_BYTES", "MAX_RECORD_CHARS", "RedactingHandler", "install_log_guard"]
