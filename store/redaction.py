@@ -32,8 +32,13 @@ MIN_SECRET_CHARS = 8
 # it ends where its alphabet ends. Only the short generic prefixes (sk-, Bearer) need a start,
 # or "task-..." and "disk-..." would be keys: anything but a letter or digit, an escape sequence
 # (raw, or as JSON writes it), or an escaped newline in stored JSON.
-_ESC = r"(?:\x1b|\x9b|\\u001[bB]|\\u009[bB]|\\x1[bB]|\\033)"
-_ESCAPE_SEQUENCE = _ESC + r"(?:\[[0-?]*[ -/]*[@-~]|[ -/]*[0-~])?"
+_ESC = r"(?:\x1b|\\u001[bB]|\\x1[bB]|\\033)"
+_ESCAPE_SEQUENCE = (
+    r"(?:(?:\x9b|\\u009[bB])[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+    + "|"
+    + _ESC
+    + r"(?:\[[0-?]*[ -/]*[@-~]|[ -/]*[0-~])?)"  # 7-bit CSI, any other escape, a lone ESC
+)
 _START = r"(^|[^A-Za-z0-9]|" + _ESCAPE_SEQUENCE + r"|\\[nrtbf])"
 _ANY = "()"  # a distinctive prefix: no start needed
 _SHAPES: tuple[tuple[str, str], ...] = (

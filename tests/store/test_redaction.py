@@ -99,3 +99,47 @@ def test_ordinary_words_that_start_like_a_token_need_no_redaction() -> None:
     for text in ("task-runner network-io sk-short", "a bearer of news", "xox", "ghp_short", '{"a": "AKIA"}'):
         assert redact(text) == text
         assert not may_need_redaction(text.encode()), text
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+@pytest.mark.parametrize(
+    "before",
+    ["\x1b[31m", "\x1b[1;4m", "\x1b(B", "MY_", "prefix_", "x", "\\n", "\\u001b[31m", "\\x1b[0m", "\x9b0m"],
+)
+def test_a_token_is_redacted_whatever_character_touches_it(kind: str, before: str) -> None:
+    """Shape boundaries follow what a token can contain: a colour code, an underscore inside a
+    longer name or a JSON escape right before it does not hide it (word boundaries did)."""
+    secret = PLANTED[kind]
+    if before == "x" and kind == "openai-key":
+        return  # "xsk-..." reads as a word ending in "sk" (task-, disk-): generic prefixes need a start
+    for text in (f"{before}{secret}\x1b[0m", json.dumps(f"{before}{secret}")):
+        out = redact(text)
+        assert secret[4:20] not in out, (kind, before, out)
+        assert may_need_redaction(text.encode()), (kind, before)
+
+
+def test_a_token_followed_by_more_characters_is_still_redacted() -> None:
+    assert redact("AKIAIOSFODNN7EXAMPLEMORE") == "[redacted: aws-access-key]MORE"
+    assert "A1b2C3" not in redact(PLANTED["github-token"] + "\x1b[0m;")
+
+
+def test_every_header_value_but_standard_ones_is_a_secret() -> None:
+    from proctor.store.redaction import header_secrets
+
+    found = header_secrets(
+        {"X-Workspace": "workspace-credential-1", "Authorization": "Bearer opaque-credential-2",
+         "Content-Type": "application/json", "User-Agent": "proctor-test-agent/1.0", "X-Short": "abc"}
+    )  # fmt: skip
+    assert found == {
+        "workspace-credential-1": "header X-Workspace",
+        "Bearer opaque-credential-2": "header Authorization",
+        "opaque-credential-2": "header Authorization",
+    }
+
+
+def test_registered_secrets_are_given_to_another_redactor() -> None:
+    from proctor.store.redaction import register_secrets, registered_secrets
+
+    register_secrets({"handed-on-secret-77": "header X-Team"})
+    other = Redactor(registered_secrets())
+    assert other.redact("echo handed-on-secret-77") == "echo [redacted: $header X-Team]"
