@@ -5,13 +5,15 @@ exception's text); a server that sends megabytes of invalid lines would write me
 whatever secret they hold, to the terminal (headless runs) or ``engine.stderr.log`` (console
 runs), where Python's last-resort handler sent them. One handler on the root logger, installed
 once by the CLI, replaces that: each record is formatted whole (traceback included), redacted,
-then cut, and the stream takes at most ``MAX_LOG_BYTES`` in all before it only counts.
+then cut (head and tail kept), and the stream takes at most ``MAX_LOG_BYTES`` in all before it
+only counts. An uncaught exception's traceback takes the same path.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from types import TracebackType
 from typing import TextIO
 
 MAX_RECORD_CHARS = 4000
@@ -30,6 +32,7 @@ class RedactingHandler(logging.StreamHandler[TextIO]):
         total_bytes: int = MAX_LOG_BYTES,
     ) -> None:
         super().__init__(stream)
+        self._follow_stderr = stream is None  # sys.stderr as it is at each write (it may be replaced)
         self.setFormatter(logging.Formatter(_FORMAT))
         self.record_chars = record_chars
         self.total_bytes = total_bytes
@@ -42,8 +45,9 @@ class RedactingHandler(logging.StreamHandler[TextIO]):
         from proctor.widgets.sanitize import sanitize
 
         text = sanitize(redact(super().format(record)))
-        if len(text) > self.record_chars:
-            text = f"{text[: self.record_chars]}…[{len(text) - self.record_chars:,} more characters]"
+        if len(text) > self.record_chars:  # the head says what failed, the tail (a traceback's end) why
+            half = self.record_chars // 2
+            text = f"{text[:half]}\n…[{len(text) - 2 * half:,} characters left out]…\n{text[-half:]}"
         return text
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -62,6 +66,8 @@ class RedactingHandler(logging.StreamHandler[TextIO]):
         self._write(text)
 
     def _write(self, text: str) -> None:
+        if self._follow_stderr:
+            self.stream = sys.stderr
         try:
             self.stream.write(text + self.terminator)
             self.flush()
@@ -78,13 +84,21 @@ def install_log_guard(stream: TextIO | None = None, level: int = logging.WARNING
     for handler in root.handlers:
         if isinstance(handler, RedactingHandler):
             return handler
-    handler = RedactingHandler(stream if stream is not None else sys.stderr)
+    handler = RedactingHandler(stream)
     handler.setLevel(level)
     root.addHandler(handler)
     if root.level == logging.NOTSET or root.level > level:
         root.setLevel(level)
     logging.captureWarnings(True)
+    sys.excepthook = _log_uncaught  # a crash's traceback quotes values too: same path, same cap
     return handler
+
+
+def _log_uncaught(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+        return
+    logging.getLogger("proctor").critical("uncaught exception", exc_info=(kind, value, tb))
 
 
 __all__ = ["MAX_LOG_BYTES", "MAX_RECORD_CHARS", "RedactingHandler", "install_log_guard"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import sys
 
 from mcp.client import stdio as mcp_stdio
 
@@ -33,6 +34,7 @@ def test_the_sdk_logging_an_invalid_line_writes_neither_the_token_nor_megabytes(
     assert "Failed to parse JSONRPC message from server" in out and "[redacted: github-token]" in out
     assert TOKEN[4:] not in out and "\x1b" not in out
     assert len(out) < 5000
+    assert out.rstrip().endswith("x"), "the tail of the record (a traceback's last line) is kept"
 
 
 def test_a_flood_of_records_stops_at_the_cap_and_says_so() -> None:
@@ -58,3 +60,24 @@ def test_installed_once_on_the_root_logger_the_sdk_logger_goes_through_it() -> N
         root.handlers, _ = saved
         root.setLevel(saved[1])
         logging.captureWarnings(False)
+        sys.excepthook = sys.__excepthook__
+
+
+def test_an_uncaught_exception_is_logged_through_the_guard() -> None:
+    stream = io.StringIO()
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    root.handlers = []
+    try:
+        install_log_guard(stream)
+        try:
+            raise RuntimeError(f"crashed holding {TOKEN}")
+        except RuntimeError as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        out = stream.getvalue()
+        assert "RuntimeError: crashed holding [redacted: github-token]" in out and TOKEN not in out
+    finally:
+        root.handlers, _ = saved
+        root.setLevel(saved[1])
+        logging.captureWarnings(False)
+        sys.excepthook = sys.__excepthook__
