@@ -107,7 +107,9 @@ def _call(rid: Any, name: str, cut: int) -> None:
             }
         )
     elif name == "garble":
-        sys.stdout.write(f"not json-rpc: {leak}\n".replace("\n", " ") + "\n")
+        # The SDK logs each line it cannot parse, quoting its head and tail: short lines whole.
+        for line in (GITHUB, f"MY_{SHAPES[3]}", f"not json-rpc: {leak}".replace("\n", " ")):
+            sys.stdout.write(line + "\n")
         sys.stdout.flush()
         _send({"jsonrpc": "2.0", "id": rid, "result": _text(f"history: {leak}")})
     else:

@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from proctor.app.commands.engine_process import run_engine_process
 from proctor.engine.runs.options import RunOptions
 from proctor.store.schema import init_db
 from proctor.store.sinks import SINKS
+from tests.engine.test_hostile_server import _trial_screen_with_every_entry_expanded
 from tests.fakes.leaky_jsonrpc_server import GITHUB, SHAPES
 
 pytestmark = pytest.mark.slow
@@ -141,7 +141,9 @@ async def test_no_planted_secret_reaches_any_sink(tmp_path: Path) -> None:
     sinks["engine-log"] = [p for p in logs if p.name == "engine.stderr.log"]
     sinks["log-file-name"] = [tmp_path / "log-names.txt"]
     sinks["log-file-name"][0].write_text("\n".join(p.name for p in logs))
-    sinks["console"] = []  # the console reads the database; its screens are checked by test_hostile_server
+    sinks["console"] = [tmp_path / "console.txt"]  # a trial's screen, every entry expanded
+    sinks["console"][0].write_text(await _trial_screen_with_every_entry_expanded(console_db))
+    assert "[redacted: github-token]" in sinks["console"][0].read_text()
 
     assert set(sinks) == {s.name for s in SINKS}, "every sink listed in proctor.store.sinks is read here"
     everything = b"".join(p.read_bytes() for paths in sinks.values() for p in paths)
@@ -150,6 +152,7 @@ async def test_no_planted_secret_reaches_any_sink(tmp_path: Path) -> None:
     assert sinks["server-log"] and sinks["engine-log"], [p.name for p in logs]
     engine_log = sinks["engine-log"][0].read_bytes()
     assert b"Failed to parse JSONRPC message" in engine_log, "the mcp SDK's log reaches the engine log"
+    assert b"input_value='[redacted: github-token]'" in engine_log, "the line it quotes is redacted"
     leaks = [
         (fragment, name, path.name)
         for name, paths in sinks.items()
@@ -177,4 +180,3 @@ def test_the_sink_list_names_where_each_is_and_what_redacts_it() -> None:
     assert all(s.where and s.guard for s in SINKS)
     assert len({s.name for s in SINKS}) == len(SINKS)
     json.dumps([s.name for s in SINKS])
-    assert signal.SIGTERM  # the console's engine is stopped as the console stops it
