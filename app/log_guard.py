@@ -13,12 +13,28 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 MAX_RECORD_CHARS = 4000
 MAX_LOG_BYTES = 1_000_000
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
+class _Formatter(logging.Formatter):
+    def formatException(self, ei: Any) -> str:
+        """A validation error (the mcp SDK's, for a line that is not JSON-RPC) quotes its input
+        already cut, so a token in it would be kept in pieces: describe it from its parts."""
+        from pydantic import ValidationError
+
+        from proctor.store.error_text import error_text
+
+        _kind, value, tb = ei
+        if not isinstance(value, ValidationError):
+            return super().formatException(ei)
+        frames = "".join(traceback.format_tb(tb)) if tb is not None else ""
+        return f"Traceback (most recent call last):\n{frames}{error_text(value)}"
 
 
 class RedactingHandler(logging.StreamHandler[TextIO]):
@@ -33,7 +49,7 @@ class RedactingHandler(logging.StreamHandler[TextIO]):
     ) -> None:
         super().__init__(stream)
         self._follow_stderr = stream is None  # sys.stderr as it is at each write (it may be replaced)
-        self.setFormatter(logging.Formatter(_FORMAT))
+        self.setFormatter(_Formatter(_FORMAT))
         self.record_chars = record_chars
         self.total_bytes = total_bytes
         self.written = 0

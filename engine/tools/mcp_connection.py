@@ -34,6 +34,7 @@ from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
+from proctor.store.error_text import error_text
 from proctor.store.events import ServerConnected
 from proctor.store.redaction import redact, register_secrets
 
@@ -285,7 +286,7 @@ class McpConnection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
-            self._last_fault = redact(_describe(message))[:300]  # redacted before the cut
+            self._last_fault = _describe(message)[:300]  # redacted before the cut
             fault, self._fault = self._fault, asyncio.Event()
             fault.set()
 
@@ -348,8 +349,7 @@ def _connected(server: str, client: Client) -> ServerConnected:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_describe(e) for e in exc.exceptions)
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if str(exc) else text
+    return error_text(exc)  # redacted before any cut (a validation error's own cut included)
 
 
 def _safe_name(name: str) -> str:

@@ -37,6 +37,22 @@ def test_the_sdk_logging_an_invalid_line_writes_neither_the_token_nor_megabytes(
     assert out.rstrip().endswith("x"), "the tail of the record (a traceback's last line) is kept"
 
 
+def test_a_line_the_sdk_cannot_parse_leaves_no_piece_of_a_token() -> None:
+    """pydantic quotes a rejected line cut to its head and tail ('ghp_L3akY9...kkkk'): pieces too
+    short for any shape. The handler describes the error from its parts, redacting the whole line."""
+    _, stream, logger = _handler()
+    openai = "sk-proj-" + "k" * 40
+    mcp_stdio.logger.handlers, mcp_stdio.logger.propagate = logger.handlers, False
+    try:
+        mcp_stdio._parse_line(f"not json-rpc: {TOKEN} {'pad ' * 30}{openai}")  # the SDK's own path
+    finally:
+        mcp_stdio.logger.handlers, mcp_stdio.logger.propagate = [], True
+    out = stream.getvalue()
+    assert "Failed to parse JSONRPC message from server" in out and "Invalid JSON" in out
+    assert "input: not json-rpc: [redacted: github-token] pad" in out
+    assert TOKEN[:10] not in out and "kkkkkkkk" not in out, out
+
+
 def test_a_flood_of_records_stops_at_the_cap_and_says_so() -> None:
     handler, stream, logger = _handler(total_bytes=10_000)
     for _ in range(1000):

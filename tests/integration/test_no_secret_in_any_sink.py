@@ -41,7 +41,7 @@ CUT = 1000
 # A server's log is redacted by its supervisor (engine/tools/supervise.py), which knows its own
 # child's secret-looking env only; it is to be handed ``registered_secrets()`` (header values of
 # every server) by the change that reworks the supervisor. Until then this one pair may leak.
-AWAITING_SUPERVISOR = {(PLAIN[:16], "server-log")}
+AWAITING_SUPERVISOR = {(PLAIN[:16], "server-log"), (PLAIN[-16:], "server-log")}
 SCENARIOS = {
     "creds": f"Look up the credentials configured for the billing service ({PROMPT_TOKEN}).",
     "ledger": "Read the billing ledger of the billing service.",
@@ -53,9 +53,12 @@ SCENARIOS = {
 
 
 def _fragments() -> list[str]:
-    """A piece of every planted value long enough to identify it, short enough to find a partial one."""
+    """Pieces of every planted value, its head and its tail: a cut (the store's, pydantic's
+    quoting of a rejected line) must leave neither."""
     values = [*SHAPES, ENV_TOKEN, PLAIN, NAME_TOKEN, PROMPT_TOKEN]
-    return [v.splitlines()[1] if v.startswith("-----BEGIN") else v[:16] for v in values] + [GITHUB[4:20]]
+    heads = [v.splitlines()[1] if v.startswith("-----BEGIN") else v[:16] for v in values]
+    tails = [v[-16:] for v in values if not v.startswith("-----BEGIN")]  # what a cut from the left keeps
+    return [*heads, *tails, GITHUB[4:20]]
 
 
 def _suite(root: Path) -> Path:
@@ -152,7 +155,7 @@ async def test_no_planted_secret_reaches_any_sink(tmp_path: Path) -> None:
     assert sinks["server-log"] and sinks["engine-log"], [p.name for p in logs]
     engine_log = sinks["engine-log"][0].read_bytes()
     assert b"Failed to parse JSONRPC message" in engine_log, "the mcp SDK's log reaches the engine log"
-    assert b"input_value='[redacted: github-token]'" in engine_log, "the line it quotes is redacted"
+    assert b"input: [redacted: github-token]" in engine_log, "the line it quotes is redacted"
     leaks = [
         (fragment, name, path.name)
         for name, paths in sinks.items()
