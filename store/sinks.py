@@ -35,7 +35,8 @@ SINKS: tuple[Sink, ...] = (
     Sink(
         "engine-log",
         "<db>.logs/engine.stderr.log: the console's engine process's stdout and stderr",
-        "app.log_guard.RedactingHandler on the root logger (the mcp SDK's loggers included), capped",
+        "app.log_guard.RedactingHandler on the root logger (the mcp SDK's loggers included), capped; "
+        "a validation error described by store.error_text (its input redacted before any cut)",
     ),
     Sink(
         "log-file-name",
