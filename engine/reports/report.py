@@ -50,6 +50,7 @@ from proctor.engine.reports.event_sections import PendingSections
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.stats import intervals_ahead, remember_binomial
 from proctor.engine.suites import load_suite
+from proctor.engine.tools.supervise import killed_notes
 from proctor.scenarios.loader import SuiteError
 from proctor.store.events import OperatorCommand, RunFinished
 from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
@@ -210,7 +211,9 @@ def build_report(db: Path) -> dict[str, Any]:
         events = PendingSections(db, upper)
         try:
             with StoreReader(db) as reader:
-                return _assemble(reader, upper, events)
+                report = _assemble(reader, upper, events)
+            report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors
+            return report
         finally:
             events.close()
 

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -31,7 +32,7 @@ from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
 from proctor.engine.tools.server_secrets import server_secrets
 from proctor.engine.tools.stderr_tail import stderr_tail
-from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, supervised
+from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, kill_group, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
@@ -129,14 +130,18 @@ class McpConnection:
         if isinstance(cfg, StdioServer):
             # stdio_client starts the child with the SDK's safe variables plus cfg.env, never our environment.
             # The supervisor between them reaps the server's whole process group, even after kill -9.
+            group = self.log_path.with_name(f".{self.log_path.name}.{uuid.uuid4().hex[:12]}.pid")
             params = StdioServerParameters(
                 command=sys.executable,
-                args=supervised(cfg.command, cfg.args, self.log_path, self.log_bytes),
+                args=supervised(cfg.command, cfg.args, self.log_path, self.log_bytes, pid_file=group),
                 env=dict(cfg.env),
                 cwd=cfg.cwd,
             )
-            async with Client(stdio_client(params, errlog=log), **self._client_hooks()) as client:
-                yield client
+            try:
+                async with Client(stdio_client(params, errlog=log), **self._client_hooks()) as client:
+                    yield client
+            finally:
+                kill_group(group)  # a supervisor killed by -9 left its server's group behind
             return
         assert isinstance(cfg, HttpServer)
         async with AsyncExitStack() as stack:

@@ -39,11 +39,11 @@ async def launched(
     """Start the process that serves an HTTP server's URL; wait for its port; reap it on exit."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
-        *supervised(cfg.command, cfg.args, log_path, log_bytes),
+        *supervised(cfg.command, cfg.args, log_path, log_bytes, stdout_to_log=True),
         env=child_env(cfg.env),
         cwd=cfg.cwd,
         stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
+        stdout=asyncio.subprocess.DEVNULL,  # the server's stdout reaches the log through the supervisor
         stderr=log,
         start_new_session=True,
     )
@@ -64,7 +64,9 @@ async def launched(
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
+    if proc.returncode is not None:  # the supervisor is gone (killed?): its group may not be
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         return
     for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
         with contextlib.suppress(ProcessLookupError):

@@ -2,11 +2,18 @@
 
 ``python -m proctor.engine.tools.supervise --log FILE --log-bytes N -- COMMAND ARGS...`` is what
 proctor starts instead of a server's own command. The supervisor leads a process group of its
-own, asks Linux to signal it when proctor dies (even by ``kill -9``), and starts the server
-inside that group with the same stdin and stdout. When the server exits, when proctor goes away,
-or on SIGTERM/SIGINT/SIGHUP, it terminates the whole group (the server and every grandchild
-that did not start a session of its own), then kills what ignored SIGTERM. The server's stderr
-passes through it into a capped, rotated, redacted log.
+own, asks Linux to signal it when proctor dies (even by ``kill -9``), becomes a child subreaper
+(a server's descendant that double-forks and calls ``setsid`` is reparented to it, not to init),
+and starts the server with the same stdin and stdout and a parent-death SIGKILL, so killing the
+supervisor kills the server too. When the server exits, when proctor goes away, or on
+SIGTERM/SIGINT/SIGHUP, it terminates the group and every descendant, then kills what ignored
+SIGTERM and names in ``killed-processes.log`` (beside the log; the report's notes) every process
+that outlived the server. The server's stderr (and with ``--stdout-to-log`` its stdout) passes
+into a capped, rotated, redacted log.
+
+Signal handlers do nothing: ``signal.set_wakeup_fd`` writes each signal's number to a pipe that
+the main thread waits on, so no handler takes a lock (``threading.Event.set`` in a handler
+deadlocked against the main thread's own wait on that event).
 
 Only the standard library and proctor.store.redaction are imported: it starts once per server.
 """
@@ -17,122 +24,191 @@ import argparse
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import BinaryIO
 
+from proctor.engine.tools.proc_tree import descendants, describe, group_members, reap_children
+from proctor.engine.tools.server_log import CappedLog, pump
 from proctor.store.redaction import Redactor
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 2.0
-LINGER_S = 0.05  # what grandchildren get after the server exits, before SIGKILL
+LINGER_S = 0.05  # what other processes get after the server exits, before SIGKILL
+PARENT_POLL_S = 0.5  # a backstop: the parent-death signal follows the thread that started us
 DEFAULT_LOG_BYTES = 1_000_000
-_stop = threading.Event()
+KILLED_LOG = "killed-processes.log"
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-def _die_with_parent(parent: int) -> None:
+def _prctl(option: int, value: int) -> None:
     if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # proctor died before the request took effect
-        _stop.set()
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
+def _nothing(signum: int, frame: FrameType | None) -> None:
+    """The wakeup fd carries the signal to the main loop; a handler that takes a lock can deadlock."""
     del signum, frame
-    _stop.set()
 
 
-class CappedLog:
-    """Appends to ``path`` until it holds ``limit`` bytes, then rotates it to ``path.1`` once more."""
+def _bound_to(supervisor: int) -> Callable[[], None]:
+    """Runs in the server's process before exec: die with the supervisor, even by ``kill -9``."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
 
-    def __init__(self, path: Path, limit: int, redactor: Redactor) -> None:
-        self.path, self.limit, self.redactor = path, max(1024, limit), redactor
-        self._file: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
-        self._size = self._file.tell()
-        self._in_key = False
+    def bind() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != supervisor:  # it died between fork and the request
+            os._exit(137)
 
-    def write(self, line: bytes) -> None:
-        decoded = line.decode("utf-8", errors="replace")
-        if self._in_key:  # a private key block spans lines; each line alone matches no shape
-            self._in_key = "END" not in decoded or "PRIVATE KEY-----" not in decoded
-            return
-        if "PRIVATE KEY-----" in decoded and "BEGIN" in decoded and "END" not in decoded:
-            self._in_key = True
-        text = self.redactor.redact(decoded).encode()
-        if len(text) > self.limit // 4:
-            text = text[: self.limit // 4] + f"…[line cut: {len(line)} bytes]\n".encode()
-        if self._size + len(text) > self.limit:
-            self._rotate()
-        self._file.write(text)
-        self._file.flush()
-        self._size += len(text)
-
-    def _rotate(self) -> None:
-        self._file.close()
-        os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-        self._file = open(self.path, "ab")  # noqa: SIM115
-        self._size = 0
-        self._file.write(b"[log rotated: the previous part is in the .1 file; older output was dropped]\n")
-
-    def close(self) -> None:
-        self._file.close()
+    return bind
 
 
-def _wait_then_stop(child: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        child.wait()
-    _stop.set()
+class Supervisor:
+    """The server's process, its exit code, and every other process reaped on the way."""
 
+    def __init__(self, log: CappedLog, parent: int, wake: int) -> None:
+        self.log, self.parent, self.wake = log, parent, wake
+        self.server = 0
+        self.code: int | None = None
+        self.pumps: list[threading.Thread] = []
 
-def _pump(stream: BinaryIO, log: CappedLog) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        for line in iter(lambda: stream.readline(65536), b""):
-            log.write(line)
+    def start(self, command: Sequence[str], stdout_to_log: bool) -> None:
+        child = subprocess.Popen(
+            command,
+            stdin=0,
+            stdout=subprocess.PIPE if stdout_to_log else 1,
+            stderr=subprocess.PIPE,
+            preexec_fn=_bound_to(os.getpid()),  # no thread runs yet: safe
+        )
+        self.server = child.pid
+        # The server alone holds proctor's pipes: proctor sees EOF when it exits.
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        for stream in (child.stderr, child.stdout):
+            if stream is not None:
+                fd = os.dup(stream.fileno())
+                stream.close()
+                self.pumps.append(threading.Thread(target=pump, args=(fd, self.log), daemon=True))
+                self.pumps[-1].start()
+        child.returncode = 0  # reaped here with waitpid(-1); Popen must never wait for it
 
+    def serve(self) -> None:
+        """Until the server exits, a stop signal arrives, or proctor is gone."""
+        while self.code is None and os.getppid() == self.parent:
+            ready, _, _ = select.select([self.wake], [], [], PARENT_POLL_S)
+            signals = _drain(self.wake) if ready else b""
+            self._reap()
+            if self.code is None and any(s in signals for s in STOP_SIGNALS):
+                return
 
-def _terminate_group(child: subprocess.Popen[bytes]) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group signal reaches this process too
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(0, signal.SIGTERM)
-    deadline = time.monotonic() + GRACE_S
-    while child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    # Grandchildren get LINGER_S after the server to leave on their own; an empty group ends it now.
-    pid, pgid = os.getpid(), os.getpgid(0)
-    linger = time.monotonic() + LINGER_S
-    while (others := [m for m in _group_members(pgid) if m != pid]) and time.monotonic() < linger:
-        time.sleep(0.01)
-    for member in others:
+    def _reap(self) -> None:
+        for pid, status in reap_children():
+            if pid == self.server:
+                self.code = os.waitstatus_to_exitcode(status)
+
+    def teardown(self) -> list[str]:
+        """Stop the group and every descendant; return what outlived the server, described."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group signal reaches this process too
+        me = os.getpid()
+        escaped = [p for p in descendants(me) if p not in group_members(me)]
+        noted = {p: describe(p, self.log.redactor) for p in escaped}
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(member, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.wait(timeout=GRACE_S)
+            os.killpg(0, signal.SIGTERM)
+        for pid in escaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + GRACE_S
+        while self.code is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self._reap()
+        linger = time.monotonic() + LINGER_S
+        while (left := self._others()) and time.monotonic() < linger:
+            time.sleep(0.01)
+            self._reap()
+        for pid in left:
+            noted.setdefault(pid, describe(pid, self.log.redactor))
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + GRACE_S
+        while (self.code is None or self._others()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+            self._reap()
+        return [d for pid, d in noted.items() if pid != self.server and d]
+
+    def _others(self) -> list[int]:
+        me = os.getpid()
+        alive = set(descendants(me)) | set(group_members(me))
+        return sorted(alive - {me})
 
 
-def _group_members(pgid: int) -> list[int]:
-    """Processes in the group (from /proc), so the supervisor can SIGKILL them and survive itself."""
-    out = []
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(fields[2]) == pgid:
-                out.append(int(entry.name))
-    return out
+def _drain(fd: int) -> bytes:
+    got = b""
+    with contextlib.suppress(BlockingIOError, InterruptedError):
+        while chunk := os.read(fd, 512):
+            got += chunk
+    return got
 
 
-def supervised(command: str, args: Sequence[str], log: Path, log_bytes: int) -> list[str]:
+def note_killed(log: Path, killed: Sequence[str]) -> None:
+    """Name each process that had to be killed, in the server's log and the run's notes file."""
+    server = log.name.removesuffix(".stderr.log")
+    lines = "".join(f"{server}: killed {d}, which outlived the server\n" for d in killed)
+    with contextlib.suppress(OSError), open(log.parent / KILLED_LOG, "a", encoding="utf-8") as out:
+        out.write(lines)
+
+
+def kill_group(pid_file: Path) -> None:
+    """After the supervisor has exited: SIGKILL what is left of its group, in case it was killed
+    itself (``kill -9``) before it could stop its server's other processes."""
+    with contextlib.suppress(OSError, ValueError):
+        pgid = int(pid_file.read_text())
+        if pgid > 1:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        pid_file.unlink()
+
+
+def killed_notes(log_dir: Path, limit: int = 20) -> list[str]:
+    """The report's note on processes the supervisors had to kill in the run behind ``log_dir``."""
+    try:
+        lines = (log_dir / KILLED_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    if not lines:
+        return []
+    more = f"; and {len(lines) - limit} more (see {KILLED_LOG})" if len(lines) > limit else ""
+    return [
+        f"{len(lines)} server process(es) outlived their server and were killed: "
+        + "; ".join(lines[:limit])
+        + more
+    ]
+
+
+def supervised(
+    command: str,
+    args: Sequence[str],
+    log: Path,
+    log_bytes: int,
+    *,
+    stdout_to_log: bool = False,
+    pid_file: Path | None = None,
+) -> list[str]:
     """Arguments for ``sys.executable`` that run ``command args`` under the supervisor."""
+    extra = ["--stdout-to-log"] if stdout_to_log else []
+    extra += ["--pid-file", str(pid_file)] if pid_file is not None else []
     return [
         "-m", __name__, "--parent", str(os.getpid()), "--log", str(log), "--log-bytes", str(log_bytes),
-        "--", command, *args,
+        *extra, "--", command, *args,
     ]  # fmt: skip
 
 
@@ -141,38 +217,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parent", type=int, required=True, help="proctor's pid: gone means stop")
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--log-bytes", type=int, default=DEFAULT_LOG_BYTES)
+    parser.add_argument("--stdout-to-log", action="store_true", help="the server's stdout is a log too")
+    parser.add_argument("--pid-file", type=Path, help="where to write this pid (its process group's id)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no server command after --")
-    parent = args.parent  # not getppid(): proctor may already have died while this interpreter started
     if os.getpgid(0) != os.getpid():
         os.setpgid(0, 0)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _on_signal)
-    _die_with_parent(parent)
+    if args.pid_file is not None:
+        args.pid_file.write_text(str(os.getpid()))
+    wake, wake_w = os.pipe()
+    os.set_blocking(wake, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    for sig in (*STOP_SIGNALS, signal.SIGCHLD):
+        signal.signal(sig, _nothing)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    # --parent, not getppid(): proctor may already have died while this interpreter started.
     log = CappedLog(args.log, args.log_bytes, Redactor.from_environment(os.environ))
+    sup = Supervisor(log, args.parent, wake)
     try:
-        child = subprocess.Popen(command, stdin=0, stdout=1, stderr=subprocess.PIPE)
+        sup.start(command, args.stdout_to_log)
     except OSError as exc:
         log.write(f"proctor: could not start {command[0]!r}: {exc}\n".encode())
         log.close()
         return 127
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)  # the server alone holds the pipes: proctor sees EOF when it exits
-    os.dup2(devnull, 1)
-    assert child.stderr is not None
-    pump = threading.Thread(target=_pump, args=(child.stderr, log), daemon=True)
-    pump.start()
-    # The server's exit wakes the wait at once (a poll every 0.1 s made every close ~0.1 s slower).
-    threading.Thread(target=_wait_then_stop, args=(child,), daemon=True).start()
-    while child.returncode is None and not _stop.wait(0.5):
-        pass
-    code = child.returncode
-    _terminate_group(child)
-    pump.join(timeout=1.0)
+    sup.serve()
+    killed = sup.teardown()
+    for thread in sup.pumps:  # what the server wrote last is in the log before it closes
+        thread.join(timeout=1.0)
+    if killed:
+        note_killed(args.log, killed)
+        for d in killed:
+            log.write(f"proctor: killed {d}, which outlived the server\n".encode())
     log.close()
+    code = sup.code
     return 0 if code is None else (code if code >= 0 else 128 - code)
 
 
