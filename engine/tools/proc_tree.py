@@ -43,6 +43,11 @@ def descendants(root: int) -> list[int]:
     return sorted(found)
 
 
+def children(parent: int) -> list[int]:
+    """Live processes whose parent is ``parent``."""
+    return sorted(pid for pid, (ppid, _) in _table().items() if ppid == parent)
+
+
 def group_members(pgid: int) -> list[int]:
     """Live processes in the group ``pgid``."""
     return sorted(pid for pid, (_, group) in _table().items() if group == pgid)
