@@ -37,7 +37,7 @@ from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
 from proctor.store.events import ServerConnected
-from proctor.store.redaction import redact, register_secrets
+from proctor.store.redaction import redact, register_secrets, registered_secrets
 
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
@@ -147,7 +147,15 @@ class McpConnection:
         async with AsyncExitStack() as stack:
             if cfg.launch is not None:
                 await stack.enter_async_context(
-                    launched(cfg.launch, cfg.url, log, self.log_path, self.log_bytes, START_TIMEOUT_S)
+                    launched(
+                        cfg.launch,
+                        cfg.url,
+                        log,
+                        self.log_path,
+                        self.log_bytes,
+                        START_TIMEOUT_S,
+                        registered_secrets(),  # headers: values too, never in the server's env
+                    )
                 )
             self._http = HttpFailures()
             client = await stack.enter_async_context(

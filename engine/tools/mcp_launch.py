@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TextIO
@@ -34,20 +35,34 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
 
 @asynccontextmanager
 async def launched(
-    cfg: StdioServer, url: str, log: TextIO, log_path: Path, log_bytes: int, start_timeout_s: float
+    cfg: StdioServer,
+    url: str,
+    log: TextIO,
+    log_path: Path,
+    log_bytes: int,
+    start_timeout_s: float,
+    secrets: Mapping[str, str] | None = None,
 ) -> AsyncIterator[None]:
-    """Start the process that serves an HTTP server's URL; wait for its port; reap it on exit."""
+    """Start the process that serves an HTTP server's URL; wait for its port; reap it on exit.
+
+    ``secrets`` ({value: name}, e.g. from the server's ``headers:``) reach the log's redactor
+    through the supervisor's stdin, never the server's environment."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
-        *supervised(cfg.command, cfg.args, log_path, log_bytes, stdout_to_log=True),
+        *supervised(cfg.command, cfg.args, log_path, log_bytes, stdout_to_log=True, secrets_on_stdin=True),
         env=child_env(cfg.env),
         cwd=cfg.cwd,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.DEVNULL,  # the server's stdout reaches the log through the supervisor
         stderr=log,
         start_new_session=True,
     )
     try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(dict(secrets or {})).encode())
+        with contextlib.suppress(ConnectionError):
+            await proc.stdin.drain()
+        proc.stdin.close()
         host, port = _host_port(url)
         deadline = time.monotonic() + start_timeout_s
         while not await asyncio.to_thread(_port_open, host, port):

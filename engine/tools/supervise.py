@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import os
 import select
 import signal
@@ -150,6 +151,24 @@ class Supervisor:
         return sorted(alive - {me})
 
 
+def _read_secrets(limit: int = 1 << 20) -> dict[str, str]:
+    """The secrets proctor wrote to stdin before closing it; stdin is then /dev/null for the server."""
+    data = b""
+    with contextlib.suppress(OSError):
+        while len(data) < limit and (chunk := os.read(0, 65536)):
+            data += chunk
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    try:
+        loaded = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {str(k): str(v) for k, v in loaded.items()}
+
+
 def _drain(fd: int) -> bytes:
     got = b""
     with contextlib.suppress(BlockingIOError, InterruptedError):
@@ -202,10 +221,12 @@ def supervised(
     *,
     stdout_to_log: bool = False,
     pid_file: Path | None = None,
+    secrets_on_stdin: bool = False,
 ) -> list[str]:
     """Arguments for ``sys.executable`` that run ``command args`` under the supervisor."""
     extra = ["--stdout-to-log"] if stdout_to_log else []
     extra += ["--pid-file", str(pid_file)] if pid_file is not None else []
+    extra += ["--secrets-on-stdin"] if secrets_on_stdin else []
     return [
         "-m", __name__, "--parent", str(os.getpid()), "--log", str(log), "--log-bytes", str(log_bytes),
         *extra, "--", command, *args,
@@ -219,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log-bytes", type=int, default=DEFAULT_LOG_BYTES)
     parser.add_argument("--stdout-to-log", action="store_true", help="the server's stdout is a log too")
     parser.add_argument("--pid-file", type=Path, help="where to write this pid (its process group's id)")
+    parser.add_argument(
+        "--secrets-on-stdin", action="store_true", help="read {value: name} JSON to redact, then EOF"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -237,7 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     # --parent, not getppid(): proctor may already have died while this interpreter started.
-    log = CappedLog(args.log, args.log_bytes, Redactor.from_environment(os.environ))
+    redactor = Redactor.from_environment(os.environ)
+    if args.secrets_on_stdin:  # values the server's environment must not carry (a suite's headers:)
+        for value, name in _read_secrets().items():
+            redactor.add(value, name)
+    log = CappedLog(args.log, args.log_bytes, redactor)
     sup = Supervisor(log, args.parent, wake)
     try:
         sup.start(command, args.stdout_to_log)

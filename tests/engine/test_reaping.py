@@ -11,6 +11,7 @@ import asyncio
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -49,6 +50,13 @@ def wait_until(check: object, seconds: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def read_or_empty(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:  # between a rotation's rename and the new file
+        return ""
 
 
 def gone(marker: str, seconds: float = 10.0) -> list[tuple[int, str]]:
@@ -230,7 +238,7 @@ def test_a_launched_servers_stdout_is_redacted_and_capped(tmp_path: Path) -> Non
 
     marker = f"reap-{uuid.uuid4().hex}"
     token = "sk-ant-api03-" + "Z" * 40
-    import socket
+    header = "h3adr-s3cret-value-0042xyz"  # a value of the server's headers:, in no environment
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -240,7 +248,7 @@ def test_a_launched_servers_stdout_is_redacted_and_capped(tmp_path: Path) -> Non
         "--port",
         str(port),
         "--stdout-line",
-        f"key {token}",
+        f"key {token} header {header}",
         "--stdout-bytes",
         "3000000",
     ]
@@ -250,9 +258,10 @@ def test_a_launched_servers_stdout_is_redacted_and_capped(tmp_path: Path) -> Non
 
     async def scenario() -> None:
         with open(log_path, "a", encoding="utf-8") as log:
-            async with launched(cfg, f"http://127.0.0.1:{port}/mcp", log, log_path, cap, 30.0):
-                # The chatter is written before the server listens... wait until it is in the log.
-                wait_until(lambda: sum(p.stat().st_size for p in tmp_path.glob("raw.stderr.log*")) > cap, 10)
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with launched(cfg, url, log, log_path, cap, 30.0, {header: "Authorization"}):
+                # The chatter and the line after it, all written before the log is read.
+                assert wait_until(lambda: "header" in read_or_empty(log_path), 20)
 
     try:
         asyncio.run(scenario())
@@ -261,7 +270,8 @@ def test_a_launched_servers_stdout_is_redacted_and_capped(tmp_path: Path) -> Non
     assert left == []
     files = list(tmp_path.glob("raw.stderr.log*"))
     text = "".join(p.read_text() for p in files)
-    assert token[:16] not in text
+    assert token[:16] not in text and header not in text
+    assert "[redacted: $Authorization]" in text
     assert sum(p.stat().st_size for p in files) <= 2 * cap + 1000
     assert "chatter" in text
 

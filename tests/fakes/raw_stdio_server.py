@@ -97,6 +97,8 @@ def main() -> None:
         if args.stdout_line:
             os.write(1, args.stdout_line.encode() + b"\n")
         _chatter(1, args.stdout_bytes)
+        if args.stdout_line:  # again at the end, so it is in the log after any rotation
+            os.write(1, args.stdout_line.encode() + b"\n")
         time.sleep(600)
         assert listener is None or listener.fileno() >= 0  # held open until here
         return
