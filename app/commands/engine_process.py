@@ -160,8 +160,9 @@ def engine_process_command(args: argparse.Namespace) -> int:
     try:
         status = asyncio.run(main())
     except (asyncio.CancelledError, KeyboardInterrupt):
-        gc.freeze()  # the run is flushed: no collection of the whole heap on the way out (~1 s loaded)
         return ExitCode.OK  # asked to stop: the run is interrupted and resumable, not failed
+    finally:
+        gc.freeze()  # the run is flushed: no collection of the whole heap on the way out (~1 s loaded)
     return ExitCode.OK if status in ("finished", "cancelled") else ExitCode.FAILED
 
 

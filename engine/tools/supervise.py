@@ -135,14 +135,15 @@ class Supervisor:
         while (left := self._others()) and time.monotonic() < linger:
             time.sleep(0.01)
             self._reap()
-        for pid in left:
-            noted.setdefault(pid, describe(pid, self.log.redactor))
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + GRACE_S
-        while (self.code is None or self._others()) and time.monotonic() < deadline:
+        while (left or self.code is None) and time.monotonic() < deadline:
+            for pid in left:  # again each turn: one that forks while it is being killed
+                noted.setdefault(pid, describe(pid, self.log.redactor))
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
             self._reap()
+            left = self._others()
         return [d for pid, d in noted.items() if pid != self.server and d]
 
     def _others(self) -> list[int]:
