@@ -119,6 +119,14 @@ async def _end_of_file(fd: int) -> None:
         loop.remove_reader(fd)
 
 
+def _stop_children() -> None:
+    """SIGTERM to every child (server supervisors), so closing a session does not wait out the
+    SDK's 2 s grace for a server that has not yet read its end of input."""
+    for child in children(os.getpid()):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGTERM)
+
+
 def engine_process_command(args: argparse.Namespace) -> int:
     """The child: run the suite and serve operator commands until told to stop."""
     from proctor.engine.runs.session import run_suite
@@ -144,11 +152,7 @@ def engine_process_command(args: argparse.Namespace) -> int:
             else:
                 while os.getppid() == parent:  # noqa: ASYNC110
                     await asyncio.sleep(PARENT_CHECK_S)
-            # The console is gone: stop, flushed and resumable. The server supervisors are told
-            # now, so closing a session does not wait out the SDK's grace for a server to leave.
-            for child in children(os.getpid()):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(child, signal.SIGTERM)
+            _stop_children()  # the console is gone: stop, flushed and resumable
             task.cancel()
 
         watcher = asyncio.create_task(watch_parent())
@@ -156,6 +160,7 @@ def engine_process_command(args: argparse.Namespace) -> int:
             return await run_suite(loaded, options, check_anchors=False, serve_after=True)
         finally:
             watcher.cancel()
+            _stop_children()  # whatever stopped the run: no session waits out its server's grace
 
     try:
         status = asyncio.run(main())
