@@ -75,22 +75,35 @@ class CappedLog:
 
     def write(self, line: bytes, dropped: int = 0) -> None:
         """Redact ``line`` whole (``dropped`` bytes of it were not kept), cut it, append it."""
-        decoded = line.decode("utf-8", errors="replace")
+        self.write_lines([(line, dropped)])
+
+    def write_lines(self, lines: list[tuple[bytes, int]]) -> None:
+        """Each line as ``write`` does, appended together (one lock and size check per batch)."""
         with self._lock:
-            if self._in_key:  # a private key block spans lines; each line alone matches no shape
-                self._in_key = "END" not in decoded or "PRIVATE KEY-----" not in decoded
-                return
-            if "PRIVATE KEY-----" in decoded and "BEGIN" in decoded and "END" not in decoded:
-                self._in_key = True
-            if dropped:
-                decoded = _TOKEN_TAIL.sub("", decoded)
-            text = self.redactor.redact(decoded).encode()
-            total = len(line) + dropped
-            if dropped or len(text) > self.line_cap:
-                text = text[: self.line_cap] + f"…[line cut: {total} bytes]\n".encode()
-            elif not text.endswith(b"\n"):
-                text += b"\n"
-            self._append(text)
+            texts = [t for line, dropped in lines if (t := self._prepared(line, dropped))]
+            batch, size = [], 0
+            for text in texts:
+                if batch and size + len(text) > self.limit // 2:
+                    self._append(b"".join(batch))
+                    batch, size = [], 0
+                batch.append(text)
+                size += len(text)
+            if batch:
+                self._append(b"".join(batch))
+
+    def _prepared(self, line: bytes, dropped: int) -> bytes:
+        decoded = line.decode("utf-8", errors="replace")
+        if self._in_key:  # a private key block spans lines; each line alone matches no shape
+            self._in_key = "END" not in decoded or "PRIVATE KEY-----" not in decoded
+            return b""
+        if "PRIVATE KEY-----" in decoded and "BEGIN" in decoded and "END" not in decoded:
+            self._in_key = True
+        if dropped:
+            decoded = _TOKEN_TAIL.sub("", decoded)
+        text = self.redactor.redact(decoded).encode()
+        if dropped or len(text) > self.line_cap:
+            return text[: self.line_cap] + f"…[line cut: {len(line) + dropped} bytes]\n".encode()
+        return text if text.endswith(b"\n") else text + b"\n"
 
     def _open(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -142,12 +155,10 @@ def pump(fd: int, log: CappedLog) -> None:
     lines = log.buffer()
     with contextlib.suppress(OSError):
         while chunk := os.read(fd, 65536):
-            for line, dropped in lines.feed(chunk):
-                log.write(line, dropped)
+            log.write_lines(lines.feed(chunk))
     with contextlib.suppress(OSError):
         os.close(fd)
-    for line, dropped in lines.flush():
-        log.write(line, dropped)
+    log.write_lines(lines.flush())
 
 
 __all__ = ["CappedLog", "LineBuffer", "pump"]
