@@ -81,7 +81,8 @@ class CappedLog:
         """Each line as ``write`` does, appended together (one lock and size check per batch)."""
         with self._lock:
             texts = [t for line, dropped in lines if (t := self._prepared(line, dropped))]
-            batch, size = [], 0
+            batch: list[bytes] = []
+            size = 0
             for text in texts:
                 if batch and size + len(text) > self.limit // 2:
                     self._append(b"".join(batch))
