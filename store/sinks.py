@@ -29,8 +29,11 @@ SINKS: tuple[Sink, ...] = (
     Sink("wal", "the database's -wal and -shm files", "the same writes as the database: only redacted rows"),
     Sink(
         "server-log",
-        "<db>.logs/<server>.stderr.log (and rotations): a server's stderr, a launched server's output",
-        "engine.tools.supervise.CappedLog: a Redactor over the child's environment, per line, capped",
+        "<db>.logs/<server>.stderr.log (and rotations): a server's stderr, a launched server's output; "
+        "<db>.logs/killed-processes.log: the command lines of processes a supervisor had to kill",
+        "engine.tools.server_log.CappedLog: a Redactor over the child's environment (and, for a launched "
+        "server, proctor's registered secrets, sent on the supervisor's stdin), per whole line before "
+        "any cut, capped per file; engine.tools.proc_tree.describe redacts a killed command line",
     ),
     Sink(
         "engine-log",
