@@ -19,6 +19,7 @@ from typing import Any
 from proctor.app.exit_codes import ExitCode
 
 DEMO_DB = Path("runs/demo.db")
+RUN_DB_HELP = "the run database (default: runs/SUITE_NAME.db, SUITE_NAME from suite.yaml's name)"
 
 # Errors that mean "the input is wrong", by module, so that this module need not import them:
 # an exception can only be one of these if its module has been imported.
@@ -82,7 +83,10 @@ def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> No
         "--seed", type=int, default=None, help="base seed from which each epoch's seed is derived (default 0)"
     )
     p.add_argument(
-        "--db", type=Path, default=db_default, required=db_default is None, help="the run database"
+        "--db",
+        type=Path,
+        default=db_default,
+        help=f"the run database (default: {db_default})" if db_default else RUN_DB_HELP,
     )
     p.add_argument(
         "--resume", action="store_true", help="continue the run in --db: unfinished trials run again"
@@ -112,7 +116,8 @@ def _add_runs(sub: _SubParsers) -> None:
     watch.add_argument("db", type=Path)
     _command(watch, "watch:watch_command")
     # Internal: the engine the console starts in a process of its own (see commands/engine_process.py).
-    child = sub.add_parser("engine-process", help=argparse.SUPPRESS)
+    # No help= at all: argparse would print "==SUPPRESS==" in the command list.
+    child = sub.add_parser("engine-process")
     child.add_argument("suite", type=Path)
     child.add_argument("--options", required=True)
     _command(child, "engine_process:engine_process_command")
@@ -320,7 +325,7 @@ def _add_interop(sub: _SubParsers) -> None:
     _command(export, "export:export_command")
 
     gate = sub.add_parser("gate", help="CI gate: fail (exit 3) unless MCP arms beat the baseline's fairness")
-    gate.add_argument("db", type=Path)
+    gate.add_argument("db", type=Path, help="the run database to gate (from proctor run --db)")
     gate.add_argument("--baseline", required=True, help="the baseline arm")
     gate.add_argument(
         "--min-delta", type=_finite, required=True, help="required mean fairness gain (e.g. 0.05)"
@@ -349,7 +354,8 @@ def _add_interop(sub: _SubParsers) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="proctor", description="Live evaluation console for MCP servers.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    # metavar: the default lists every choice, the internal engine-process command included.
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_runs(sub)
     _add_judging(sub)
     _add_interop(sub)

@@ -24,6 +24,12 @@ from proctor.store.reader import StoreReader
 from proctor.store.schema import init_db
 
 
+def default_db(loaded: LoadedSuite) -> Path:
+    """``runs/SUITE_NAME.db``, the way ``proctor demo`` uses ``runs/demo.db``: a first run needs no flag."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in loaded.suite.name).strip(".") or "run"
+    return Path("runs") / f"{name}.db"
+
+
 def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:
     """Refuse before anything starts: locked anchors that fail, another suite's run, a held run,
     or gold calls to tools no arm offers."""
@@ -44,6 +50,9 @@ def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:
 def run_command(args: argparse.Namespace) -> int:
     suite_dir = DEMO_SUITE_DIR if args.command == "demo" else args.suite
     loaded = load_suite(suite_dir)
+    if args.db is None:
+        args.db = default_db(loaded)
+        print(f"proctor: no --db given; recording the run in {args.db}", file=sys.stderr)
     resume = args.resume or (args.command == "demo" and args.db.exists())
     options = RunOptions(
         db=args.db,
