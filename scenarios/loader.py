@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,12 +62,15 @@ class LoadedSuite:
         raise KeyError(scenario_id)
 
 
-def _format_validation(path: Path, exc: ValidationError) -> str:
+def _format_validation(path: Path, exc: ValidationError, text: str = "") -> str:
+    """One line per problem, like a compiler: file, line (when the YAML says), field, fix."""
     lines = [f"{path}: invalid"]
     for err in exc.errors():
-        parts = [str(p) for p in err["loc"]]
+        raw = list(err["loc"])
+        parts = [str(p) for p in raw]
         if len(parts) >= 3 and parts[0] == "mcpServers" and parts[2] in ("stdio", "http"):
             del parts[2]  # the discriminator's tag, not a field the user wrote
+            del raw[2]
         loc = ".".join(parts) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
@@ -76,8 +80,33 @@ def _format_validation(path: Path, exc: ValidationError) -> str:
         ctx = err.get("ctx") or {}
         if "expected" in ctx:
             msg += f" (valid: {ctx['expected']})"
-        lines.append(f"  field '{loc}': {msg}")
+        if err["type"] == "string_type" and isinstance(err.get("input"), dict):
+            msg += (
+                "; YAML read this text as a mapping because it contains ': ' "
+                '(quote the whole text, e.g. "The cap is: 300 s", or use a block scalar >-)'
+            )
+        line = _line_of(text, raw) if text else None
+        at = f"line {line}: " if line else ""
+        lines.append(f"  {at}field '{loc}': {msg}")
     return "\n".join(lines)
+
+
+def _line_of(text: str, loc: Sequence[int | str]) -> int | None:
+    """The 1-based line where the YAML node at ``loc`` starts; None when the path leaves the file."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if str(k.value) == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        if node is None:
+            return None
+    return None if node is None else node.start_mark.line + 1
 
 
 def _read_text(path: Path) -> str:
@@ -108,7 +137,8 @@ def _validate(model: type[M], data: Any, path: Path) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise SuiteError(_format_validation(path, exc)) from exc
+        text = path.read_text(encoding="utf-8") if path.suffix in (".yaml", ".yml") else ""
+        raise SuiteError(_format_validation(path, exc, text)) from exc
 
 
 def load_servers_file(path: Path, notes: list[str] | None = None) -> dict[str, ServerConfig]:
@@ -165,43 +195,69 @@ def expand_server(name: str, cfg: ServerConfig, env: dict[str, str]) -> ServerCo
     )
 
 
-def load_suite(root: str | Path) -> LoadedSuite:
+def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
+    """The suite and its scenarios; ``need_scenarios=False`` (``servers check``) allows none yet."""
     root = Path(root).resolve()
     suite_file = root / "suite.yaml" if root.is_dir() else root
     if not suite_file.is_file():
         raise SuiteError(f"{suite_file}: suite file not found (a suite is a folder with suite.yaml)")
     root = suite_file.parent
-    suite = _validate(Suite, _read_yaml(suite_file), suite_file)
+    # Every file is read and every problem collected before raising: a suite with several
+    # mistakes is reported whole, not one per attempt.
+    problems: list[str] = []
+    suite: Suite | None = None
+    try:
+        suite = _validate(Suite, _read_yaml(suite_file), suite_file)
+    except SuiteError as exc:
+        problems.append(str(exc))
 
     servers: dict[str, ServerConfig] = {}
     notes: list[str] = []
-    if suite.servers_file:
-        servers |= load_servers_file(root / suite.servers_file, notes)
-    servers |= suite.mcpServers
-    for arm_name, arm in suite.arms.items():
-        for s in [*arm.servers, *arm.distractors]:
-            if s not in servers:
-                known = ", ".join(sorted(servers)) or "none defined"
-                raise SuiteError(
-                    f"{suite_file}: field 'arms.{arm_name}.servers': unknown server {s!r} (defined: {known})"
-                )
-            if servers[s].disabled:
-                raise SuiteError(f"{suite_file}: field 'arms.{arm_name}.servers': server {s!r} is disabled")
+    if suite is not None:
+        if suite.servers_file:
+            try:
+                servers |= load_servers_file(root / suite.servers_file, notes)
+            except SuiteError as exc:
+                problems.append(str(exc))
+        servers |= suite.mcpServers
+        suite_text = _read_text(suite_file)
+        for arm_name, arm in suite.arms.items():
+            line = _line_of(suite_text, ["arms", arm_name, "servers"])
+            at = f":{line}" if line else ""
+            for s in [*arm.servers, *arm.distractors]:
+                if s not in servers:
+                    known = ", ".join(sorted(servers)) or "none defined"
+                    problems.append(
+                        f"{suite_file}{at}: field 'arms.{arm_name}.servers': unknown server {s!r} (defined: {known})"
+                    )
+                elif servers[s].disabled:
+                    problems.append(
+                        f"{suite_file}{at}: field 'arms.{arm_name}.servers': server {s!r} is disabled"
+                    )
 
     scenario_dir = root / "scenarios"
     files = sorted(scenario_dir.glob("*.yaml")) + sorted(scenario_dir.glob("*.yml"))
-    if not files:
-        raise SuiteError(f"{scenario_dir}: no scenario files (*.yaml) found")
+    if not files and need_scenarios:
+        problems.append(f"{scenario_dir}: no scenario files (*.yaml) found")
     scenarios: list[Scenario] = []
     seen: dict[str, Path] = {}
     for f in files:
-        sc = _validate(Scenario, _read_yaml(f), f)
+        try:
+            sc = _validate(Scenario, _read_yaml(f), f)
+        except SuiteError as exc:
+            problems.append(str(exc))
+            continue
         if sc.id in seen:
-            raise SuiteError(
+            problems.append(
                 f"{f}: field 'id': {sc.id!r} is already used by {seen[sc.id]}; ids must be unique"
             )
+            continue
         seen[sc.id] = f
         scenarios.append(sc)
+    if problems:
+        head = f"{len(problems)} problems in the suite:\n" if len(problems) > 1 else ""
+        raise SuiteError(head + "\n".join(problems))
+    assert suite is not None
     sources = [suite_file, *files] + ([root / suite.servers_file] if suite.servers_file else [])
     return LoadedSuite(
         root=root,

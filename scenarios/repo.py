@@ -191,7 +191,13 @@ def clean_checkout(source: Path, commit: str, dest: Path) -> str:
     """
     if not (source / ".git").exists() and not (source / "HEAD").exists():
         raise RepoError(f"{source}: not a git repository")
-    full = _git(source, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").decode().strip()
+    try:
+        full = _git(source, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").decode().strip()
+    except RepoError:  # --quiet: git says nothing, so say what is missing and how to find a real one
+        raise RepoError(
+            f"commit {commit} does not exist in {source}; pin one that does "
+            f"(git -C {source} log --oneline lists them)"
+        ) from None
     if not (dest / ".git").exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         _git(dest.parent, "clone", "--quiet", "--shared", "--no-checkout", str(source.resolve()), str(dest))

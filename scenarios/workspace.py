@@ -45,17 +45,21 @@ class Workspace:
     def repo_spec(self, scenario: Scenario) -> RepoSpec | None:
         return scenario.repo or self.loaded.suite.repo
 
-    def repo_for(self, scenario: Scenario) -> PinnedRepo | None:
-        spec = self.repo_spec(scenario)
+    def repo_for(self, scenario: Scenario | None) -> PinnedRepo | None:
+        """``None`` as the scenario: the suite's own repo (``servers check`` of a suite without scenarios)."""
+        spec = self.repo_spec(scenario) if scenario is not None else self.loaded.suite.repo
         if spec is None:
             return None
         if spec not in self._repos:
             self._repos[spec] = self._open(spec, scenario)
         return self._repos[spec]
 
-    def _open(self, spec: RepoSpec, scenario: Scenario) -> PinnedRepo:
-        where = self.loaded.scenario_files.get(scenario.id, self.loaded.root / "suite.yaml")
-        field = "repo" if scenario.repo else "repo (suite.yaml)"
+    def _open(self, spec: RepoSpec, scenario: Scenario | None) -> PinnedRepo:
+        # The suite's own repo is suite.yaml's mistake, not the first scenario's that used it.
+        suite_file = self.loaded.root / "suite.yaml"
+        own = scenario is not None and scenario.repo is not None
+        where = self.loaded.scenario_files.get(scenario.id, suite_file) if scenario and own else suite_file
+        field = "repo"
         try:
             if spec.source is not None:
                 source = (self.loaded.root / spec.source).resolve()
@@ -74,7 +78,7 @@ class Workspace:
         except RepoError as exc:
             raise SuiteError(f"{where}: field '{field}': {exc}") from exc
 
-    def servers_for(self, names: list[str], scenario: Scenario) -> dict[str, ServerConfig]:
+    def servers_for(self, names: list[str], scenario: Scenario | None) -> dict[str, ServerConfig]:
         """The named servers' configs with variables expanded (cached: the same for every trial)."""
         repo = self.repo_for(scenario)
         key = (tuple(names), repo.commit if repo else "")

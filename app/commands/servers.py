@@ -33,10 +33,10 @@ from proctor.widgets.sanitize import sanitize
 def _servers(config: Path) -> dict[str, ServerConfig]:
     """The servers as a run would start them; what the reader ignored is said on stderr."""
     if config.is_dir() or config.name == "suite.yaml":
-        loaded = load_suite(config)
+        loaded = load_suite(config, need_scenarios=False)  # servers are checked before scenarios exist
         workspace = Workspace.prepare(loaded)
         notes = list(loaded.notes)
-        servers = workspace.servers_for(list(loaded.servers), loaded.scenarios[0])
+        servers = workspace.servers_for(list(loaded.servers), None)
     else:
         notes = []
         servers = {
@@ -118,6 +118,11 @@ async def call_tool(config: Path, server: str, tool: str, arguments: dict[str, A
         try:
             box = await McpToolbox.open(pool, {server: servers[server]}, None)
             try:
+                names = sorted(t.name for t in box.specs())
+                if tool not in names:
+                    raise CallInputError(
+                        f"server {server!r} has no tool {tool!r}; its tools: {', '.join(names) or 'none'}"
+                    )
                 outcome = await box.call(tool, arguments)
                 connected = box.connected()
             finally:

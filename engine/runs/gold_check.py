@@ -67,7 +67,13 @@ def unknown_gold_tools(loaded: LoadedSuite, offered: dict[str, set[str]]) -> lis
         for s, step in enumerate(scenario.gold_tool_calls):
             for c, call in enumerate(step):
                 pool = offered.get(call.server, set()) if call.server else everything
-                if call.tool not in pool:
+                if call.server and call.server not in loaded.servers:
+                    defined = ", ".join(sorted(loaded.servers)) or "none"
+                    problems.append(
+                        f"{where}: field 'gold_tool_calls.{s}.{c}.server': server {call.server!r} is not "
+                        f"defined in suite.yaml's mcpServers (defined: {defined}); fix the name or define it"
+                    )
+                elif call.tool not in pool:
                     on = f" on server {call.server!r}" if call.server else ""
                     problems.append(
                         f"{where}: field 'gold_tool_calls.{s}.{c}.tool': {call.tool!r}{on} is offered by no arm "

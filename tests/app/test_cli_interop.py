@@ -241,7 +241,9 @@ def test_servers_call_prints_what_a_run_would_record(capsys: pytest.CaptureFixtu
     printed = capsys.readouterr().out
     assert "server codeintel: codeintel · protocol 2026-07-28" in printed
     assert "codeintel.find_definition: ok" in printed and "1 content blocks: text" in printed
-    assert main(["servers", "call", str(demo), "codeintel", "no_such_tool"]) == 3
-    assert "unknown_tool" in capsys.readouterr().out
+    assert (
+        main(["servers", "call", str(demo), "codeintel", "no_such_tool"]) == 2
+    )  # bad input, like a bad server
+    assert "server 'codeintel' has no tool 'no_such_tool'; its tools: " in capsys.readouterr().err
     assert main(["servers", "call", str(demo), "nope", "x"]) == 2
     assert "no server 'nope'" in capsys.readouterr().err
