@@ -8,7 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -36,6 +44,7 @@ class HeadlessProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[errors]} errors"),
             TimeElapsedColumn(),
+            _PhaseColumn(self),
             console=console,
             transient=False,
         )
@@ -46,6 +55,9 @@ class HeadlessProgress:
         self._started = 0.0
         self._printed = 0.0
         self._running = False  # stop() before start() (the run failed to open) prints no line
+        self._servers: set[str] = set()
+        self._ready: Callable[[], set[str]] = set
+        self._done_here = 0  # trials finished by this process: the ETA's rate (a resume skips the rest)
 
     def start(self, run: Run, todo: list[TrialRecord]) -> None:
         with StoreReader(run.options.db) as reader:
@@ -53,6 +65,7 @@ class HeadlessProgress:
         self._total, self._done = total, total - len(todo)
         self._started = self._printed = self._clock()
         self._running = True
+        self._servers, self._ready = _shared_servers(run)
         if self._plain:
             self._line()
             return
@@ -63,6 +76,7 @@ class HeadlessProgress:
         if record.status == "error":
             self._errors += 1
         self._done += 1
+        self._done_here += 1
         if not self._plain:
             self._progress.update(self._task, advance=1, errors=self._errors)
         elif self._clock() - self._printed >= self.PLAIN_EVERY_S:
@@ -79,11 +93,59 @@ class HeadlessProgress:
         now = self._clock()
         self._printed = now
         elapsed = now - self._started
+        phase = self.phase()
         self._console.print(
-            f"proctor: {self._done}/{self._total} trials done, {self._errors} errors, {elapsed:.0f}s elapsed",
+            f"proctor: {self._done}/{self._total} trials done, {self._errors} errors, {elapsed:.0f}s elapsed"
+            + (f"; {phase}" if phase else ""),
             markup=False,
             highlight=False,
         )
+
+    def phase(self) -> str:
+        """Servers starting until the first trial ends (a run's first seconds are spent there),
+        then the estimated time left at this process's own pace; nothing once all are done."""
+        if self._done >= self._total:
+            return ""
+        if self._done_here == 0:
+            if not self._servers:
+                return ""
+            ready = len(self._servers & self._ready())
+            return f"servers starting: {ready} of {len(self._servers)} ready"
+        per_trial = (self._clock() - self._started) / self._done_here
+        left = per_trial * (self._total - self._done)
+        return f"ETA {_duration(left)}"
+
+
+class _PhaseColumn(ProgressColumn):
+    """The live bar's phase text, redrawn on every refresh so servers coming up are seen."""
+
+    def __init__(self, owner: HeadlessProgress) -> None:
+        super().__init__()
+        self._owner = owner
+
+    def render(self, task: Task) -> Text:
+        return Text(self._owner.phase(), style="dim")
+
+
+def _duration(seconds: float) -> str:
+    s = max(0, round(seconds))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def _shared_servers(run: Run) -> tuple[set[str], Callable[[], set[str]]]:
+    """The shared servers the selected arms start, and who says which are up (none: nothing to wait for)."""
+    loaded, pool = getattr(run, "loaded", None), getattr(run, "pool", None)
+    if loaded is None or pool is None:
+        return set(), set
+    arms = run.options.arms or list(loaded.suite.arms)
+    names = {
+        s
+        for a in arms
+        if a in loaded.suite.arms
+        for s in [*loaded.suite.arms[a].servers, *loaded.suite.arms[a].distractors]
+    }
+    shared = {n for n in names if n in loaded.servers and loaded.servers[n].lifecycle != "per_trial"}
+    return shared, pool.shared_started
 
 
 def summary_table(db: Path) -> Table:

@@ -31,6 +31,10 @@ class ServerPool:
         self._per_trial: set[McpConnection] = set()
         self._failures: dict[str, list[str]] = {}
 
+    def shared_started(self) -> set[str]:
+        """Names of the shared servers up and listed so far (progress displays count them)."""
+        return {key.split("\x00", 1)[0] for key in self._shared}
+
     async def acquire(self, name: str, config: ServerConfig) -> McpConnection:
         dumped = config.model_dump_json()
         key = f"{name}\x00{dumped}"

@@ -39,7 +39,7 @@ def test_plain_lines_every_few_seconds_when_not_a_terminal(monkeypatch: Any, tmp
     progress.stop()
     assert out.getvalue().splitlines() == [
         "proctor: 1/4 trials done, 0 errors, 0s elapsed",
-        "proctor: 3/4 trials done, 1 errors, 5s elapsed",
+        "proctor: 3/4 trials done, 1 errors, 5s elapsed; ETA 2s",
         "proctor: 4/4 trials done, 1 errors, 6s elapsed",
     ]
 
@@ -56,3 +56,29 @@ class _FakeReader:
 
     def trials(self) -> list[TrialRecord]:
         return [_trial("finished")] + [_trial("queued")] * 3  # type: ignore[list-item]
+
+
+def test_plain_progress_says_servers_are_starting_then_gives_an_eta(monkeypatch: Any, tmp_path: Path) -> None:
+    out = io.StringIO()
+    clock = _Clock()
+    progress = HeadlessProgress(Console(file=out, force_terminal=False), clock=clock)
+    monkeypatch.setattr("proctor.app.headless.StoreReader", _FakeReader)
+    up: set[str] = set()
+    arm = SimpleNamespace(servers=["a"], distractors=["b", "c"])
+    servers = {n: SimpleNamespace(lifecycle="shared") for n in "abc"}
+    run = SimpleNamespace(
+        options=SimpleNamespace(db=tmp_path / "x.db", arms=None),
+        loaded=SimpleNamespace(suite=SimpleNamespace(arms={"x": arm}), servers=servers),
+        pool=SimpleNamespace(shared_started=lambda: set(up)),
+    )
+    progress.start(run, [_trial("queued")] * 3)  # type: ignore[arg-type]
+    up.add("b")
+    assert progress.phase() == "servers starting: 1 of 3 ready"
+    up.update({"a", "c"})
+    clock.now += 10
+    progress.advance(_trial("finished"))
+    assert progress.phase() == "ETA 20s"  # 10 s for the first trial, two left
+    assert out.getvalue().splitlines() == [
+        "proctor: 1/4 trials done, 0 errors, 0s elapsed; servers starting: 0 of 3 ready",
+        "proctor: 2/4 trials done, 0 errors, 10s elapsed; ETA 20s",
+    ]
