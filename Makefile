@@ -10,6 +10,9 @@ REF := tests/reference_servers
 REF_NPM_STAMP := $(REF)/node_modules/.installed-stamp
 REF_GIT_VENV := $(REF)/.venv-git
 REF_GIT_STAMP := $(REF_GIT_VENV)/.installed-stamp
+# Chromium renders the HTML report in its browser test (Debian's package). Installed only when
+# missing and we are root; otherwise that test skips and says why.
+CHROMIUM_STAMP := $(VENV)/.chromium-stamp
 
 .PHONY: demo test lint bench clean venv
 
@@ -31,10 +34,16 @@ $(REF_GIT_STAMP): $(REF)/requirements-git.txt
 	$(REF_GIT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-git.txt
 	touch $@
 
+$(CHROMIUM_STAMP): $(STAMP)
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
+	@if [ -x /usr/bin/chromium ]; then touch $@; else echo "no chromium (not root): the HTML report's browser test will skip"; fi
+
 demo: $(STAMP)
 	$(VENV)/bin/proctor demo
 
-test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP)
+test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(CHROMIUM_STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)

@@ -175,9 +175,10 @@ def _add_judging(sub: _SubParsers) -> None:
     report.add_argument("db", type=Path)
     report.add_argument(
         "--format",
-        choices=["md", "json", "csv", "junit"],
+        choices=["md", "json", "csv", "junit", "html"],
         default="json",
-        help="json (default), md (for a pull request), csv, or junit (XML for CI test reporters)",
+        help="json (default), md (for a pull request), csv, junit (XML for CI test reporters), "
+        "or html (one self-contained page with charts; needs pip install 'proctor[html]')",
     )
     report.add_argument("-o", "--output", type=Path, help="write to this file instead of standard output")
     _command(report, "report:report_command")

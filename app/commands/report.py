@@ -41,6 +41,15 @@ def _report(args: argparse.Namespace) -> int:
         from proctor.engine.reports.report_markdown import render_markdown
 
         text = render_markdown(data)
+    elif args.format == "html":
+        from proctor.engine.reports.html_charts import ChartsUnavailable
+        from proctor.engine.reports.report_html import failed_transcripts, render_html
+
+        try:
+            text = render_html(data, failed_transcripts(args.db, data))
+        except ChartsUnavailable as exc:
+            print(f"proctor report: {exc}", file=sys.stderr)
+            return ExitCode.BAD_INPUT
     elif args.format == "csv":
         from proctor.engine.reports.report_csv import render_csv
 
