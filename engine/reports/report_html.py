@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from proctor.engine.reports.html_charts import forest_svg, frontier_svg
