@@ -82,3 +82,20 @@ def test_plain_progress_says_servers_are_starting_then_gives_an_eta(monkeypatch:
         "proctor: 1/4 trials done, 0 errors, 0s elapsed; servers starting: 0 of 3 ready",
         "proctor: 2/4 trials done, 0 errors, 10s elapsed; ETA 20s",
     ]
+
+
+def test_the_live_bar_shows_the_phase_column(monkeypatch: Any, tmp_path: Path) -> None:
+    out = io.StringIO()
+    progress = HeadlessProgress(Console(file=out, force_terminal=True, width=120), clock=_Clock())
+    monkeypatch.setattr("proctor.app.headless.StoreReader", _FakeReader)
+    run = SimpleNamespace(
+        options=SimpleNamespace(db=tmp_path / "x.db", arms=None),
+        loaded=SimpleNamespace(
+            suite=SimpleNamespace(arms={"x": SimpleNamespace(servers=["a"], distractors=[])}),
+            servers={"a": SimpleNamespace(lifecycle="shared")},
+        ),
+        pool=SimpleNamespace(shared_started=set),
+    )
+    progress.start(run, [_trial("queued")] * 3)  # type: ignore[arg-type]
+    progress.stop()
+    assert "servers starting: 0 of 1 ready" in out.getvalue()
