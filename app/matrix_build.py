@@ -98,6 +98,7 @@ def build_matrix(state: ConsoleState, filters: Filters, *, fold: bool) -> Matrix
         columns=columns,
         marked_scenarios=frozenset(state.held_out),
         show_epoch=not fold and len({e for _, e in ordered}) > 1,
+        folded=fold,
     )
     baseline = state.baseline_arm()
     if baseline is not None and any(arm == baseline for arm, _ in columns):

@@ -31,15 +31,16 @@ class GroundingRow:
 
 
 def grounding_text(rows: Sequence[GroundingRow]) -> Text:
+    """Lines of at most ~48 cells, so two panels sit side by side at 100 columns."""
     text = Text("citation grounding by arm\n", style="bold", end="")
     for row in rows:
-        text.append(f"{one_line(row.arm, 18):<18} ")
+        text.append(f"{one_line(row.arm, 16):<16} ")
         rate = row.rate
         text.append("  —  " if rate is None else f"{rate:5.0%}", style="bold")
         text.append(f"  ✓{row.grounded}", style="green")
         text.append(f" ?{row.unresolved}", style="yellow")
         text.append(f" ✗{row.hallucinated}", style="red")
-        text.append(f"  {row.trials_scored} trials · {row.without_citations} uncited", style="dim")
+        text.append(f"  {row.without_citations}/{row.trials_scored} uncited", style="dim")
         if row.unreadable:
             text.append(f" · {row.unreadable} unreadable", style="bold red")
         text.append("\n")

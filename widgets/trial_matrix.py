@@ -45,7 +45,15 @@ STATUS_STYLE = {
 HEADER_STYLE = Style(bold=True, underline=True)
 DELTA_STYLE = {1: Style(color="green"), -1: Style(color="red"), 0: Style(dim=True)}
 CELL_WIDTH = 16
+# Compact cells, when every arm would not fit at full width: "✗ 0.42" (a glyph and the fairness;
+# the status word is in the colour and the selected line), "✗ 2/3 0.71" when epochs are folded.
+COMPACT_WIDTH = 7
+COMPACT_FOLDED_WIDTH = 11
+COMPACT_MAX = 14  # spare width goes to compact cells up to this, so arm names show more
 DELTA_WIDTH = 6  # " +0.31": what a cell grows by when the run has a baseline to compare with
+LABEL_MAX = 40
+COMPACT_LABEL_MAX = 18  # the selected line below the matrix names the scenario whole
+ELLIPSIS = "…"
 
 
 @dataclass(frozen=True)
@@ -73,12 +81,26 @@ class MatrixModel:
     marked_scenarios: frozenset[str] = frozenset()
     show_epoch: bool = False
     baseline: str | None = None  # the arm the Δ in other columns is measured against
+    folded: bool = False  # cells stand for all epochs of a scenario ("k/n mean")
+    compact: bool = False  # short cells, chosen by the widget when full ones do not all fit
+    compact_width: int = COMPACT_WIDTH  # a compact cell's width (Δ apart), set by the widget
 
     def has_delta(self, col: int) -> bool:
         return self.baseline is not None and self.columns[col][0] != self.baseline
 
+    def cell_width(self) -> int:
+        return self.compact_width if self.compact else CELL_WIDTH
+
+    def fit_compact(self, room: int) -> None:
+        """Compact cells as wide as ``room`` allows, between their minimum and ``COMPACT_MAX``."""
+        self.compact = True
+        least = COMPACT_FOLDED_WIDTH if self.folded else COMPACT_WIDTH
+        deltas = sum(DELTA_WIDTH for c in range(len(self.columns)) if self.has_delta(c))
+        share = (room - deltas) // max(1, len(self.columns))
+        self.compact_width = max(least, min(COMPACT_MAX, share))
+
     def column_width(self, col: int) -> int:
-        return CELL_WIDTH + (DELTA_WIDTH if self.has_delta(col) else 0)
+        return self.cell_width() + (DELTA_WIDTH if self.has_delta(col) else 0)
 
     def column_left(self, col: int) -> int:
         return sum(self.column_width(c) for c in range(col))
@@ -93,17 +115,32 @@ class MatrixModel:
         return None
 
 
-def cell_text(cell: MatrixCell | None) -> str:
+def cell_text(cell: MatrixCell | None, *, compact: bool = False) -> str:
     if cell is None:
         return ""
-    if cell.folded:
-        return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.note}"
+    if cell.folded or compact:
+        return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.note}".rstrip()
     return f"{STATUS_GLYPH.get(cell.status, '?')} {cell.status:<7} {cell.note}".rstrip()
 
 
 def delta_text(delta: float | None) -> str:
-    """Δ fairness against the baseline as the matrix prints it: signed, two decimals."""
-    return "" if delta is None else f"{delta:+.2f}"
+    """Δ fairness against the baseline as the matrix prints it: signed, two decimals; a
+    difference that rounds to nothing is ±0.00, never -0.00."""
+    if delta is None:
+        return ""
+    return "±0.00" if round(delta, 2) == 0 else f"{delta:+.2f}"
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells; what is cut ends in an ellipsis, never mid-word silently."""
+    if cell_len(text) <= width:
+        return text
+    out = ""
+    for ch in text:
+        if cell_len(out + ch) > width - 1:
+            break
+        out += ch
+    return out + ELLIPSIS
 
 
 def delta_sign(delta: float) -> int:
@@ -148,10 +185,11 @@ class TrialMatrix(ScrollView, can_focus=True):
 
     def set_model(self, model: MatrixModel, *, keep_trial: int | None = None) -> None:
         """Replace rows and columns; the cursor stays on ``keep_trial`` when it is still shown."""
+        rows_before = len(self.model.rows)
         self.model = model
-        labels = [self._row_label(i) for i in range(len(model.rows))]
-        self._label_width = min(40, max([12, *(cell_len(x) + 1 for x in labels)]))
-        self.virtual_size = Size(self._label_width + model.body_width(), len(model.rows) + self.HEADER_ROWS)
+        self._fit()
+        if len(model.rows) != rows_before:
+            self.refresh(layout=True)  # the matrix is as tall as its rows, up to what the screen gives it
         pos = model.position_of(keep_trial) if keep_trial is not None else None
         row, col = pos or self.cursor
         self.cursor = (
@@ -159,6 +197,27 @@ class TrialMatrix(ScrollView, can_focus=True):
             max(0, min(col, len(model.columns) - 1)),
         )
         self.refresh()
+
+    def _fit(self) -> None:
+        """Full cells when every column fits the width, else compact ones (and shorter labels)."""
+        model = self.model
+        labels = [self._row_label(i, LABEL_MAX) for i in range(len(model.rows))]
+        full_label = min(LABEL_MAX, max([12, *(cell_len(x) + 1 for x in labels)]))
+        model.compact = False
+        width = self.size.width - 1  # the vertical scrollbar's column when rows overflow
+        self._label_width = full_label
+        if self.size.width and full_label + model.body_width() > width:
+            model.fit_compact(width - min(COMPACT_LABEL_MAX, full_label))
+            self._label_width = max(
+                min(COMPACT_LABEL_MAX, full_label), min(full_label, width - model.body_width())
+            )
+        self.virtual_size = Size(self._label_width + model.body_width(), len(model.rows) + self.HEADER_ROWS)
+
+    def on_resize(self) -> None:
+        compact, label = self.model.compact, self._label_width
+        self._fit()
+        if (compact, label) != (self.model.compact, self._label_width):
+            self.move_to(*self.cursor)  # keep the cursor's column in view at the new widths
 
     def update_cells(self, changes: dict[tuple[int, int], MatrixCell]) -> None:
         """Replace some cells in place (statuses changed); repaints only their lines."""
@@ -173,11 +232,12 @@ class TrialMatrix(ScrollView, can_focus=True):
 
     # -- rendering --------------------------------------------------------------------------
 
-    def _row_label(self, row: int) -> str:
+    def _row_label(self, row: int, width: int | None = None) -> str:
         scenario, epoch = self.model.rows[row]
         mark = "⚓" if scenario in self.model.marked_scenarios else " "
-        label = one_line(scenario, 36)
-        return f"{mark}{label}" + (f" #{epoch}" if self.model.show_epoch else "")
+        suffix = f" #{epoch}" if self.model.show_epoch else ""
+        room = (width or self._label_width) - 1 - cell_len(mark) - cell_len(suffix)
+        return f"{mark}{one_line(scenario, max(4, room))}{suffix}"
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -209,35 +269,53 @@ class TrialMatrix(ScrollView, can_focus=True):
         )
 
     def _head(self, col: int, y: int) -> list[Segment]:
-        """Arm over model; a column measured against the baseline heads its deltas with "Δ"."""
-        head = self._pad(one_line(self.model.columns[col][y], CELL_WIDTH - 1), HEADER_STYLE)
+        """Arm over model, each spread over the whole column (Δ included) and cut with an
+        ellipsis (the selected line names them whole); the Δ part is marked on the model line."""
+        name = self.model.columns[col][y]
         if not self.model.has_delta(col):
-            return head
-        mark = "Δ" if y == 1 else ""
-        return head + self._pad(f"{mark:>{DELTA_WIDTH - 1}}", HEADER_STYLE if mark else Style(), DELTA_WIDTH)
+            return self._pad(one_line(name, 80), HEADER_STYLE, self.model.column_width(col))
+        cell_w = self.model.cell_width()
+        if y == 0:
+            return self._pad(one_line(name, 80), HEADER_STYLE, self.model.column_width(col))
+        mark = f"{'Δ':>{DELTA_WIDTH - 1}}"
+        return self._pad(one_line(name, 80), HEADER_STYLE, cell_w) + self._pad(
+            mark, HEADER_STYLE, DELTA_WIDTH
+        )
 
     def _cell(self, col: int, cell: MatrixCell | None, style: Style) -> list[Segment]:
+        text = cell_text(cell, compact=self.model.compact)
+        cell_w = self.model.cell_width()
         if not self.model.has_delta(col):
-            return self._pad(cell_text(cell), style)
+            return self._pad(text, style, cell_w)
         delta = None if cell is None else cell.delta
         delta_style = style if delta is None else style + DELTA_STYLE[delta_sign(delta)]
-        return self._pad(cell_text(cell), style) + self._pad(
+        return self._pad(text, style, cell_w) + self._pad(
             f"{delta_text(delta):>{DELTA_WIDTH - 1}}", delta_style, DELTA_WIDTH
         )
 
     @staticmethod
     def _pad(text: str, style: Style, width: int = CELL_WIDTH) -> list[Segment]:
-        text = text[: width - 1]
+        text = clip(text, width - 1)
         return [Segment(text, style), Segment(" " * (width - cell_len(text)))]
 
     def _join_row(
         self, label: list[Segment], cells: list[list[Segment]], scroll_x: int, width: int, base: Style
     ) -> Strip:
+        """The label, then the columns in view; a column that does not fit whole is left out
+        (the header's "n▶ more" counts it) rather than cut mid-cell."""
         label_strip = Strip(label)
         body = Strip([seg for cell in cells for seg in cell], self.model.body_width())
         body_width = max(0, width - label_strip.cell_length)
-        body = body.crop_extend(scroll_x, scroll_x + body_width, base)
+        shown = self._whole_columns_width(scroll_x, body_width)
+        body = body.crop_extend(scroll_x, scroll_x + shown, base).extend_cell_length(body_width, base)
         return Strip.join([label_strip, body]).crop_extend(0, width, base).apply_style(base)
+
+    def _whole_columns_width(self, scroll_x: int, body_width: int) -> int:
+        """How much of ``body_width`` the columns that fit whole from ``scroll_x`` take."""
+        end = scroll_x + body_width
+        rights = [self.model.column_left(c + 1) for c in range(len(self.model.columns))]
+        fitting = [r for r in rights if r <= end and r > scroll_x]
+        return (max(fitting) - scroll_x) if fitting else min(body_width, self.model.body_width() - scroll_x)
 
     # -- navigation -------------------------------------------------------------------------
 
@@ -268,7 +346,10 @@ class TrialMatrix(ScrollView, can_focus=True):
         if left < self.scroll_x:
             self.scroll_to(x=left, animate=False, immediate=True, force=True)
         elif right > self.scroll_x + body_width:
-            self.scroll_to(x=right - body_width, animate=False, immediate=True, force=True)
+            # Scroll by whole columns: the leftmost one shown starts at its own edge.
+            lefts = (self.model.column_left(c) for c in range(col + 1))
+            x = next((x for x in lefts if right - x <= body_width), left)
+            self.scroll_to(x=x, animate=False, immediate=True, force=True)
         self.refresh()
         self.post_message(self.CursorMoved(self.selected_trial()))
 
@@ -311,5 +392,6 @@ __all__ = [
     "MatrixModel",
     "TrialMatrix",
     "cell_text",
+    "clip",
     "delta_text",
 ]

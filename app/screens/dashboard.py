@@ -9,7 +9,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 
 from proctor.app.matrix_build import build_matrix, cell_at, cell_of
 from proctor.app.screens.base import ProctorScreen
@@ -27,6 +27,7 @@ from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, ce
 from proctor.widgets.variance_panel import VariancePanel
 
 PANEL_INTERVAL_S = 0.5
+WIDE_COLUMNS = 140  # from this width the panels under the matrix sit three abreast, else two
 ENGINE_CHECK_S = 1.0
 
 
@@ -73,18 +74,24 @@ class DashboardScreen(ProctorScreen):
         self._engine_held = True
 
     def compose(self) -> ComposeResult:
+        # The matrix takes the whole width and is as tall as its rows (up to 60 % of the
+        # screen); the panels share what is left, in as many columns as the width allows.
         yield TextPanel(id="run-title", classes="title")
         yield TextPanel(id="progress")
-        with Horizontal():
-            yield TrialMatrix(id="matrix")
-            with VerticalScroll(id="side"):
-                yield ArmsPanel(id="arms")
-                yield CostPanel(id="cost")
-                yield VariancePanel(id="variance")
-                yield GroundingPanel(id="grounding")
-                yield SeriesPanel(["throughput", "cost", "events"], id="series")
+        yield TrialMatrix(id="matrix")
         yield TextPanel(id="selected")
+        with VerticalScroll(id="side"):
+            # Narrow panels first in each row: at two abreast the first column is the narrow one.
+            yield ArmsPanel(id="arms")
+            yield GroundingPanel(id="grounding")
+            yield VariancePanel(id="variance")
+            yield CostPanel(id="cost")
+            yield SeriesPanel(["throughput", "cost", "events"], id="series")
         yield KeyBar()
+
+    def on_resize(self) -> None:
+        side = self.query_one("#side")
+        side.set_class(self.size.width >= WIDE_COLUMNS, "wide")
 
     def on_mount(self) -> None:
         self.query_one(TrialMatrix).focus()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.fixture_store import Fixture, build
+from tests.app.wide_fixture import build_wide
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +22,16 @@ def fx(fixture_template: Fixture, tmp_path: Path) -> Fixture:
     db = tmp_path / "run.db"
     shutil.copy(fixture_template.db, db)
     return Fixture(db, fixture_template.repo, fixture_template.commit)
+
+
+@pytest.fixture(scope="session")
+def wide_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return asyncio.run(build_wide(tmp_path_factory.mktemp("wide")))
+
+
+@pytest.fixture
+def wide(wide_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the finished five-arm run (the shape of ``make demo``)."""
+    db = tmp_path / "wide.db"
+    shutil.copy(wide_template, db)
+    return db
