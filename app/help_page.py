@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Console
 from rich.text import Text
 
+from proctor.app.key_names import KeyRow
 from proctor.widgets.transcript_model import BADGE
 from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUS_STYLE, STATUSES
 
@@ -64,37 +66,78 @@ _CONCEPTS = (
 )  # fmt: skip
 
 
-def help_lines(keys: Sequence[tuple[str, str, str]]) -> list[Text]:
-    out: list[Text] = [Text("LEGEND", style="bold underline")]
+MARK_WIDTH = 26
+CONCEPT_WIDTH = 15
+KEY_WIDTH = 20
+
+
+def help_rows(keys: Sequence[KeyRow]) -> list[tuple[Text, int]]:
+    """Each line of the page with the indent its wrapped continuation lines take."""
+    out: list[tuple[Text, int]] = [(Text("LEGEND", style="bold underline"), 0)]
     for status in STATUSES:
         line = Text(f" {STATUS_GLYPH[status]} {status:<11}", style=STATUS_STYLE.get(status, ""), end="")
         line.append(f" {_STATUS_MEANING[status]}")
-        out.append(line)
+        out.append((line, 15))
     for status, (glyph, style) in BADGE.items():
         line = Text(" ", end="")
         line.append(f" {glyph}{status[0].upper()} ", style=style)
         line.append(f"  {_BADGE_MEANING[status]}")
-        out.append(line)
+        out.append((line, 8))
     for mark, meaning in _MARKS:
-        out.append(Text(f" {mark:<24}", style="bold", end="") + Text(meaning))
-    out += [Text(""), Text("CONCEPTS", style="bold underline")]
+        out.append(
+            (Text(f" {mark:<{MARK_WIDTH - 1}} ", style="bold", end="") + Text(meaning), MARK_WIDTH + 1)
+        )
+    out += [(Text(""), 0), (Text("CONCEPTS", style="bold underline"), 0)]
     for name, meaning in _CONCEPTS:
-        out.append(Text(f" {name:<14}", style="bold", end="") + Text(meaning))
-    out += [Text(""), Text("KEYS OF THIS SCREEN (ctrl+p: palette with every action)", style="bold underline")]
-    for key, description, where in keys:
-        line = Text(f" {key:>16}  ", style="bold cyan", end="")
-        line.append(description)
-        line.append(f"  ({where})", style="dim")
-        out.append(line)
+        out.append(
+            (Text(f" {name:<{CONCEPT_WIDTH - 1}} ", style="bold", end="") + Text(meaning), CONCEPT_WIDTH + 1)
+        )
     out += [
-        Text(""),
-        Text(" vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim"),
-        Text(
-            " escape goes back from a sub-screen and never quits; q asks before stopping a live run",
-            style="dim",
+        (Text(""), 0),
+        (Text("KEYS OF THIS SCREEN (ctrl+p: palette with every action)", style="bold underline"), 0),
+    ]
+    group = None
+    for row in keys:
+        if row.group != group:
+            group = row.group
+            out.append((Text(f" {group}", style="bold"), 0))
+        line = Text(f" {' / '.join(row.keys):>{KEY_WIDTH}}  ", style="bold cyan", end="")
+        line.append(row.description)
+        out.append((line, KEY_WIDTH + 3))
+    out += [
+        (Text(""), 0),
+        (Text(" vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim"), 1),
+        (
+            Text(
+                " escape goes back from a sub-screen and never quits; q asks before stopping a live run",
+                style="dim",
+            ),
+            1,
         ),
     ]
     return out
 
 
-__all__ = ["help_lines"]
+def help_lines(keys: Sequence[KeyRow]) -> list[Text]:
+    return [text for text, _ in help_rows(keys)]
+
+
+def wrap_hanging(rows: Sequence[tuple[Text, int]], console: Console, width: int) -> list[Text]:
+    """Wrap each line to ``width``; continuation lines start under the text they continue."""
+    out: list[Text] = []
+    width = max(8, width)
+    for text, indent in rows:
+        indent = min(indent, width // 2)
+        first = text.wrap(console, width, overflow="fold")[0] if text.plain else Text("")
+        out.append(first)
+        rest = text[len(first.plain) :]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip()) :]
+        if rest.plain:
+            for line in rest.wrap(console, width - indent, overflow="fold"):
+                out.append(Text(" " * indent, end="") + line)
+    for line in out:
+        line.no_wrap, line.end = True, ""
+    return out
+
+
+__all__ = ["help_lines", "help_rows", "wrap_hanging"]

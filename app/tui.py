@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState
 from proctor.app.exit_codes import ExitCode
 from proctor.app.feed import Snapshot, StoreFeed, TailBatch
 from proctor.app.idle_gc import IdleCollector, restore_collector, tune_collector
+from proctor.app.key_names import KeyRow, key_rows
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
@@ -336,12 +337,13 @@ class ProctorApp(App[int]):
             )
 
 
-def binding_rows(screen: Screen[Any]) -> list[tuple[str, str, str]]:
-    rows: list[tuple[str, str, str]] = []
-    for key, active in screen.active_bindings.items():
-        if active.binding.description:
-            rows.append((key, active.binding.description, type(active.node).__name__))
-    return sorted(rows, key=lambda r: (r[2], r[0]))
+def binding_rows(screen: Screen[Any]) -> list[KeyRow]:
+    """Every key that works on ``screen``, one row per action, grouped by what it does."""
+    return key_rows(
+        (key, active.binding.action, active.binding.description)
+        for key, active in screen.active_bindings.items()
+        if active.binding.description
+    )
 
 
 def _preload_screens() -> None:

@@ -13,11 +13,12 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from proctor.app.help_page import help_lines
+from proctor.app.help_page import help_rows, wrap_hanging
+from proctor.app.key_names import KeyRow
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.scores import CitationDetails
 from proctor.widgets.key_bar import KeyBar
-from proctor.widgets.lines_view import LinesView, wrap_texts
+from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line, safe_text
 from proctor.widgets.transcript_model import BADGE
 
@@ -153,11 +154,14 @@ class CitationScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """The legend, the concepts, then every key that works on the screen underneath."""
+    """The legend, the concepts, then every key that works on the screen underneath.
+
+    It covers the whole terminal, opaque: the dashboard underneath showed through around the
+    dialog and beside its scrollbar, which read as part of the help."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "close", "Close")]
 
-    def __init__(self, rows: Sequence[tuple[str, str, str]]) -> None:
+    def __init__(self, rows: Sequence[KeyRow]) -> None:
         super().__init__()
         self._rows = list(rows)
 
@@ -171,7 +175,7 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         view = self.query_one("#help-body", LinesView)
-        view.set_lines(wrap_texts(help_lines(self._rows), self.app.console, max(40, self.size.width - 14)))
+        view.set_lines(wrap_hanging(help_rows(self._rows), self.app.console, max(40, self.size.width - 6)))
         view.focus()
 
     def action_close(self) -> None:
