@@ -61,6 +61,17 @@ class RunStarted(_Event):
     resumed: bool = False
 
 
+class ServersStarting(_Event):
+    """Startup before the first trial: the run's shared MCP servers being started, one event
+    when it begins and one as each comes up or fails, so a reader can say "2 of 5 ready"."""
+
+    kind: Literal["servers_starting"] = "servers_starting"
+    total: int = Field(description="shared servers the run's arms use")
+    ready: int = Field(0, description="started and listed their tools")
+    failed: int = Field(0, description="could not start (the trials that need them will say why)")
+    waiting: list[str] = Field(default_factory=list, description="names of those still starting")
+
+
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     run_id: str
@@ -291,6 +302,7 @@ class Judged(_Event):
 
 Event = Annotated[
     RunStarted
+    | ServersStarting
     | RunFinished
     | TrialStarted
     | ToolsListed
@@ -341,6 +353,7 @@ __all__ = [
     "Scored",
     "ServerConnected",
     "ServerLog",
+    "ServersStarting",
     "ToolCall",
     "ToolCallRequest",
     "ToolRecall",

@@ -23,6 +23,7 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.executors import LocalExecutor, TrialExecutor, check_executor, make_executor
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
+from proctor.engine.runs.server_warmup import start_shared_servers
 from proctor.engine.runs.trial_play import TrialEnv, TrialSpec
 from proctor.engine.suites import admit
 from proctor.engine.tools.mcp_toolbox import ServerPool
@@ -137,6 +138,8 @@ class Run:
         freeze = gc.get_freeze_count() == 0
         try:
             await self.executor.start(self, sorted({t.model for t in trials}))
+            if isinstance(self.executor, LocalExecutor):  # Ray's workers start their own servers
+                await start_shared_servers(self, trials)
             if freeze:
                 gc.freeze()
             await asyncio.gather(*(one(t) for t in trials))
