@@ -18,7 +18,7 @@ from proctor.app.feed import Details, Snapshot, TailBatch
 from proctor.app.judgment_fold import JudgmentBook
 from proctor.app.score_views import arm_rows, grounding_rows, is_not_judged
 from proctor.engine.reports.attribution import is_baseline
-from proctor.store.events import OperatorCommand, Scored, TrialStarted
+from proctor.store.events import OperatorCommand, Scored, ServersStarting, TrialStarted
 from proctor.store.reader import (
     AnchorRecord,
     RunRecord,
@@ -120,7 +120,8 @@ class ConsoleState:
         self.status_version = 0
         self._by_key: tuple[int, dict[tuple[str, str, str, int], int]] = (-1, {})
         self._counts_cache: tuple[object, Counter[str]] | None = None
-        self._rate_cache: tuple[object, float] | None = None
+        self._rate_cache: tuple[object, tuple[int, float]] | None = None
+        self.servers: ServersStarting | None = None  # the engine's startup, until trials run
         self._grounding_cache: tuple[int, list[GroundingRow]] | None = None
         self._arms_cache: tuple[tuple[int, int], list[ArmRow]] | None = None
         self._baseline_cache: tuple[int, str | None, bool] | None = None
@@ -192,6 +193,8 @@ class ConsoleState:
             self.version += 1
         for stored in events:
             ev = stored.event
+            if isinstance(ev, ServersStarting):
+                self.servers = ev
             if isinstance(ev, TrialStarted) and stored.trial_id is not None:
                 self._forget_scores(stored.trial_id)
             if isinstance(ev, Scored) and stored.trial_id is not None:
@@ -280,23 +283,28 @@ class ConsoleState:
 
     def rate_per_min(self) -> float:
         """Trials finished per minute over the trailing minute (recomputed at most once a second)."""
+        done, window = self.rate_basis()
+        return done * 60.0 / window if window > 0 else 0.0
+
+    def rate_basis(self) -> tuple[int, float]:
+        """(trials finished in the trailing window, the window in seconds): what a rate rests on."""
         key = (self.structure_version, self.status_version, int(self.clock()))
         if self._rate_cache is None or self._rate_cache[0] != key:
-            self._rate_cache = (key, self._rate_per_min())
+            self._rate_cache = (key, self._rate_basis())
         return self._rate_cache[1]
 
-    def _rate_per_min(self) -> float:
+    def _rate_basis(self) -> tuple[int, float]:
         end = self._window_end()
         starts = [t.started_at for t in self.trials.values() if t.started_at is not None]
         if not starts:
-            return 0.0
+            return 0, 0.0
         window = min(RATE_WINDOW_S, max(1e-6, end - min(starts)))
         done = sum(
             1
             for t in self.trials.values()
             if t.finished_at is not None and end - window <= t.finished_at <= end
         )
-        return done * 60.0 / window
+        return done, window
 
     def series(self) -> list[Series]:
         end = self._window_end()

@@ -77,6 +77,7 @@ class ProctorApp(App[int]):
         self._engine_factory = engine
         self._live = live  # this process is running the run's trials (run, demo), not only watching
         self._engine_worker: Worker[object] | None = None
+        self._engine_started = 0.0
         self.engine_error: str | None = None
         self._poll_interval = poll_interval
         self._flush_interval = flush_interval
@@ -111,6 +112,7 @@ class ProctorApp(App[int]):
         self.set_interval(IDLE_FLUSH_S, self.flush)
         self.run_worker(self._feed_loop(), name="feed", group="feed")
         if self._engine_factory is not None:
+            self._engine_started = time.monotonic()
             self._engine_worker = self.run_worker(
                 self._engine_factory(), name="engine", group="engine", exit_on_error=False
             )
@@ -258,6 +260,11 @@ class ProctorApp(App[int]):
             # A cancelled or failed engine must not keep the console open.
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(worker.wait(), timeout=10)
+
+    def engine_running_since(self) -> float | None:
+        """When (monotonic) this console started the run's engine, while it is still running."""
+        worker = self._engine_worker
+        return None if worker is None or worker.is_finished else self._engine_started
 
     # -- navigation and commands ----------------------------------------------------------------
 

@@ -29,6 +29,8 @@ class ConsoleHost(Protocol):
 
     def open_compare(self, trial_id: int) -> None: ...
 
+    def engine_running_since(self) -> float | None: ...
+
 
 class ProctorScreen(Screen[None]):
     """Base for the console's full screens."""

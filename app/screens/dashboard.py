@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 
 from proctor.app.matrix_build import build_matrix, cell_at, cell_of
+from proctor.app.run_status import progress_text
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.state import FAILURES, Filters
@@ -23,7 +24,7 @@ from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.series_panel import SeriesPanel
 from proctor.widgets.text_panel import TextPanel
-from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES, TrialMatrix, cell_text, delta_text
+from proctor.widgets.trial_matrix import STATUSES, TrialMatrix, cell_text, delta_text
 from proctor.widgets.variance_panel import VariancePanel
 
 PANEL_INTERVAL_S = 0.5
@@ -167,40 +168,40 @@ class DashboardScreen(ProctorScreen):
             self._engine_held = EngineLock.is_held(self.host.feed.db_path)
         return not self._engine_held
 
+    def _engine_for_s(self) -> float | None:
+        """Seconds since this console started the run's engine, while it runs (None: watching)."""
+        since = self.host.engine_running_since()
+        return None if since is None else time.monotonic() - since
+
     def _flush_title(self) -> None:
         run = self.state.run
         stopped = self._engine_stopped()
-        key = (self.state.loaded, run, stopped)
+        engine_for_s = self._engine_for_s() if run is None else None
+        starting = run is None or (run.status == "running" and self.state.servers is not None)
+        key = (self.state.loaded, run, stopped, None if engine_for_s is None else int(engine_for_s))
         if key == self._title_key:
             return
         self._title_key = key
         if not self.state.loaded:
             title = Text("proctor · waiting for the run database …", style="bold")
         elif run is None:
-            title = Text("proctor · no run recorded yet", style="bold")
+            title = Text(
+                "proctor · starting" if engine_for_s is not None else "proctor · no run yet", style="bold"
+            )
         else:
             title = Text("proctor · ", style="bold", end="")
             title.append(one_line(run.id, 40), style="bold cyan")
             title.append(f" · suite {one_line(run.suite, 40)} · {one_line(run.status, 20)}")
             if stopped:
-                title.append(
-                    " · engine stopped (no process holds the run; --resume continues it)", style="bold red"
-                )
+                title.append(" · engine stopped (--resume continues the run)", style="bold red")
+        title.no_wrap, title.overflow = True, "ellipsis"
         self.query_one("#run-title", TextPanel).show_text(title)
+        if starting:
+            self._flush_progress()
 
     def _flush_progress(self) -> None:
-        state = self.state
-        done, total = state.progress()
-        counts = state.counts()
-        text = Text(f"{done}/{total} done ", style="bold", end="")
-        text.append(f"({done / total:.0%}) " if total else "")
-        for status in STATUSES:
-            if counts[status]:
-                text.append(f" {STATUS_GLYPH[status]}{status} {counts[status]}")
-        text.append(f"  · {state.rate_per_min():.1f} trials/min", style="bold")
-        text.append(
-            f"  · filters: {self.filters.describe()}", style="yellow" if self.filters.active else "dim"
-        )
+        text = progress_text(self.state, self.filters, self._engine_for_s())
+        text.no_wrap, text.overflow = True, "ellipsis"
         self.query_one("#progress", TextPanel).show_text(text)
 
     def _flush_selected(self) -> None:

@@ -64,7 +64,11 @@ def test_the_baseline_is_the_arm_scored_as_one_whatever_its_name_and_none_withou
 
 
 def test_delta_text_is_signed_with_two_decimals() -> None:
-    assert [delta_text(d) for d in (0.1, -0.25, 0.0, None)] == ["+0.10", "-0.25", "+0.00", ""]
+    assert [delta_text(d) for d in (0.1, -0.25, 0.0, None)] == ["+0.10", "-0.25", "±0.00", ""]
+
+
+def test_a_delta_that_rounds_to_nothing_is_never_negative_zero() -> None:
+    assert [delta_text(d) for d in (-0.004, 0.004, -0.0)] == ["±0.00", "±0.00", "±0.00"]
 
 
 async def test_the_dashboard_shows_the_delta_column_and_names_the_baseline_for_the_selected_cell(
