@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import importlib
 import os
+import shlex
 import signal
 import sys
 import time
@@ -229,17 +230,21 @@ class ProctorApp(App[int]):
         worker = self._engine_worker
         running = self.state.run is not None and self.state.run.status == "running"
         if self._live and worker is not None and not worker.is_finished and running:
-            done, total = self.state.progress()
-            lines = [
-                Text(f"{done} of {total} trials are done; the rest stop now."),
-                Text("The run stays resumable: run the same command again with --resume."),
-            ]
+
+            def lines() -> list[Text]:
+                # The header's own count, kept current while the dialog is open (trials keep
+                # finishing underneath it).
+                done, total = self.state.progress()
+                return [
+                    Text(f"{done}/{total} done; the trials not done stop now."),
+                    Text("The run stays resumable: run the same command again with --resume."),
+                ]
 
             def answered(stop: bool | None) -> None:
                 if stop:
                     self.run_worker(self._interrupt(), group="terminate")
 
-            self.push_screen(ConfirmScreen("stop the run?", lines), answered)
+            self.push_screen(ConfirmScreen("stop the run?", lines(), live=lines), answered)
             return
         await self._stop_engine()
         code = 1 if self.engine_error else 0
@@ -358,10 +363,24 @@ def _preload_screens() -> None:
         importlib.import_module(f"proctor.app.screens.{module}")
 
 
+def leaving_note(db_path: Path, *, has_run: bool) -> str | None:
+    """What to do next, printed when the console closes on a database that holds a run."""
+    if not has_run:
+        return None
+    db = shlex.quote(str(db_path))
+    return (
+        f"next: proctor report {db} --format md   (the verdict, intervals and failures as Markdown)\n"
+        f"      proctor watch {db}                (this console again)"
+    )
+
+
 def run_console(db_path: Path, engine: EngineFactory | None = None, *, live: bool = False) -> int:
     """Run the console until the operator quits; returns a process exit code."""
     app = ProctorApp(db_path, engine, live=live)
     result = app.run()
+    note = leaving_note(app.db_path, has_run=app.state.run is not None)
+    if note is not None:
+        print(note)
     return int(result if result is not None else (app.return_code or 0))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.style import Style
@@ -33,10 +33,16 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
 
-    def __init__(self, title: str, lines: Sequence[Text]) -> None:
+    LIVE_REFRESH_S = 0.25
+
+    def __init__(
+        self, title: str, lines: Sequence[Text], *, live: Callable[[], Sequence[Text]] | None = None
+    ) -> None:
+        """``live``, when given, is asked for the lines again while the dialog is open."""
         super().__init__()
         self._title = title
         self._lines = list(lines)
+        self._live = live
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -48,6 +54,15 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#confirm-body", LinesView).set_lines(self._lines)
+        if self._live is not None:
+            self.set_interval(self.LIVE_REFRESH_S, self._refresh_lines)
+
+    def _refresh_lines(self) -> None:
+        assert self._live is not None
+        lines = list(self._live())
+        if [t.plain for t in lines] != [t.plain for t in self._lines]:
+            self._lines = lines
+            self.query_one("#confirm-body", LinesView).set_lines(lines)
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)

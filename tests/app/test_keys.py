@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from pathlib import Path
 
 from textual import events
 
+from proctor.app.feed import TailBatch
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.app.tui import leaving_note
 from proctor.widgets.lines_view import LinesView
 from tests.app.fixture_store import Fixture
 from tests.app.helpers import console, screen_text, wait_until
@@ -120,3 +124,27 @@ async def test_keys_typed_ahead_on_the_matrix_are_handled_in_order(fx: Fixture) 
         app.post_message(events.Key("enter", "\r"))
         await wait_until(pilot, lambda: isinstance(app.screen, TrialScreen), what="a trial view")
         assert isinstance(app.screen, TrialScreen) and app.screen.trial_id == 5, "G moved first, then enter"
+
+
+async def test_the_stop_question_counts_done_trials_as_the_header_does_while_trials_finish(
+    fx: Fixture,
+) -> None:
+    engine = _Engine()
+    async with console(fx.db, engine=engine, live=True) as (app, pilot):
+        await asyncio.wait_for(engine.started.wait(), 5)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the stop question")
+        assert "4/6 done;" in screen_text(app) and "4/6 done (67%)" in screen_text(app)
+        running = app.state.trials[5]
+        finished = replace(running, status="finished", passed=True, finished_at=running.started_at)
+        app.state.apply_batch(TailBatch(trials=[finished]))
+        app.flush()
+        await wait_until(pilot, lambda: "5/6 done;" in screen_text(app), what="the dialog's count moving on")
+        assert "5/6 done (83%)" in screen_text(app)
+        await pilot.press("n")
+
+
+def test_leaving_a_run_says_how_to_report_it_with_the_path_quoted() -> None:
+    note = leaving_note(Path("runs/my demo.db"), has_run=True)
+    assert note is not None and "proctor report 'runs/my demo.db' --format md" in note
+    assert leaving_note(Path("runs/demo.db"), has_run=False) is None
