@@ -8,6 +8,7 @@ change, then review the SVGs. The fixture pins every timestamp and the app gets 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -127,3 +128,18 @@ def test_screen_matches_snapshot(
         f"{name} at {size[0]}x{size[1]} differs from its snapshot: open snapshot_report.html, and if the "
         "change is intended run pytest with --snapshot-update and review the SVG"
     )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_dashboard_of_five_arms_matches_snapshot(
+    wide: Path, size: tuple[int, int], snap_compare: Any
+) -> None:
+    """The demo's shape: compact cells with every arm and its Δ at 100 columns, full ones at 160."""
+    app = ProctorApp(wide, clock=lambda: FIXED_NOW)
+
+    async def settle(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.state.details_loaded and "worker-pool" in screen_text(app))
+        await pilot.pause(0.25)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=settle)
