@@ -162,10 +162,9 @@ class TrialScreen(ProctorScreen):
         )
         for name in names:
             value = scores[name].value
-            shown = "n/a" if value is None else f"{value:.3f}"
-            if value is None:
-                shown = f"n/a ({one_line(na, 20)})" if (na := not_applicable(scores[name])) else shown
-            text.append(f"{one_line(name, 14):<14} {shown}\n")
+            text.append(f"{one_line(name, 14):<14} {'n/a' if value is None else f'{value:.3f}'}\n")
+            if value is None and (na := not_applicable(scores[name])):
+                text.append(f"  {one_line(na, 120)}\n", style="dim")  # whole, wrapped: the side is narrow
         for bad, problem in sorted(self.state.unreadable.get(self.trial_id, {}).items()):
             text.append(f"{one_line(bad, 14):<14} unreadable: {one_line(problem, 60)}\n", style="bold red")
         if not names and not self.state.unreadable.get(self.trial_id):
@@ -195,9 +194,10 @@ class TrialScreen(ProctorScreen):
             lines.append(Text(f"grounding unreadable: {one_line(problem, 120)}", style="bold red"))
         for c in self._grounding.citations if self._grounding else []:
             glyph, style = BADGE.get(c.status, ("?", Style(reverse=True)))
+            # The status before the citation, so a narrow side cuts the path (o shows it whole).
             line = Text(f" {glyph} ", style=style, end="")
+            line.append(f" {c.status:<12}", style="dim")
             line.append(f" {one_line(c.raw, 60)}")
-            line.append(f"  {c.status}", style="dim")
             lines.append(line)
         if not lines:
             lines = [Text("no citations", style="dim")]
@@ -229,6 +229,7 @@ class TrialScreen(ProctorScreen):
             text = Text("● following the tail", style="green")
         else:
             text = Text(f"⏸ paused · {unseen} new events (t / End: follow)", style="bold yellow")
+        text.no_wrap, text.overflow = True, "ellipsis"
         self.query_one("#tail-status", TextPanel).show_text(text)
 
     def on_transcript_view_tail_changed(self, message: TranscriptView.TailChanged) -> None:

@@ -8,15 +8,17 @@ from typing import Any
 import pytest
 from rich.text import Text
 
+from proctor.app.feed import TailBatch
 from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.trial import TrialScreen
-from proctor.store.events import FinalAnswer, ToolCall, TrialStarted
+from proctor.store.events import FinalAnswer, Scored, ToolCall, TrialStarted
 from proctor.store.writer import StoreWriter
 from proctor.widgets import transcript_view
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.transcript_model import TranscriptEntry
 from proctor.widgets.transcript_view import TranscriptView
+from tests.app.events_factory import stored
 from tests.app.fixture_store import BIG_LINES, MODEL, RUN, Fixture
 from tests.app.helpers import commands, console, open_trial, screen_text, wait_until
 
@@ -32,7 +34,8 @@ async def test_trial_view_shows_transcript_scores_citations_and_judgments(fx: Fi
         assert "tinyq/job.py:999 ✗H" in transcript and "tinyq/missing.py:3 ?U" in transcript
         assert "tinyq/job.py:4 ✓G" in text
         assert "fairness       0.700" in text and "adoption       0.800" in text
-        assert "✗  tinyq/job.py:999  hallucinated" in text
+        assert "✗  hallucinated tinyq/job.py:999" in text
+        assert "✓  grounded     tinyq/job.py:4" in text  # the status whole, first: the side is narrow
         assert "pass 2 openai:gpt-4o-mini: 0.800" in text
         assert "■ finished trial: nothing more will arrive" in text, "a finished trial opens at the top"
 
@@ -252,3 +255,16 @@ async def test_an_errored_trial_says_why_in_its_header(fx: Fixture) -> None:
 
 def _title(screen: TrialScreen) -> str:
     return str(getattr(screen.query_one("#trial-title").render(), "plain", ""))
+
+
+async def test_a_score_without_value_gives_its_whole_reason_in_the_narrow_side(fx: Fixture) -> None:
+    reason = "the arm does not offer the gold calls' tools"
+    async with console(fx.db, size=(100, 30)) as (app, pilot):
+        screen = await open_trial(app, pilot, 1, 0)
+        tfs = Scored(name="tfs", value=None, details={"na": reason})
+        app.state.apply_batch(TailBatch(events=[stored(tfs, trial_id=screen.trial_id, event_id=10**6)]))
+        app.flush()
+        await pilot.pause()
+        side = [line.split("│", 1)[1] for line in screen_text(app).splitlines() if "│" in line]
+        shown = " ".join(" ".join(side).split())
+        assert "tfs n/a the arm does not offer the gold calls' tools" in shown and "…" not in shown
