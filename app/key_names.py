@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _NAMED = {
+    "slash": "/",
+    "backslash": "\\",
     "pageup": "page up",
     "pagedown": "page down",
     "space": "space",

@@ -369,8 +369,8 @@ def leaving_note(db_path: Path, *, has_run: bool) -> str | None:
         return None
     db = shlex.quote(str(db_path))
     return (
-        f"next: proctor report {db} --format md   (the verdict, intervals and failures as Markdown)\n"
-        f"      proctor watch {db}                (this console again)"
+        f"next: proctor report {db} --format md    (the verdict as Markdown)\n"
+        f"      proctor watch {db}    (this console again)"
     )
 
 

@@ -36,6 +36,7 @@ def test_keys_are_named_as_people_type_them() -> None:
     assert key_label("pagedown") == "page down"
     assert key_label("G") == "G"
     assert key_label("equals_sign") == "="
+    assert key_label("slash") == "/" and key_label("colon") == ":"
 
 
 def test_an_action_is_listed_once_with_all_its_keys_under_what_it_does() -> None:
