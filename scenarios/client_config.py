@@ -25,6 +25,7 @@ import yaml
 
 from proctor.scenarios.errors import SuiteError
 from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
+from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes
 
 # Where each client writes its transport, and the spellings proctor maps to its own three.
 _KINDS = {
@@ -55,22 +56,24 @@ def project_folder(path: Path) -> Path:
 
 def read_config_data(path: Path) -> Any:
     """The parsed file: YAML for ``.yaml``/``.yml``, JSON with comments for anything else."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:  # a regular file of bounded size: a FIFO or /dev/zero is refused, not read
+        text = read_regular_bytes(path).decode("utf-8-sig")
+    except UnsafeFile as exc:
+        raise SuiteError(str(exc)) from exc
     except UnicodeDecodeError as exc:
         raise SuiteError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from exc
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml") or (suffix not in _JSON_SUFFIXES and not text.lstrip().startswith("{")):
         try:
-            return yaml.safe_load(text)
+            return load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
             raise SuiteError(f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     try:
         return json.loads(strip_jsonc(text))
+    except RecursionError as exc:  # json nests as deep as the text does
+        raise SuiteError(f"{path}: nested too deeply to be a client configuration; flatten it") from exc
     except json.JSONDecodeError as exc:
         raise SuiteError(
             f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg}); "
@@ -269,9 +272,11 @@ def _stdio(entry: dict[str, Any], here: str, base: Path | None, sub: _Vars) -> d
 def read_env_file(path: Path, where: str) -> dict[str, str]:
     """A dotenv file as VS Code's ``envFile`` reads it: ``NAME=value`` lines, ``#`` comments, quotes."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{where}.env_file: cannot read {path} ({getattr(exc, 'strerror', exc)})") from exc
+        text = read_regular_bytes(path).decode("utf-8-sig")
+    except UnsafeFile as exc:
+        raise SuiteError(f"{where}.env_file: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{where}.env_file: cannot read {path} ({exc})") from exc
     env: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()

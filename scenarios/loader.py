@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from proctor.scenarios.client_config import read_client_servers, read_env_file
 from proctor.scenarios.errors import SuiteError as SuiteError  # re-exported: callers import it from here
 from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
+from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes
 
 M = TypeVar("M", bound=BaseModel)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -41,7 +42,7 @@ class LoadedSuite:
         digest = hashlib.sha256()
         for f in sorted(self.files):
             digest.update(Path(os.path.relpath(f, self.root)).as_posix().encode() + b"\0")  # may be ../
-            digest.update(f.read_bytes() if f.is_file() else b"")
+            digest.update(_read_bytes(f) if f.is_file() else b"")
             digest.update(b"\0")
         return digest.hexdigest()
 
@@ -109,11 +110,16 @@ def _line_of(text: str, loc: Sequence[int | str]) -> int | None:
     return None if node is None else node.start_mark.line + 1
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return read_regular_bytes(path)
+    except UnsafeFile as exc:
+        raise SuiteError(str(exc)) from exc
+
+
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SuiteError(f"{path}: cannot read ({exc.strerror})") from exc
+        return _read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SuiteError(
             f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
@@ -124,7 +130,7 @@ def _read_text(path: Path) -> str:
 def _read_yaml(path: Path) -> Any:
     text = _read_text(path)
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""

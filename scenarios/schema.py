@@ -140,6 +140,7 @@ class Limits(_Strict):
     tool_result_store_chars: int = Field(200_000, ge=1000, description="tool output kept in the run database")
     tool_result_model_chars: int = Field(50_000, ge=1000, description="tool output sent back to the model")
     server_log_bytes: int = Field(1_000_000, ge=10_000, description="stderr log per server, rotated once")
+    max_trials: int = Field(1_000_000, ge=1, description="largest trial matrix a run may build")
 
 
 class Concurrency(_Strict):

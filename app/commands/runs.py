@@ -14,6 +14,7 @@ from proctor.app.signals import stop_signals
 from proctor.engine.grading.anchors import verify_before_run
 from proctor.engine.runs.executors import check_executor
 from proctor.engine.runs.gold_check import check_gold_tools
+from proctor.engine.runs.matrix import check_planned_size
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.session import run_suite
 from proctor.engine.suites import load_suite
@@ -67,6 +68,9 @@ def run_command(args: argparse.Namespace) -> int:
         address=args.address,
     )
     check_executor(options)
+    check_planned_size(
+        loaded, models=options.models, arms=options.arms, scenarios=options.scenarios, epochs=options.epochs
+    )
     _preflight(loaded, args.db, resume)
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -30,6 +30,38 @@ def select(names: Sequence[str], wanted: Sequence[str] | None, what: str, where:
     return [n for n in names if n in wanted]
 
 
+def check_size(loaded: LoadedSuite, *, epochs: int, scenarios: int, arms: int, models: int) -> None:
+    """Refuse a matrix above ``limits.max_trials`` before a single row is built: 10^8 epochs
+    would otherwise fill memory for a minute and end in MemoryError."""
+    limit = loaded.suite.limits.max_trials
+    total = epochs * scenarios * arms * models
+    if total > limit:
+        raise SuiteError(
+            f"{loaded.root / 'suite.yaml'}: the run would have {total:,} trials ({epochs:,} epochs x "
+            f"{scenarios} scenarios x {arms} arms x {models} models), above limits.max_trials = {limit:,}; "
+            "lower --epochs or select fewer arms/scenarios/models, or raise limits.max_trials in suite.yaml"
+        )
+
+
+def check_planned_size(
+    loaded: LoadedSuite,
+    *,
+    models: Sequence[str] | None,
+    arms: Sequence[str] | None,
+    scenarios: Sequence[str] | None,
+    epochs: int | None,
+) -> None:
+    """``check_size`` for a run about to start, from its command line (before any database exists)."""
+    where = str(loaded.root / "suite.yaml")
+    check_size(
+        loaded,
+        epochs=epochs or loaded.suite.epochs,
+        scenarios=len(select([s.id for s in loaded.scenarios], scenarios, "scenario", where)),
+        arms=len(select(list(loaded.suite.arms), arms, "arm", where)),
+        models=len(models or loaded.suite.models),
+    )
+
+
 def expand(
     loaded: LoadedSuite,
     *,
@@ -42,6 +74,7 @@ def expand(
     where = str(loaded.root / "suite.yaml")
     arm_names = select(list(loaded.suite.arms), arms, "arm", where)
     scenario_ids = select([s.id for s in loaded.scenarios], scenarios, "scenario", where)
+    check_size(loaded, epochs=epochs, scenarios=len(scenario_ids), arms=len(arm_names), models=len(models))
     return [
         TrialRow(scenario=s, arm=a, model=m, epoch=e, seed=epoch_seed(base_seed, e))
         for e in range(epochs)

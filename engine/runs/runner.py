@@ -240,6 +240,15 @@ async def open_run(
         options = resumed_options(options, existing[1])
     if options.base_seed is None:
         options = replace(options, base_seed=0)
+    models = list(options.models or suite.models)
+    rows = expand(  # before the lock and the database: a matrix too large to build is refused first
+        loaded,
+        models=models,
+        arms=options.arms,
+        scenarios=options.scenarios,
+        epochs=options.epochs or suite.epochs,
+        base_seed=options.base_seed or 0,
+    )
     lock = EngineLock.try_acquire(options.db)
     if lock is None:
         raise RunError(
@@ -252,15 +261,6 @@ async def open_run(
         raise
     try:
         run_id = existing[0] if existing else uuid.uuid4().hex[:12]
-        models = list(options.models or suite.models)
-        rows = expand(
-            loaded,
-            models=models,
-            arms=options.arms,
-            scenarios=options.scenarios,
-            epochs=options.epochs or suite.epochs,
-            base_seed=options.base_seed or 0,
-        )
         run = Run(
             loaded=loaded,
             options=options,

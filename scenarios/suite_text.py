@@ -1,0 +1,137 @@
+"""Read suite files without trusting them: regular files only, bounded in size, and YAML that
+cannot expand or nest without bound or repeat a key.
+
+A FIFO would block the loader forever and ``/dev/zero`` would fill memory; a billion-laughs
+document is a few hundred bytes that expand to 10^9 nodes the moment anything walks it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # suite files are hand-written: far below this
+MAX_YAML_NODES = 1_000_000  # scalars, sequences and mappings, each alias counted as expanded
+MAX_YAML_DEPTH = 100  # levels of nesting, through aliases too
+
+
+class UnsafeFile(Exception):
+    """A suite file that is not a regular file, is too large, or is YAML past the bounds."""
+
+
+def read_regular_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes, refusing anything but a regular file (after symlinks) and files over ``limit``.
+
+    It is opened non-blocking, so a FIFO swapped in after the check cannot hang the read either.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UnsafeFile(f"{path}: not a regular file (a FIFO, device or directory); use a plain file")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise UnsafeFile(f"{path}: cannot read ({exc.strerror})") from exc
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeFile(f"{path}: not a regular file (a FIFO, device or directory); use a plain file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafeFile(
+            f"{path}: larger than {limit // (1024 * 1024)} MiB; a suite file this size is not hand-written: "
+            "keep large data in the suite's repos or fixtures and point to it"
+        )
+    return data
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses repeated keys, deep nesting and large alias expansion.
+
+    Sizes are counted as the node graph is composed (children before parents), so the check
+    costs one addition per node and never walks the expanded tree.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._stats: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, expanded depth)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            anchored = self.anchors.get(event.anchor)
+            if anchored is not None and id(anchored) not in self._stats:
+                raise _Refused(
+                    event.start_mark, f"alias *{event.anchor} refers to itself (a recursive structure)"
+                )
+            return super().compose_node(parent, index)
+        self._depth += 1
+        if self._depth > MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise _Refused(mark, f"nested deeper than {MAX_YAML_DEPTH} levels")
+        node = super().compose_node(parent, index)
+        assert node is not None  # only an alias composes to nothing
+        self._depth -= 1
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        size, depth = 1, 0
+        for child in children:
+            child_size, child_depth = self._stats[id(child)]
+            size += child_size
+            depth = max(depth, child_depth)
+        if size > MAX_YAML_NODES:
+            raise _Refused(
+                node.start_mark, f"expands to more than {MAX_YAML_NODES:,} values (through aliases)"
+            )
+        if depth + 1 > MAX_YAML_DEPTH:
+            raise _Refused(node.start_mark, f"nested deeper than {MAX_YAML_DEPTH} levels (through aliases)")
+        self._stats[id(node)] = (size, depth + 1)
+        return node
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<:` merges are allowed to repeat what they bring in
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue  # an unhashable key: the base constructor says so
+            if first is not None:
+                raise _Refused(
+                    key_node.start_mark,
+                    f"duplicate key {key!r} (first at line {first.start_mark.line + 1}); "
+                    "a key may appear once in a mapping: remove or merge one",
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+class _Refused(yaml.MarkedYAMLError):
+    def __init__(self, mark: yaml.Mark | None, problem: str) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` with the bounds above; refusals are ``yaml.YAMLError`` with a line mark."""
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "UnsafeFile",
+    "load_yaml",
+    "read_regular_bytes",
+]
