@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anthropic
 import httpx2
 
+from proctor.engine.http_limits import CappedTransport, too_large
 from proctor.engine.providers.anthropic_wire import (
     AnthropicStreamState,
     to_anthropic_messages,
@@ -155,7 +156,8 @@ class AnthropicProvider:
             base_url=base_url,
             max_retries=0,
             timeout=request_timeout_s,
-            http_client=http_client,
+            http_client=http_client
+            or anthropic.DefaultAsyncHttpxClient(transport=CappedTransport(lines_everywhere=True)),
             open_telemetry=False,
         )
 
@@ -214,6 +216,8 @@ class AnthropicProvider:
 
 def classify_anthropic_error(exc: BaseException, *, secrets: tuple[str, ...]) -> Failure | None:
     """Anthropic SDK exceptions (and raw ``httpx2`` ones from mid-stream) -> retry decision."""
+    if (big := too_large(exc)) is not None:  # an endless reply comes back endless: not retried
+        return Failure("bad_response", False, f"{SOURCE}: {big}")
     if isinstance(exc, anthropic.APIStatusError):
         wire_type, wire_code, wire_message = wire_error_fields(exc.body)
         detail = wire_message or exc.api_message or type(exc).__name__

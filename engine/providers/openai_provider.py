@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx2
 import openai
 
+from proctor.engine.http_limits import CappedTransport, too_large
 from proctor.engine.providers.assembly import estimated_usage
 from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback
 from proctor.engine.providers.openai_wire import OpenAIStreamState, to_openai_messages, to_openai_tools
@@ -125,7 +126,8 @@ class OpenAIProvider:
             base_url=base_url,
             max_retries=0,
             timeout=request_timeout_s,
-            http_client=http_client,
+            http_client=http_client
+            or openai.DefaultAsyncHttpxClient(transport=CappedTransport(lines_everywhere=True)),
         )
 
     @property
@@ -186,6 +188,8 @@ class OpenAIProvider:
 
 def classify_openai_error(exc: BaseException, *, secrets: tuple[str, ...]) -> Failure | None:
     """OpenAI SDK exceptions (and raw ``httpx2`` ones) -> retry decision."""
+    if (big := too_large(exc)) is not None:  # an endless reply comes back endless: not retried
+        return Failure("bad_response", False, f"{SOURCE}: {big}")
     if isinstance(exc, openai.APIStatusError):
         wire_type, wire_code, wire_message = wire_error_fields(exc.body)
         return failure_for_status(
