@@ -26,6 +26,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from proctor.engine.tools.jsonrpc_watch import TrafficWatch, watched
 from proctor.engine.tools.mcp_content import record_content
 from proctor.engine.tools.mcp_http import HttpFailures, http_transport
 from proctor.engine.tools.mcp_launch import ServerStartError, launched
@@ -43,6 +44,8 @@ MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
 PROTOCOL_GRACE_S = 1.0
 _MAX_NAME_CHARS = 100
+# What the SDK's streamable HTTP client synthesizes (with -32000) when a reply can never arrive.
+_HTTP_ABANDONED = "SSE stream ended without a response"
 
 
 class ProtocolFault(Exception):
@@ -66,6 +69,7 @@ class McpConnection:
         self._fault = asyncio.Event()
         self._last_fault = ""
         self._lock = asyncio.Lock()
+        self._watch = TrafficWatch(self._protocol_fault)
         self._generation = 0
         self.restarts = 0
         self.tools: list[mtypes.Tool] = []
@@ -108,6 +112,7 @@ class McpConnection:
         self._generation += 1
 
     async def _own(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+        self._watch = TrafficWatch(self._protocol_fault)
         with open(self.log_path, "a", encoding="utf-8", errors="replace") as log:
             try:
                 async with AsyncExitStack() as stack:
@@ -137,8 +142,9 @@ class McpConnection:
                 env=dict(cfg.env),
                 cwd=cfg.cwd,
             )
+            transport = watched(stdio_client(params, errlog=log), self._watch)
             try:
-                async with Client(stdio_client(params, errlog=log), **self._client_hooks()) as client:
+                async with Client(transport, **self._client_hooks()) as client:
                     yield client
             finally:
                 kill_group(group)  # a supervisor killed by -9 left its server's group behind
@@ -159,7 +165,7 @@ class McpConnection:
                 )
             self._http = HttpFailures()
             client = await stack.enter_async_context(
-                Client(http_transport(cfg, self._http), **self._client_hooks())
+                Client(watched(http_transport(cfg, self._http), self._watch), **self._client_hooks())
             )
             yield client
 
@@ -220,6 +226,7 @@ class McpConnection:
             if client is None:
                 return self._outcome(tool, f"{self.name}: server is not running", start, "server_unavailable")
         generation = self._generation
+        watch = self._watch
         fault = self._fault
         try:
             result = await self._call_or_fault(client, tool, arguments, timeout_s, fault, on_progress)
@@ -228,15 +235,18 @@ class McpConnection:
                 tool, f"{self.name}.{tool}: {exc}{self._stderr_tail()}", start, "protocol_error"
             )
         except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
+            if exc.code == REQUEST_TIMEOUT and time.perf_counter() - start >= timeout_s:
                 return self._outcome(
                     tool, f"{self.name}.{tool}: no answer within {timeout_s:g}s", start, "timeout"
                 )
-            kind = "protocol_error"
-            if exc.code == CONNECTION_CLOSED or (self._owner is not None and self._owner.done()):
-                kind = "server_crashed"
+            if self._connection_lost(exc, watch):
                 await self._mark_dead(generation)
-            return self._outcome(tool, f"{self.name}.{tool}: {exc.message}{self._stderr_tail()}", start, kind)
+                msg = f"{self.name}.{tool}: {exc.message}{self._stderr_tail()}"
+                return self._outcome(tool, msg, start, "server_crashed")
+            # The server answered with a JSON-RPC error: the tool's failure, and the server lives on.
+            return self._outcome(
+                tool, f"{self.name}.{tool}: error {exc.code}: {exc.message}", start, "tool_error"
+            )
         except TimeoutError:
             return self._outcome(
                 tool, f"{self.name}.{tool}: no answer within {timeout_s:g}s", start, "timeout"
@@ -297,11 +307,26 @@ class McpConnection:
                 with contextlib.suppress(BaseException):
                     await call
 
+    def _connection_lost(self, exc: MCPError, watch: TrafficWatch) -> bool:
+        """Whether an error came from the connection ending rather than from the server's reply;
+        -32000 is both the SDK's "connection closed" and the spec's generic server error."""
+        if watch.closed or (self._owner is not None and self._owner.done()):
+            return True
+        return (
+            isinstance(self.config, HttpServer)
+            and exc.code == CONNECTION_CLOSED
+            and exc.message == _HTTP_ABANDONED
+        )
+
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
-            self._last_fault = _describe(message)[:300]  # redacted before the cut
-            fault, self._fault = self._fault, asyncio.Event()
-            fault.set()
+            self._protocol_fault(_describe(message))
+
+    def _protocol_fault(self, description: str) -> None:
+        """Invalid traffic: calls in flight get ``PROTOCOL_GRACE_S`` to be answered, then fail."""
+        self._last_fault = redact(description)[:300]  # redacted before the cut
+        fault, self._fault = self._fault, asyncio.Event()
+        fault.set()
 
     def _outcome(self, tool: str, message: str, start: float, kind: str) -> ToolCallOutcome:
         return ToolCallOutcome(self.name, tool, message, True, time.perf_counter() - start, kind)

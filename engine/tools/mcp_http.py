@@ -16,6 +16,7 @@ import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from proctor.engine.http_limits import CappedTransport
 from proctor.scenarios.schema import HttpServer
 
 # The SSE stream stays open between events; this long without one is a dead server, not a slow one.
@@ -34,7 +35,10 @@ class HttpFailures:
             self.last = (request.method, str(request.url), response.status_code, response.reason_phrase)
 
     def client(self, **kwargs: Any) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(event_hooks={"response": [self.on_response]}, **kwargs)
+        # Capped: a JSON reply at 64 MiB, each event-stream line at 4 MiB (an SSE stream lives as long
+        # as the session, so its total is not capped).
+        transport = CappedTransport(cap_event_streams=False)
+        return httpx2.AsyncClient(event_hooks={"response": [self.on_response]}, transport=transport, **kwargs)
 
     def describe(self, cfg: HttpServer, exc: BaseException) -> str:
         """Why the connection failed, in terms of the HTTP exchange, or "" if it was not HTTP."""

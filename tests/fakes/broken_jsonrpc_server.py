@@ -2,14 +2,19 @@
 
 It answers ``initialize`` and ``tools/list`` correctly, then answers every ``tools/call`` with a
 line that is not JSON-RPC (``--reply garbage``: not JSON at all; ``--reply shape``: JSON without
-``jsonrpc``/``id``) and never sends a real answer. ``--reply silent`` never answers ``initialize``. It writes to the real stdout, which a server
-built on the SDK cannot do by accident (the SDK guards it), so the client sees the bytes.
+``jsonrpc``/``id``) and never sends a real answer. ``--reply silent`` never answers ``initialize``.
+``--reply error``: a well-formed JSON-RPC error reply with ``--code`` (default -32000, the spec's
+generic server error); ``--reply unmatched``: a result whose id matches no request, and nothing
+else. Every ``tools/call`` also appends the server's pid to ``--calls`` (one line per call), so a
+test sees whether the server was restarted. It writes to the real stdout, which a server built on
+the SDK cannot do by accident (the SDK guards it), so the client sees the bytes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -25,9 +30,26 @@ def _send(message: dict[str, object]) -> None:
     sys.stdout.flush()
 
 
+def _answer_call(args: argparse.Namespace, rid: object) -> None:
+    if args.calls:
+        with open(args.calls, "a") as calls:
+            calls.write(f"{os.getpid()}\n")
+    if args.reply == "error":
+        _send({"jsonrpc": "2.0", "id": rid, "error": {"code": args.code, "message": "backend unavailable"}})
+    elif args.reply == "unmatched":
+        _send({"jsonrpc": "2.0", "id": f"never-sent-{rid}", "result": {"content": [], "isError": False}})
+    else:
+        sys.stdout.write("<<this is not json-rpc>>\n" if args.reply == "garbage" else '{"answer": 42}\n')
+        sys.stdout.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--reply", choices=("garbage", "shape", "silent"), default="garbage")
+    parser.add_argument(
+        "--reply", choices=("garbage", "shape", "silent", "error", "unmatched"), default="garbage"
+    )
+    parser.add_argument("--code", type=int, default=-32000)
+    parser.add_argument("--calls", default="")
     args = parser.parse_args()
     if args.reply == "silent":  # never answers anything, not even initialize
         time.sleep(3600)
@@ -41,8 +63,7 @@ def main() -> None:
         elif method == "tools/list":
             _send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
         elif method == "tools/call":
-            sys.stdout.write("<<this is not json-rpc>>\n" if args.reply == "garbage" else '{"answer": 42}\n')
-            sys.stdout.flush()
+            _answer_call(args, rid)
         elif rid is not None:
             _send({"jsonrpc": "2.0", "id": rid, "result": {}})
     time.sleep(3600)
