@@ -404,7 +404,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{db}: damaged or not a proctor run database ({exc}); "
                 "restore it from a copy, or write a new run with another --db"
             )
-        print(f"proctor {args.command}: {message}", file=sys.stderr)
+        from proctor.store.display_text import sanitize  # a message may quote a suite's names
+
+        print(f"proctor {args.command}: {sanitize(message)}", file=sys.stderr)
         return ExitCode.BAD_INPUT
 
 

@@ -23,6 +23,7 @@ from rich.text import Text
 from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, group_errors, run_stop_message
 from proctor.engine.reports.report import OFFLINE_NOTE
 from proctor.engine.runs.runner import Run
+from proctor.store.display_text import one_line
 from proctor.store.reader import StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
 from proctor.widgets.sanitize import one_line
@@ -176,8 +177,8 @@ def summary_table(db: Path) -> Table:
         scored = [t.passed for t in ts if t.passed is not None]
         fair = [v for t in ts if (v := fairness.get(t.id)) is not None]
         table.add_row(
-            Text(arm),
-            Text(model),
+            Text(one_line(arm)),  # names come from the suite: no escape sequence reaches the terminal
+            Text(one_line(model)),
             str(len(ts)),
             str(len(done)),
             str(sum(t.status == "error" for t in ts)),

@@ -14,6 +14,7 @@ from proctor.scenarios.importers.mcpagentbench import read_mcpagentbench
 from proctor.scenarios.importers.mcpservers import read_mcpservers
 from proctor.scenarios.importers.otel import read_otel
 from proctor.scenarios.loader import SuiteError
+from proctor.store.display_text import sanitize
 from proctor.store.redaction import redact
 
 
@@ -56,9 +57,9 @@ def import_command(args: argparse.Namespace) -> int:
             raise SuiteError(f"{p}: no such file or folder")
     imported = _read(args)
     saved = save_import(imported, args.out, force=args.force)
-    for note in imported.notes:
-        print(f"note: {note}", file=sys.stderr)
-    print(f"wrote {saved.out_dir}: {saved.scenarios} scenarios, arms {', '.join(saved.arms)}")
+    for note in imported.notes:  # notes and arm names quote the imported files
+        print(f"note: {sanitize(note)}", file=sys.stderr)
+    print(f"wrote {saved.out_dir}: {saved.scenarios} scenarios, arms {sanitize(', '.join(saved.arms))}")
     if saved.db is not None:
         print(f"wrote {saved.db}: {saved.trials} imported trials, {saved.judgments} judgments")
         if args.import_format == "otel":

@@ -20,6 +20,7 @@ from proctor.engine.runs.session import run_suite
 from proctor.engine.suites import load_suite
 from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
 from proctor.scenarios.loader import LoadedSuite
+from proctor.store.display_text import sanitize
 from proctor.store.lock import EngineLock
 from proctor.store.reader import StoreReader
 from proctor.store.schema import init_db
@@ -38,7 +39,7 @@ def _preflight(loaded: LoadedSuite, db: Path, resume: bool) -> None:
     check_resumable(db, loaded, resume=resume)
     skipped = asyncio.run(check_gold_tools(loaded))
     if skipped:
-        print(f"note: {skipped}", file=sys.stderr)
+        print(f"note: {sanitize(skipped)}", file=sys.stderr)
     lock = EngineLock.try_acquire(db) if db.exists() else None
     if db.exists() and lock is None:
         raise RunError(
@@ -73,7 +74,7 @@ def run_command(args: argparse.Namespace) -> int:
     )
     _preflight(loaded, args.db, resume)
     for warning in loaded.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {sanitize(warning)}", file=sys.stderr)
     if not args.headless:
         from proctor.app.commands.engine_process import run_engine_process
         from proctor.app.tui import run_console

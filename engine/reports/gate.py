@@ -20,6 +20,7 @@ from pathlib import Path
 
 from proctor.engine.reports.error_causes import ErrorCause, group_errors, run_stop_message
 from proctor.engine.stats.paired import paired_bootstrap_ci
+from proctor.store.display_text import one_line
 from proctor.store.reader import ScoreRecord, StoreReader
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore, parse_details
 
@@ -221,7 +222,7 @@ def format_table(result: FairnessGateResult) -> str:
     header = ("arm", "pairs", "baseline", "arm mean", "delta", "95% CI", "verdict")
     rows = [
         (
-            a.arm,
+            one_line(a.arm),
             str(a.pairs),
             _num(a.baseline_mean),
             _num(a.arm_mean),

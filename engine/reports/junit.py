@@ -18,6 +18,7 @@ from typing import Any
 
 from proctor.engine.reports.gate import FairnessGateResult
 from proctor.engine.reports.report_markdown import cell
+from proctor.store.display_text import sanitize
 from proctor.store.scores import (
     D,
     FailureModeDetails,
@@ -33,7 +34,7 @@ MAX_OUTPUT_CHARS = 4000
 
 def xml_text(text: object) -> str:
     """``text`` with every character XML 1.0 forbids removed."""
-    return _NOT_XML.sub("", str(text))
+    return _NOT_XML.sub("", sanitize(str(text)))
 
 
 @dataclass

@@ -11,18 +11,20 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from proctor.store.display_text import sanitize
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _MARKUP = re.compile(r"([\\`*_{}\[\]<>|#!~])")
 
 
 def cell(text: object) -> str:
     """Plain text safe inside a Markdown table cell or a sentence."""
-    return _MARKUP.sub(r"\\\1", _CONTROL.sub(" ", str(text))).strip()
+    return _MARKUP.sub(r"\\\1", _CONTROL.sub(" ", sanitize(str(text)))).strip()
 
 
 def code_text(text: object, width: int | None = None) -> str:
     """Plain text safe inside a fenced code block, cut to ``width`` characters with an ellipsis."""
-    out = _CONTROL.sub(" ", str(text)).replace("`", "'").strip()
+    out = _CONTROL.sub(" ", sanitize(str(text))).replace("`", "'").strip()
     if width is not None and len(out) > width:
         out = out[: max(0, width - 1)] + "…"
     return out

@@ -2,7 +2,9 @@
 
 Every row carries ``agent`` and ``judges`` labels, so a row copied out of context still says
 whether it came from the offline agent or the offline judge. A cell that a spreadsheet would
-run as a formula (leading ``=``, ``+``, ``-``, ``@``) is prefixed with a quote.
+run as a formula (leading ``=``, ``+``, ``-``, ``@``) is prefixed with a quote, and escape
+sequences and control characters are removed as the console removes them (``cat`` of the file
+must not retitle or clear a terminal).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 from typing import Any
+
+from proctor.store.display_text import sanitize
 
 COLUMNS = [
     "arm",
@@ -62,6 +66,8 @@ COLUMNS = [
 
 
 def _safe(v: object) -> object:
+    if isinstance(v, str):
+        v = " ".join(sanitize(v).split("\n"))
     if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + v
     return "" if v is None else v
