@@ -30,10 +30,22 @@ def sanitize(text: str) -> str:
     return _CONTROLS.sub("", text)
 
 
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_in_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with C1 controls and bidi characters written as ``\\uXXXX``:
+    the same JSON value, kept whole for data exports, yet nothing a terminal would act on. JSON
+    already escapes C0 controls (ESC, BEL) itself."""
+    if _JSON_UNSAFE.search(text) is None:
+        return text
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def one_line(text: str, limit: int = 120) -> str:
     """Sanitized text squeezed onto one line and cut at ``limit`` characters (for titles, cells)."""
     flat = " ".join(sanitize(text[: limit * 4]).split())
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
-__all__ = ["one_line", "sanitize"]
+__all__ = ["escape_in_json", "one_line", "sanitize"]

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from proctor.store.display_text import escape_in_json, sanitize
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult
 from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
 from proctor.store.redaction import redact
@@ -228,7 +229,7 @@ def _event_row(run_id: str, trials: dict[int, dict[str, Any]], stored: StoredEve
 def write_jsonl(rows: Iterator[dict[str, Any]], out: TextIO) -> int:
     n = 0
     for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
+        out.write(escape_in_json(json.dumps(row, ensure_ascii=False, sort_keys=False)) + "\n")
         n += 1
     return n
 
@@ -239,8 +240,9 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if isinstance(value, str):
+        return escape_in_json(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    if isinstance(value, str):  # names: cleaned as the console shows them (``cat`` must be safe)
+        value = " ".join(sanitize(value).split("\n"))
         return "'" + value if value.startswith(_FORMULA_START) else value
     return str(value)
 

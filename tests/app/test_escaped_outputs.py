@@ -5,6 +5,7 @@ and retitled the terminal through the headless summary and ``report --format csv
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,29 @@ def test_report_files_carry_no_escape_characters(
     _assert_clean(out)
     assert "\x1b" not in out
     assert "armevil" in out.replace("\\", "")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_exports_carry_no_character_a_terminal_acts_on(hostile_db: Path, tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / f"events.{fmt}"
+    assert main(["export", str(hostile_db), "--format", fmt, "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    for bad in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert bad not in text, f"{bad!r} reached the export"
+    if fmt == "csv":  # name columns read as the console shows them
+        assert ",armevil,offline:default," in text
+    else:  # the data keeps the raw name, written as JSON escapes
+        rows = [json.loads(line) for line in text.splitlines()]
+        assert any(r.get("arm") == ARM for r in rows)
+
+
+def test_an_error_message_quoting_a_name_is_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = tmp_path / "s"
+    (suite / "scenarios").mkdir(parents=True)
+    arms = f"  base: {{baseline: true}}\n  {json.dumps(ARM)}: {{servers: [nope]}}\n"
+    (suite / "suite.yaml").write_text("name: t\narms:\n" + arms)
+    (suite / "scenarios" / "one.yaml").write_text("id: one\nprompt: hi\n")
+    code = main(["run", str(suite), "--headless", "--db", str(tmp_path / "r.db")])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown server 'nope'" in err
+    _assert_clean(err)
