@@ -71,7 +71,11 @@ def test_errored_unscored_and_hostile_trials(report: dict[str, Any], tmp_path: P
     (error,) = [
         r for r in results[(f"{suite_name}.{first['arm']}", first["scenario"])] if isinstance(r, Error)
     ]
-    assert "ended in error" in error.message and "server crashed\n" in (error.text or "") and "[2J" not in (error.text or "")
+    assert (
+        "ended in error" in error.message
+        and "server crashed\n" in (error.text or "")
+        and "[2J" not in (error.text or "")
+    )
     skipped = results[(f"{suite_name}.{second['arm']}", second["scenario"])]
     assert any(isinstance(r, Skipped) for r in skipped)
     assert doc.errors >= 1 and doc.skipped >= 1
