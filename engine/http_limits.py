@@ -43,7 +43,7 @@ class _CappedStream(httpx2.AsyncByteStream):
                 last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
                 line = len(chunk) - last - 1 if last >= 0 else line + len(chunk)
                 if line > self._line_limit:
-                    self._refuse(f"one line of the event stream passed {_mib(self._line_limit)}")
+                    self._refuse(f"one line of the response passed {_mib(self._line_limit)}")
             yield chunk
 
     def _refuse(self, what: str) -> None:

@@ -242,8 +242,8 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, dict | list):
         return escape_in_json(json.dumps(value, ensure_ascii=False, sort_keys=True))
     if isinstance(value, str):  # names: cleaned as the console shows them (``cat`` must be safe)
-        value = " ".join(sanitize(value).split("\n"))
-        return "'" + value if value.startswith(_FORMULA_START) else value
+        text = " ".join(sanitize(value).split("\n"))
+        return "'" + text if text.startswith(_FORMULA_START) else text
     return str(value)
 
 

@@ -93,7 +93,9 @@ def test_exports_carry_no_character_a_terminal_acts_on(hostile_db: Path, tmp_pat
         assert any(r.get("arm") == ARM for r in rows)
 
 
-def test_an_error_message_quoting_a_name_is_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_error_message_quoting_a_name_is_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     suite = tmp_path / "s"
     (suite / "scenarios").mkdir(parents=True)
     arms = f"  base: {{baseline: true}}\n  {json.dumps(ARM)}: {{servers: [nope]}}\n"
