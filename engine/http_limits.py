@@ -26,7 +26,9 @@ class ResponseTooLarge(httpx2.DecodingError):
 
 
 class _CappedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, line_limit: int | None, url: str) -> None:
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, limit: int | None, line_limit: int | None, url: str
+    ) -> None:
         self._inner = inner
         self._limit = limit
         self._line_limit = line_limit
@@ -37,7 +39,7 @@ class _CappedStream(httpx2.AsyncByteStream):
         line = 0  # bytes since the last line break
         async for chunk in self._inner:
             seen += len(chunk)
-            if seen > self._limit:
+            if self._limit is not None and seen > self._limit:
                 self._refuse(f"the response body passed {_mib(self._limit)}")
             if self._line_limit is not None:
                 last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
@@ -59,7 +61,9 @@ class _CappedStream(httpx2.AsyncByteStream):
 class CappedTransport(httpx2.AsyncBaseTransport):
     """``httpx2``'s own transport with every response body capped at ``limit`` bytes, and each line
     of an event stream at ``line_limit`` (of every body with ``lines_everywhere``: the provider
-    SDKs scan even a JSON reply to a streamed request as lines)."""
+    SDKs scan even a JSON reply to a streamed request as lines). Without ``cap_event_streams`` an
+    event stream's total is not capped, only its lines: an MCP session's stream lives as long as
+    the session."""
 
     def __init__(
         self,
@@ -67,11 +71,13 @@ class CappedTransport(httpx2.AsyncBaseTransport):
         line_limit: int = MAX_EVENT_LINE_BYTES,
         *,
         lines_everywhere: bool = False,
+        cap_event_streams: bool = True,
         inner: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self._limit = limit
         self._line_limit = line_limit
         self._lines_everywhere = lines_everywhere
+        self._cap_event_streams = cap_event_streams
         self._inner = inner or httpx2.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -86,12 +92,10 @@ class CappedTransport(httpx2.AsyncBaseTransport):
                 f"{url}: the response came compressed ({encoding}) although none was asked for"
             )
         assert isinstance(response.stream, httpx2.AsyncByteStream)
-        events = self._lines_everywhere or response.headers.get("Content-Type", "").startswith(
-            "text/event-stream"
-        )
-        response.stream = _CappedStream(
-            response.stream, self._limit, self._line_limit if events else None, url
-        )
+        events = response.headers.get("Content-Type", "").startswith("text/event-stream")
+        limit = self._limit if self._cap_event_streams or not events else None
+        line_limit = self._line_limit if events or self._lines_everywhere else None
+        response.stream = _CappedStream(response.stream, limit, line_limit, url)
         return response
 
     async def aclose(self) -> None:
