@@ -274,7 +274,7 @@ def read_env_file(path: Path, where: str) -> dict[str, str]:
     try:
         text = read_regular_bytes(path).decode("utf-8-sig")
     except UnsafeFile as exc:
-        raise SuiteError(f"{where}.env_file: {exc}") from exc
+        raise SuiteError(f"{where}.env_file: cannot read {path} ({exc.reason})") from exc
     except UnicodeDecodeError as exc:
         raise SuiteError(f"{where}.env_file: cannot read {path} ({exc})") from exc
     env: dict[str, str] = {}

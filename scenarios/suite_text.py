@@ -19,8 +19,15 @@ MAX_YAML_NODES = 1_000_000  # scalars, sequences and mappings, each alias counte
 MAX_YAML_DEPTH = 100  # levels of nesting, through aliases too
 
 
+_NOT_REGULAR = "not a regular file (a FIFO, device or directory); use a plain file"
+
+
 class UnsafeFile(Exception):
-    """A suite file that is not a regular file, is too large, or is YAML past the bounds."""
+    """A suite file that cannot be read, is not a regular file or is too large; says why."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.reason = reason
 
 
 def read_regular_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
@@ -30,18 +37,19 @@ def read_regular_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            raise UnsafeFile(f"{path}: not a regular file (a FIFO, device or directory); use a plain file")
+            raise UnsafeFile(path, _NOT_REGULAR)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise UnsafeFile(f"{path}: cannot read ({exc.strerror})") from exc
+        raise UnsafeFile(path, f"cannot read ({exc.strerror})") from exc
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafeFile(f"{path}: not a regular file (a FIFO, device or directory); use a plain file")
+            raise UnsafeFile(path, _NOT_REGULAR)
         data = f.read(limit + 1)
     if len(data) > limit:
         raise UnsafeFile(
-            f"{path}: larger than {limit // (1024 * 1024)} MiB; a suite file this size is not hand-written: "
-            "keep large data in the suite's repos or fixtures and point to it"
+            path,
+            f"larger than {limit // (1024 * 1024)} MiB; a suite file this size is not hand-written: "
+            "keep large data in the suite's repos or fixtures and point to it",
         )
     return data
 
