@@ -48,8 +48,8 @@ def read_regular_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     if len(data) > limit:
         raise UnsafeFile(
             path,
-            f"larger than {limit // (1024 * 1024)} MiB; a suite file this size is not hand-written: "
-            "keep large data in the suite's repos or fixtures and point to it",
+            f"larger than {limit // (1024 * 1024)} MiB, the most proctor reads from such a file; "
+            "split it, or keep large data in the suite's repos or fixtures and point to it",
         )
     return data
 

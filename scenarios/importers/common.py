@@ -18,11 +18,13 @@ from typing import Any
 
 from proctor.scenarios.loader import SuiteError
 from proctor.scenarios.schema import Complexity
+from proctor.scenarios.suite_text import UnsafeFile, read_regular_bytes
 
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 _STEP_NUMBER = re.compile(r"^\s*(?:\d+\s*[.):]|[-*•])\s*")
 # A Python list literal is parsed (never evaluated) only up to this size.
 _MAX_LITERAL_CHARS = 4_000_000
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024  # one source file of an import (tasks, traces, trajectories)
 
 
 class ImportFormatError(SuiteError):
@@ -122,11 +124,15 @@ class ImportedSuite:
 
 
 def read_text(path: Path) -> str:
-    """A source file's text (UTF-8, a BOM allowed), or an error naming the file and the fix."""
+    """A source file's text (UTF-8, a BOM allowed), or an error naming the file and the fix.
+
+    Only a regular file is read (a FIFO would hang the import, ``/dev/zero`` fill memory), and at
+    most ``MAX_IMPORT_BYTES``: datasets are larger than suite files, but not without bound.
+    """
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read ({exc.strerror})") from exc
+        text = read_regular_bytes(path, MAX_IMPORT_BYTES).decode("utf-8-sig")
+    except UnsafeFile as exc:
+        raise ImportFormatError(str(exc)) from exc
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
     return text

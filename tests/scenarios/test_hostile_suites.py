@@ -201,3 +201,24 @@ def test_the_matrix_bound_is_the_suites_to_raise_and_holds_in_the_engine_too(tmp
     assert len(expand(loaded, models=["offline:default"], epochs=5)) == 10
     with pytest.raises(SuiteError, match=r"12 trials .*max_trials = 10"):
         expand(loaded, models=["offline:default"], epochs=6)
+
+
+def test_an_import_source_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    import threading
+
+    from proctor.scenarios.importers.common import read_text
+
+    os.mkfifo(tmp_path / "tasks.json")
+    outcome: list[BaseException | str] = []
+
+    def read() -> None:  # in a daemon thread: a regression blocks it, not the test run
+        try:
+            outcome.append(read_text(tmp_path / "tasks.json"))
+        except Exception as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert outcome, "reading a FIFO blocked"
+    assert "tasks.json: not a regular file" in str(outcome[0])
