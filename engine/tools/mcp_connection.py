@@ -228,6 +228,7 @@ class McpConnection:
         generation = self._generation
         watch = self._watch
         fault = self._fault
+        http_before = self._http.last
         try:
             result = await self._call_or_fault(client, tool, arguments, timeout_s, fault, on_progress)
         except ProtocolFault as exc:
@@ -241,19 +242,20 @@ class McpConnection:
                 )
             if self._connection_lost(exc, watch):
                 await self._mark_dead(generation)
-                msg = f"{self.name}.{tool}: {exc.message}{self._stderr_tail()}"
+                where = self._http_detail(exc, http_before) or self._http_where()
+                msg = f"{self.name}.{tool}: {exc.message}{where}{self._stderr_tail()}"
                 return self._outcome(tool, msg, start, "server_crashed")
             # The server answered with a JSON-RPC error: the tool's failure, and the server lives on.
-            return self._outcome(
-                tool, f"{self.name}.{tool}: error {exc.code}: {exc.message}", start, "tool_error"
-            )
+            msg = f"{self.name}.{tool}: error {exc.code}: {exc.message}{self._http_detail(exc, http_before)}"
+            return self._outcome(tool, msg, start, "tool_error")
         except TimeoutError:
             return self._outcome(
                 tool, f"{self.name}.{tool}: no answer within {timeout_s:g}s", start, "timeout"
             )
         except Exception as exc:
             await self._mark_dead(generation)
-            msg = f"{self.name}.{tool}: connection failed: {_describe(exc)}{self._stderr_tail()}"
+            why = self._http_detail(exc, http_before) or f": {_describe(exc)}"
+            msg = f"{self.name}.{tool}: connection failed{why}{self._stderr_tail()}"
             return self._outcome(tool, msg, start, "server_crashed")
         if self._owner is not None and self._owner.done():
             await self._mark_dead(generation)
@@ -365,6 +367,20 @@ class McpConnection:
     async def aclose(self) -> None:
         async with self._lock:
             await self._stop_owner()
+
+    def _http_detail(self, exc: BaseException, before: object) -> str:
+        """The HTTP exchange behind a failed call (method, URL, status), when there was a new one.
+
+        The SDK reports an HTTP error status as a bare JSON-RPC error; ``before`` is the failure
+        recorded when the call began, so another call's earlier failure is never blamed.
+        """
+        if not isinstance(self.config, HttpServer):
+            return ""
+        why = self._http.describe(self.config, exc, since=before)
+        return f": {why}" if why else ""
+
+    def _http_where(self) -> str:
+        return f" (the connection to {self.config.url} ended)" if isinstance(self.config, HttpServer) else ""
 
     def _stderr_tail(self) -> str:
         tail = stderr_tail(self.log_path)

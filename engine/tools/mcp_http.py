@@ -40,9 +40,13 @@ class HttpFailures:
         transport = CappedTransport(cap_event_streams=False)
         return httpx2.AsyncClient(event_hooks={"response": [self.on_response]}, transport=transport, **kwargs)
 
-    def describe(self, cfg: HttpServer, exc: BaseException) -> str:
-        """Why the connection failed, in terms of the HTTP exchange, or "" if it was not HTTP."""
-        if self.last is None:
+    def describe(self, cfg: HttpServer, exc: BaseException, *, since: object = None) -> str:
+        """Why the connection failed, in terms of the HTTP exchange, or "" if it was not HTTP.
+
+        ``since`` is ``last`` as it was when the failed request began: a failure recorded before
+        it belongs to another request and is not blamed.
+        """
+        if self.last is None or self.last is since:
             if _find(exc, httpx2.ConnectError) is not None:
                 return f"cannot connect to {cfg.url} (nothing answers there; is the server running?)"
             if _find(exc, httpx2.TimeoutException) is not None:
