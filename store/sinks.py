@@ -31,8 +31,9 @@ SINKS: tuple[Sink, ...] = (
         "server-log",
         "<db>.logs/<server>.stderr.log (and rotations): a server's stderr, a launched server's output; "
         "<db>.logs/killed-processes.log: the command lines of processes a supervisor had to kill",
-        "engine.tools.server_log.CappedLog: a Redactor over the child's environment (and, for a launched "
-        "server, proctor's registered secrets, sent on the supervisor's stdin), per whole line before "
+        "engine.tools.server_log.CappedLog: a Redactor over the child's environment and proctor's "
+        "registered secrets (on the supervisor's stdin for a launched server, in a private file it "
+        "removes at once for a stdio server, whose stdin is the protocol), per whole line before "
         "any cut, capped per file; engine.tools.proc_tree.describe redacts a killed command line",
     ),
     Sink(

@@ -13,10 +13,13 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
+import os
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -136,9 +139,12 @@ class McpConnection:
             # stdio_client starts the child with the SDK's safe variables plus cfg.env, never our environment.
             # The supervisor between them reaps the server's whole process group, even after kill -9.
             group = self.log_path.with_name(f".{self.log_path.name}.{uuid.uuid4().hex[:12]}.pid")
+            secrets = _secrets_file(registered_secrets())  # headers: values too, never in any env
             params = StdioServerParameters(
                 command=sys.executable,
-                args=supervised(cfg.command, cfg.args, self.log_path, self.log_bytes, pid_file=group),
+                args=supervised(
+                    cfg.command, cfg.args, self.log_path, self.log_bytes, pid_file=group, secrets_file=secrets
+                ),
                 env=dict(cfg.env),
                 cwd=cfg.cwd,
             )
@@ -148,6 +154,8 @@ class McpConnection:
                     yield client
             finally:
                 kill_group(group)  # a supervisor killed by -9 left its server's group behind
+                if secrets is not None:
+                    secrets.unlink(missing_ok=True)  # the supervisor removes it; unless it never started
             return
         assert isinstance(cfg, HttpServer)
         async with AsyncExitStack() as stack:
@@ -385,6 +393,16 @@ class McpConnection:
     def _stderr_tail(self) -> str:
         tail = stderr_tail(self.log_path)
         return ("\n[server stderr]\n" + "\n".join(tail)) if tail else ""
+
+
+def _secrets_file(secrets: Mapping[str, str]) -> Path | None:
+    """A private file (0600, outside the run's folders) that hands ``secrets`` to a supervisor."""
+    if not secrets:
+        return None
+    fd, name = tempfile.mkstemp(prefix="proctor-secrets-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(dict(secrets), f)
+    return Path(name)
 
 
 def _connected(server: str, client: Client) -> ServerConnected:

@@ -170,6 +170,24 @@ def _read_secrets(limit: int = 1 << 20) -> dict[str, str]:
     return {str(k): str(v) for k, v in loaded.items()}
 
 
+def _take_secrets_file(path: Path, limit: int = 1 << 20) -> dict[str, str]:
+    """The secrets proctor wrote to a private file for a stdio server's supervisor (whose stdin is
+    the protocol); the file is removed at once, so no later process finds it."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit)
+    except OSError:
+        return {}
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    try:
+        loaded = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+
+
 def _drain(fd: int) -> bytes:
     got = b""
     with contextlib.suppress(BlockingIOError, InterruptedError):
@@ -223,11 +241,13 @@ def supervised(
     stdout_to_log: bool = False,
     pid_file: Path | None = None,
     secrets_on_stdin: bool = False,
+    secrets_file: Path | None = None,
 ) -> list[str]:
     """Arguments for ``sys.executable`` that run ``command args`` under the supervisor."""
     extra = ["--stdout-to-log"] if stdout_to_log else []
     extra += ["--pid-file", str(pid_file)] if pid_file is not None else []
     extra += ["--secrets-on-stdin"] if secrets_on_stdin else []
+    extra += ["--secrets-file", str(secrets_file)] if secrets_file is not None else []
     return [
         "-m", __name__, "--parent", str(os.getpid()), "--log", str(log), "--log-bytes", str(log_bytes),
         *extra, "--", command, *args,
@@ -243,6 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pid-file", type=Path, help="where to write this pid (its process group's id)")
     parser.add_argument(
         "--secrets-on-stdin", action="store_true", help="read {value: name} JSON to redact, then EOF"
+    )
+    parser.add_argument(
+        "--secrets-file", type=Path, help="read {value: name} JSON to redact from this file, then remove it"
     )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -265,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     redactor = Redactor.from_environment(os.environ)
     if args.secrets_on_stdin:  # values the server's environment must not carry (a suite's headers:)
         for value, name in _read_secrets().items():
+            redactor.add(value, name)
+    if args.secrets_file is not None:  # a stdio server's stdin is the protocol: the file stands in
+        for value, name in _take_secrets_file(args.secrets_file).items():
             redactor.add(value, name)
     log = CappedLog(args.log, args.log_bytes, redactor)
     sup = Supervisor(log, args.parent, wake)

@@ -38,10 +38,6 @@ PLAIN = "plain-header-value-9876543210"  # a header's value, also handed on unde
 NAME_TOKEN = "ghp_" + "N4meT0ken" * 5  # in the suite's, an arm's and a server's name
 PROMPT_TOKEN = "sk-ant-api03-" + "P" * 40  # in a prompt: the model repeats it in arguments
 CUT = 1000
-# A server's log is redacted by its supervisor (engine/tools/supervise.py), which knows its own
-# child's secret-looking env only; it is to be handed ``registered_secrets()`` (header values of
-# every server) by the change that reworks the supervisor. Until then this one pair may leak.
-AWAITING_SUPERVISOR = {(PLAIN[:16], "server-log"), (PLAIN[-16:], "server-log")}
 SCENARIOS = {
     "creds": f"Look up the credentials configured for the billing service ({PROMPT_TOKEN}).",
     "ledger": "Read the billing ledger of the billing service.",
@@ -163,7 +159,7 @@ async def test_no_planted_secret_reaches_any_sink(tmp_path: Path) -> None:
         for fragment in _fragments()
         if fragment.encode() in (data := path.read_bytes()) or _in_utf16(fragment, data)
     ]
-    assert [leak for leak in leaks if leak[:2] not in AWAITING_SUPERVISOR] == []
+    assert leaks == []
     with sqlite3.connect(db) as conn:
         arms = {r[0] for r in conn.execute("SELECT arm FROM trials")}
         (suite_name,) = conn.execute("SELECT suite FROM runs").fetchone()
