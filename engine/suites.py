@@ -20,9 +20,9 @@ from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario
 from proctor.store.redaction import redact, register_secrets
 
 
-def load_suite(root: str | Path) -> LoadedSuite:
+def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
     """``scenarios.loader.load_suite``, then ``admit``."""
-    return admit(loader.load_suite(root))
+    return admit(loader.load_suite(root, need_scenarios=need_scenarios))
 
 
 def admit(loaded: LoadedSuite) -> LoadedSuite:
