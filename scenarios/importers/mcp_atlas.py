@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import io
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -46,6 +47,7 @@ from proctor.scenarios.importers.common import (
     json_object,
     parse_list_text,
     read_json,
+    read_text,
     records_of,
     scenario_id,
     split_prefixed,
@@ -81,16 +83,12 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 def _read_csv(path: Path) -> list[dict[str, Any]]:
     csv.field_size_limit(max(csv.field_size_limit(), min(sys.maxsize, 2**31 - 1)))
+    text = read_text(path)  # a regular file only, bounded: a FIFO or /dev/zero is refused
     try:
-        with path.open(encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            _check_columns(path, header, "its header")
-            rows = [dict(r) for r in reader]
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        _check_columns(path, header, "its header")
+        rows = [dict(r) for r in reader]
     except csv.Error as exc:
         raise ImportFormatError(f"{path}: not valid CSV ({exc})") from exc
     for i, row in enumerate(rows, start=1):

@@ -222,3 +222,24 @@ def test_an_import_source_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
     reader.join(10)
     assert outcome, "reading a FIFO blocked"
     assert "tasks.json: not a regular file" in str(outcome[0])
+
+
+def test_an_mcp_atlas_csv_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    import threading
+
+    from proctor.scenarios.importers.mcp_atlas import read_rows
+
+    os.mkfifo(tmp_path / "sample_tasks.csv")
+    outcome: list[BaseException | object] = []
+
+    def read() -> None:  # in a daemon thread: a regression blocks it, not the test run
+        try:
+            outcome.append(read_rows(tmp_path / "sample_tasks.csv"))
+        except Exception as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert outcome, "reading a FIFO blocked"
+    assert "sample_tasks.csv: not a regular file" in str(outcome[0])
