@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from proctor.engine.providers.base import (
@@ -35,12 +36,15 @@ from proctor.engine.providers.offline_evidence import (
 )
 from proctor.engine.providers.offline_plan import plan_requests
 from proctor.engine.providers.offline_tools import (
+    DEFINITION_QUERY,
     MEMO,
     can_look_up,
     context_tokens,
     is_question,
+    rank_for_purpose,
     rank_tools,
     routed_tools,
+    symbol_purpose,
     task_identifiers_of,
 )
 from proctor.engine.tools.ranking import words
@@ -50,6 +54,11 @@ from proctor.store.events import ToolCallRequest, Usage
 POLICIES = {"default": 3, "single": 0, "thorough": 5}
 MAX_PARALLEL = 2
 MAX_QUOTED_LINES = 6
+#: Lines quoted from one definition or range the agent read, and from all of them together: a
+#: definition's facts (a cap, a default, a guard) sit anywhere in its body, not only on the
+#: lines that share words with the question.
+MAX_BLOCK_LINES = 24
+MAX_BLOCK_TOTAL = 48
 T = TypeVar("T")
 
 
@@ -197,15 +206,17 @@ class OfflineSession:
         return [ToolCallRequest(call_id=call_id, name=name, arguments=dict(args))]
 
     def _lookup(self, step: _Step, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
-        ranked = rank_tools(step.task, tools)
         planned: list[tuple[str, dict[str, object]]] = []
         if step.identifiers:
-            best = self._pick(ranked, ("symbol", "search"))
+            purpose = symbol_purpose(step.task, step.identifiers)
+            best = self._pick(rank_for_purpose(purpose, tools), ("symbol",)) or self._pick(
+                rank_tools(step.task, tools), ("search",)
+            )
             for ident in step.identifiers[:MAX_PARALLEL]:
                 if best is not None and (args := fill_arguments(best, Focus(identifier=ident))) is not None:
                     planned.append((best.name, args))
         else:
-            best = self._pick(ranked, ("search", "symbol"))
+            best = self._pick(rank_tools(step.task, tools), ("search", "symbol"))
             if best is not None:
                 phrase = self._phrase_for(best, step.task)
                 if (args := fill_arguments(best, Focus(phrase=phrase))) is not None:
@@ -230,7 +241,7 @@ class OfflineSession:
 
         candidates = [e for e in self._evidence if e.is_location and (e.path, e.line) not in step.followed]
         ranked_tools = rank_tools(step.task, tools)
-        symbol_tool = self._pick(ranked_tools, ("symbol",))
+        symbol_tool = self._pick(rank_for_purpose(DEFINITION_QUERY, tools), ("symbol",))
         read_tool = self._pick(ranked_tools, ("read",))
         for target in sorted(candidates, key=relevance, reverse=True):
             step.followed.add((target.path, target.line))
@@ -303,7 +314,10 @@ class OfflineSession:
                 + self._rng.random() * 0.3
             )
 
-        quoted = sorted({(e.path, e.line): e for e in body}.values(), key=score, reverse=True)[
+        blocks = self._read_blocks(body, idents, score)
+        in_blocks = {(e.path, e.line) for block in blocks for e in block}
+        rest = [e for e in body if (e.path, e.line) not in in_blocks]
+        quoted = sorted({(e.path, e.line): e for e in rest}.values(), key=score, reverse=True)[
             :MAX_QUOTED_LINES
         ]
         quoted.sort(key=lambda e: (e.path, e.line))
@@ -316,8 +330,36 @@ class OfflineSession:
         distinct = list({(e.path, e.line): e for e in locations}.values())
         for loc in sorted(distinct, key=location_rank, reverse=True)[:3]:
             lines.append(f"- `{loc.symbol}` is defined at `{loc.path}:{loc.line}` ({loc.text}).")
-        if not quoted and not locations:
+        if not quoted and not locations and not blocks:
             quoted = [e for e in self._evidence if e.is_location][:MAX_QUOTED_LINES]
+        for e in [line for block in blocks for line in block]:
+            lines.append(f"- `{e.path}:{e.line}`: `{e.text.strip()[:160]}`")
         for e in quoted:
             lines.append(f"- `{e.path}:{e.line}`: `{e.text.strip()[:160]}`")
         return "\n".join(lines)
+
+    def _read_blocks(
+        self, body: list[Evidence], idents: set[str], score: Callable[[Evidence], float]
+    ) -> list[list[Evidence]]:
+        """The definitions and ranges it read (one tool result each), most relevant first, each
+        quoted whole up to MAX_BLOCK_LINES and all of them up to MAX_BLOCK_TOTAL lines."""
+        by_call: dict[int, dict[tuple[str, int], Evidence]] = {}
+        for e in body:
+            by_call.setdefault(e.call_index, {})[(e.path, e.line)] = e
+        headers = {e.call_index: e.symbol for e in self._evidence if e.is_location and e.symbol}
+
+        def relevance(call: int) -> float:
+            found = by_call[call].values()
+            return 3.0 * (headers.get(call) in idents) + max(score(e) for e in found)
+
+        out: list[list[Evidence]] = []
+        total = 0
+        seen: set[tuple[str, int]] = set()
+        for call in sorted(by_call, key=relevance, reverse=True):
+            block = [e for key, e in sorted(by_call[call].items()) if key not in seen][:MAX_BLOCK_LINES]
+            if not block or total + len(block) > MAX_BLOCK_TOTAL:
+                continue
+            seen.update((e.path, e.line) for e in block)
+            out.append(block)
+            total += len(block)
+        return out

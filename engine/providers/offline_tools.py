@@ -17,7 +17,7 @@ from proctor.engine.providers.base import AssistantTurn, Message, UserMessage, e
 from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
 from proctor.engine.providers.offline_evidence import task_identifiers
 from proctor.engine.providers.offline_plan import has_question
-from proctor.engine.tools.ranking import bm25_rank
+from proctor.engine.tools.ranking import bm25_rank, words
 from proctor.engine.tools.toolbox import ToolSpec
 
 T = TypeVar("T")
@@ -56,6 +56,35 @@ MEMO = ToolsMemo()
 def rank_tools(task: str, tools: list[ToolSpec]) -> list[ToolSpec]:
     """``tools`` by BM25 relevance to ``task`` (a fresh list: callers may reorder it)."""
     return list(MEMO.get(("bm25", task), tools, lambda: tuple(t for _, t in bm25_rank(task, tools))))
+
+
+# A task that asks where a named symbol is used wants its references; any other task about a
+# named symbol starts from its definition. The query ranks the symbol tools for that purpose, so
+# the choice does not hinge on which description happens to share the task's incidental words.
+USAGE_WORDS = frozenset(words("use used uses usage usages caller callers call calls reference references"))
+USAGE_QUERY = "references where a symbol is used callers usages"
+DEFINITION_QUERY = "definition of a symbol with its source"
+
+
+def symbol_purpose(task: str, identifiers: Sequence[str]) -> str:
+    """The query that ranks symbol tools for ``task``: its usages or its definition."""
+    for ident in sorted(identifiers, key=len, reverse=True):
+        task = task.replace(ident, " ")
+    return USAGE_QUERY if USAGE_WORDS & set(words(task)) else DEFINITION_QUERY
+
+
+def rank_for_purpose(query: str, tools: list[ToolSpec]) -> list[ToolSpec]:
+    """``tools`` by how many of the query's words their own name (twice) and description use.
+
+    Not BM25: tools of one server share its description ("definitions, references, ..."), which
+    flattens BM25's weights exactly where the purpose is to tell those tools apart."""
+    wanted = set(words(query))
+
+    def overlap(t: ToolSpec) -> int:
+        named = words(t.name)
+        return 2 * len(wanted & set(named)) + len(wanted & set(words(t.description)))
+
+    return MEMO.get(("purpose", query), tools, lambda: sorted(tools, key=overlap, reverse=True))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -39,16 +39,26 @@ def _words(text: str) -> tuple[str, ...]:
 
 
 def _stem(w: str) -> str:
-    """A light stemmer: ``retried``/``retries``/``retry`` and ``computed``/``compute`` meet."""
+    """A light stemmer: ``retried``/``retries``/``retry``, ``computed``/``compute``,
+    ``used``/``uses``/``use`` and ``lines``/``line`` meet.
+
+    A final ``e`` always goes, so a word and its ``-es``/``-ed`` forms share a stem; a two-letter
+    stem is allowed after ``-ing``/``-ed``/``-es`` when it ends vowel-consonant (``used`` -> ``us``), not
+    otherwise (``need`` stays whole).
+    """
     if len(w) > 4 and w.endswith(("ied", "ies")):
         return w[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
+        if not w.endswith(suffix):
+            continue
+        stem = w[: -len(suffix)]
+        short_ok = suffix in ("ing", "ed", "es") and len(stem) == 2 and stem[0] in "aeiou" and stem[1] not in "aeiouy"
+        if len(stem) >= 3 or short_ok:
+            w = stem
             if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
                 w = w[:-1]
             break
-    return w[:-1] if len(w) > 4 and w.endswith("e") else w
+    return w[:-1] if len(w) >= 3 and w.endswith("e") else w
 
 
 def tool_document(tool: ToolSpec) -> list[str]:
