@@ -166,6 +166,9 @@ class Scoring(_Strict):
     fairness: FairnessWeights = FairnessWeights()
     adoption: AdoptionWeights = AdoptionWeights()
     claims_pass_threshold: float = Field(0.75, ge=0, le=1)
+    pass_requires_grounding: float | None = Field(None, ge=0, le=1)
+    """With a pinned repo: a trial whose citations are grounded at less than this rate fails,
+    whatever its judges said (None, the default: grounding only weighs in fairness)."""
     variance_floor: float = Field(0.05, ge=0)
     token_ceiling: int = Field(50_000, gt=0)
     time_ceiling_s: float = Field(120.0, gt=0)

@@ -226,8 +226,11 @@ class PassedDetails(ScoreDetails):
     no_answer: bool = False
     """The trial ended without a final answer (an imported reference trajectory that stops on a
     tool result): there is no answer to pass or fail."""
+    ungrounded: bool = False
+    """The checks passed it, but its citations' grounding rate fell below the suite's
+    ``scoring.pass_requires_grounding``, so it failed: an answer citing lines that are not there."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer"})
+    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded"})
 
 
 class FailureModeDetails(ScoreDetails):

@@ -329,11 +329,35 @@ def layer_scores(
     else:
         passed, rule = _passed(trial, deterministic, verdicts, quality)
         put(ScoreName.PASSED, None if passed is None else float(passed), PassedDetails(rule=rule))
+    if passed and (blocked := _grounding_block(trial, deterministic)) is not None:
+        passed = False
+        details = out[ScoreName.PASSED].parsed(PassedDetails)
+        put(
+            ScoreName.PASSED,
+            0.0,
+            details.model_copy(update={"rule": f"{details.rule}; {blocked}", "ungrounded": True}),
+        )
     if passed is False:
         out[ScoreName.FAILURE_MODE] = Scored.of(
             ScoreName.FAILURE_MODE, None, _failure_mode(trial, transcript, verdicts)
         )
     return out
+
+
+def _grounding_block(trial: TrialInput, deterministic: Scores) -> str | None:
+    """Why a trial the checks passed still fails under ``scoring.pass_requires_grounding``, or
+    None when it does not: the option is off, there is no pinned repo, or the answer cites
+    nothing (no citation, nothing hallucinated) or cites well enough."""
+    minimum = trial.scoring.pass_requires_grounding
+    grounding = deterministic.get(ScoreName.GROUNDING)
+    if minimum is None or grounding is None or grounding.value is None or grounding.value >= minimum:
+        return None
+    counts = grounding.parsed(GroundingDetails).counts
+    total = counts.grounded + counts.unresolved + counts.hallucinated
+    return (
+        f"failed on grounding: {counts.grounded} of {total} citations grounded "
+        f"({grounding.value:.0%}) < scoring.pass_requires_grounding {minimum:.0%}"
+    )
 
 
 def _checked_without_judge(

@@ -41,7 +41,9 @@ _SCORES = (
     (
         "passed",
         "trials passed / trials with a pass-fail verdict: claims decide, else key points, else the "
-        "judges' mean score ≥ 0.5. Errored trials and scenarios without checks have no verdict.",
+        "judges' mean score ≥ 0.5; where the suite sets scoring.pass_requires_grounding, an answer "
+        "whose citations are grounded below that rate fails. Errored trials and scenarios without "
+        "checks have no verdict.",
     ),
 )
 _TESTS = (

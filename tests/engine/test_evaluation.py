@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from proctor.engine.grading.evaluation import (
     TrialInput,
     _gold_for_arm,
@@ -9,6 +11,7 @@ from proctor.engine.grading.evaluation import (
     transcript_of,
 )
 from proctor.engine.judges.base import ClaimJudgment, Verdict
+from proctor.scenarios.repo import PinnedRepo, materialize
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
 from proctor.store.events import (
     AssistantMessage,
@@ -262,3 +265,32 @@ def test_an_imported_trial_without_a_final_answer_is_no_answer_not_a_fail() -> N
     assert "failure_mode" not in layers
     gold_only = _layers(_with(GOLD_ONLY, events, ArmSpec(servers=["codeintel_v2"]), model="imported:ref"), [])
     assert gold_only["passed"].value == 1.0
+
+
+def _cited(answer: str, repo: PinnedRepo, minimum: float | None) -> TrialInput:
+    events = [
+        e.model_copy(update={"text": answer}) if isinstance(e, FinalAnswer) else e
+        for e in _events(routed=False)
+    ]
+    scoring = Scoring(pass_requires_grounding=minimum)
+    return TrialInput(SCENARIO, "a", ArmSpec(servers=["codeintel_v2"]), "m", events, repo, scoring, SCHEMAS)  # type: ignore[arg-type]
+
+
+def test_pass_requires_grounding_fails_an_answer_citing_lines_that_are_not_there(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "retry.py").write_text("import math\n\ndef compute_backoff(attempt):\n    return 2 ** attempt\n")
+    repo = PinnedRepo(tmp_path / "git", materialize(src, tmp_path / "git"))
+    good = Verdict(score=0.9, claims=[ClaimJudgment(claim="c", verdict="fulfilled")])
+    stale = "`compute_backoff` is defined at `pkg/retry.py:12` and returns at `pkg/retry.py:13`."
+    right = "`compute_backoff` is defined at `pkg/retry.py:3`."
+    # Off (the default): right prose with hallucinated citations still passes.
+    assert _layers(_cited(stale, repo, None), [good])["passed"].value == 1.0
+    failed = _layers(_cited(stale, repo, 0.8), [good])["passed"]
+    assert failed.value == 0.0 and failed.details["ungrounded"] is True
+    assert "0 of 2 citations grounded" in failed.details["rule"]
+    assert "pass_requires_grounding" in failed.details["rule"]
+    kept = _layers(_cited(right, repo, 0.8), [good])["passed"]
+    assert kept.value == 1.0 and "ungrounded" not in kept.details
+    # An answer that cites nothing hallucinates nothing: the option does not hold it back.
+    assert _layers(_cited("compute_backoff is in retry.py", repo, 0.8), [good])["passed"].value == 1.0

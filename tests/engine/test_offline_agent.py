@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from proctor.engine.providers.base import UserMessage
 from proctor.engine.providers.offline import OfflineProvider
 from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
 from proctor.engine.providers.offline_evidence import parse_result, task_identifiers
@@ -125,3 +126,42 @@ async def test_offline_agent_is_deterministic_per_seed(repo: PinnedRepo) -> None
 def test_unknown_policy_names_the_valid_ones() -> None:
     with pytest.raises(ValueError, match="offline:default"):
         OfflineProvider("clever")
+
+
+def test_stems_join_the_forms_a_task_and_a_tool_description_use() -> None:
+    assert len(set(words("use used uses using"))) == 1
+    assert words("line") == words("lines") and words("compute") == words("computed")
+    assert words("need") == words("needs") and words("retried") == words("retry")
+
+
+def _codeintel_tools() -> list[ToolSpec]:
+    """The demo code-intelligence server's symbol tools, with their real descriptions."""
+    from proctor.scenarios.demo.servers import codeintel_tools as ci
+
+    symbol = {"symbol": {"type": "string"}}
+    return [
+        ToolSpec("search_symbols", ci.SEARCH_DESCRIPTION, {"properties": {"query": {}, "limit": {}}, "required": ["query"]}),
+        ToolSpec("find_definition", ci.DEFINITION_DESCRIPTION, {"properties": symbol, "required": ["symbol"]}),
+        ToolSpec("find_references", ci.REFERENCES_DESCRIPTION, {"properties": {**symbol, "limit": {}}, "required": ["symbol"]}),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("task", "tool"),
+    [
+        ("I want to change compute_backoff's signature. Which places in the repo use it?", "find_references"),
+        ("Who calls `RetryPolicy.next_delay`? Cite each caller.", "find_references"),
+        ("How does SqliteStorage.claim_next make sure two workers never claim the same job? Cite the lines.", "find_definition"),
+        ("What's the difference between compute_backoff and compute_backoff_jitter?", "find_definition"),
+    ],
+)  # fmt: skip
+async def test_a_named_symbol_is_looked_up_for_its_usages_or_its_definition(task: str, tool: str) -> None:
+    """Which symbol tool comes first follows what the task asks of the name, not which tool's
+    description shares its incidental words (the demo's descriptions mention compute_backoff)."""
+    tools = _codeintel_tools()
+    first = [
+        (await OfflineProvider().session(seed).turn("", [UserMessage(task)], tools)).tool_calls[0].name
+        for seed in range(20)
+    ]
+    # The agent picks among the top two tools now and then (seeded noise), never mostly the wrong one.
+    assert first.count(tool) >= 15, first
