@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from proctor.engine.providers.base import (

@@ -52,7 +52,12 @@ def _stem(w: str) -> str:
         if not w.endswith(suffix):
             continue
         stem = w[: -len(suffix)]
-        short_ok = suffix in ("ing", "ed", "es") and len(stem) == 2 and stem[0] in "aeiou" and stem[1] not in "aeiouy"
+        short_ok = (
+            suffix in ("ing", "ed", "es")
+            and len(stem) == 2
+            and stem[0] in "aeiou"
+            and stem[1] not in "aeiouy"
+        )
         if len(stem) >= 3 or short_ok:
             w = stem
             if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":

@@ -279,7 +279,9 @@ def _cited(answer: str, repo: PinnedRepo, minimum: float | None) -> TrialInput:
 def test_pass_requires_grounding_fails_an_answer_citing_lines_that_are_not_there(tmp_path: Path) -> None:
     src = tmp_path / "src"
     (src / "pkg").mkdir(parents=True)
-    (src / "pkg" / "retry.py").write_text("import math\n\ndef compute_backoff(attempt):\n    return 2 ** attempt\n")
+    (src / "pkg" / "retry.py").write_text(
+        "import math\n\ndef compute_backoff(attempt):\n    return 2 ** attempt\n"
+    )
     repo = PinnedRepo(tmp_path / "git", materialize(src, tmp_path / "git"))
     good = Verdict(score=0.9, claims=[ClaimJudgment(claim="c", verdict="fulfilled")])
     stale = "`compute_backoff` is defined at `pkg/retry.py:12` and returns at `pkg/retry.py:13`."
