@@ -68,7 +68,8 @@ def test_a_suite_with_several_mistakes_is_reported_whole_with_file_line_and_fiel
     eight.write_text(eight.read_text().replace("category: references", "categroy: references"))
     err = _run_err(suite, tmp_path, capsys)
     assert "3 problems in the suite" in err
-    assert f"{yaml_file}:59: field 'arms.codeintel_stale.servers': unknown server 'codeintel_stal'" in err
+    line = yaml_file.read_text().splitlines().index("    servers: [codeintel_stal]") + 1
+    assert f"{yaml_file}:{line}: field 'arms.codeintel_stale.servers': unknown server 'codeintel_stal'" in err
     assert f"{one}: invalid\n  line 7: field 'complexity'" in err
     assert f"{eight}: invalid\n  line 6: field 'categroy': unknown field" in err
 
