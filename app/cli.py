@@ -292,15 +292,27 @@ def _add_interop(sub: _SubParsers) -> None:
         help="OTLP/JSON log records of the same run (openai-v2 writes message content there)",
     )
     _output(otel)
+    inspect = formats.add_parser("inspect", help="Inspect AI logs (.eval or .json): each sample a trial")
+    inspect.add_argument("path", type=Path, help="an Inspect log (.eval or .json)")
+    inspect.add_argument(
+        "more_logs", type=Path, nargs="*", metavar="LOG", help="more logs (other models: other arms)"
+    )
+    inspect.add_argument(
+        "--suite",
+        type=Path,
+        help="score the samples against this suite: its scenarios (matched by id or input)",
+    )
+    _output(inspect)
     _command(imp, "imports:import_command")
 
     export = sub.add_parser("export", help="export a run's events and scores (JSONL, CSV or OTLP traces)")
     export.add_argument("db", type=Path)
     export.add_argument(
         "--format",
-        choices=["jsonl", "csv", "otel"],
+        choices=["jsonl", "csv", "otel", "inspect"],
         default="jsonl",
-        help="jsonl or csv (proctor-export/1), or otel: OTLP/JSON traces, one trial per line",
+        help="jsonl or csv (proctor-export/1), otel: OTLP/JSON traces, one trial per line, or inspect: "
+        "an Inspect AI .eval log (needs -o FILE.eval)",
     )
     export.add_argument("-o", "--out", type=Path, help="write to FILE instead of stdout")
     export.add_argument(

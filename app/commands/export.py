@@ -14,6 +14,8 @@ from proctor.engine.reports.export import export_run, export_to_file
 def export_command(args: argparse.Namespace) -> int:
     if args.endpoint is not None or args.header:
         return _push(args)
+    if args.format == "inspect":
+        return _export_inspect(args)
     if args.out is None:
         try:
             export_run(args.db, args.format, sys.stdout)
@@ -51,6 +53,21 @@ def _push(args: argparse.Namespace) -> int:
     print(
         f"pushed {result.traces} traces ({result.spans} spans) to {result.url} "
         f"in {result.requests} request(s)",
+        file=sys.stderr,
+    )
+    return ExitCode.OK
+
+
+def _export_inspect(args: argparse.Namespace) -> int:
+    """An Inspect log is a zip: it goes to a file (``-o RUN.eval``), never to a terminal."""
+    from proctor.engine.reports.inspect_export import export_inspect
+    from proctor.scenarios.loader import SuiteError
+
+    if args.out is None or args.out.suffix != ".eval":
+        raise SuiteError("--format inspect writes a .eval zip: give the file with -o RUN.eval")
+    n = export_inspect(args.db, args.out)
+    print(
+        f"wrote {args.out}: {n} samples (open it with: inspect view --log-dir {args.out.parent})",
         file=sys.stderr,
     )
     return ExitCode.OK

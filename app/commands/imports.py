@@ -39,6 +39,10 @@ def _read(args: argparse.Namespace) -> ImportedSuite:
         )
     if fmt == "otel":
         return read_otel(args.path, scrub=redact, suite=args.suite, logs=args.logs)
+    if fmt == "inspect":
+        from proctor.scenarios.importers.inspect import read_inspect
+
+        return read_inspect([args.path, *args.more_logs], scrub=redact, suite=args.suite)
     return read_mcpservers(args.path)
 
 
@@ -52,6 +56,7 @@ def import_command(args: argparse.Namespace) -> int:
         *getattr(args, "trajectories", []),
         *getattr(args, "verdicts", []),
         *getattr(args, "results", []),
+        *getattr(args, "more_logs", []),
     ]:
         if p is not None and not p.exists():
             raise SuiteError(f"{p}: no such file or folder")
@@ -62,6 +67,6 @@ def import_command(args: argparse.Namespace) -> int:
     print(f"wrote {saved.out_dir}: {saved.scenarios} scenarios, arms {sanitize(', '.join(saved.arms))}")
     if saved.db is not None:
         print(f"wrote {saved.db}: {saved.trials} imported trials, {saved.judgments} judgments")
-        if args.import_format == "otel":
+        if args.import_format in ("otel", "inspect"):
             print(f"score them (deterministic checks and the suite's judges): proctor judge {saved.db}")
     return ExitCode.OK

@@ -125,8 +125,9 @@ def transcript_events(t: ImportedTranscript) -> list[Event]:
     events.append(
         TrialFinished(
             status="error" if t.error else "finished",
-            # A reference trajectory that ends on a tool result has no answer to judge.
-            stop="error" if t.error else "answer" if final.strip() else "no_answer",
+            # A reference trajectory that ends on a tool result has no answer to judge; a source
+            # may say itself why the trial ended (Inspect's limits).
+            stop=t.stop or ("error" if t.error else "answer" if final.strip() else "no_answer"),
             final_answer=final,
             tool_calls=calls,
             usage=Usage(

@@ -102,6 +102,7 @@ class ImportedTranscript:
     wall_s: float = 0.0  # recorded duration of the whole trial, when the source has one
     error: str = ""  # the trial ended in error (the source says so); "" when it finished
     tools: tuple[ImportedTool, ...] = ()  # the tools offered, when the source recorded them
+    stop: str = ""  # why it ended when the source says (e.g. Inspect's "token_limit"); "" = answer/error
 
 
 @dataclass(frozen=True)
