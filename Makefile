@@ -13,6 +13,9 @@ REF_GIT_STAMP := $(REF_GIT_VENV)/.installed-stamp
 # Chromium renders the HTML report in its browser test (Debian's package). Installed only when
 # missing and we are root; otherwise that test skips and says why.
 CHROMIUM_STAMP := $(VENV)/.chromium-stamp
+# Inspect AI for the interop tests (tests/integration/test_inspect_interop.py) and bench_vs_inspect.
+REF_INSPECT_VENV := $(REF)/.venv-inspect
+REF_INSPECT_STAMP := $(REF_INSPECT_VENV)/.installed-stamp
 
 .PHONY: demo test lint bench clean venv
 
@@ -40,10 +43,16 @@ $(CHROMIUM_STAMP): $(STAMP)
 	fi
 	@if [ -x /usr/bin/chromium ]; then touch $@; else echo "no chromium (not root): the HTML report's browser test will skip"; fi
 
+$(REF_INSPECT_STAMP): $(REF)/requirements-inspect.txt
+	rm -rf $(REF_INSPECT_VENV)
+	$(PYTHON) -m venv $(REF_INSPECT_VENV)
+	$(REF_INSPECT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-inspect.txt
+	touch $@
+
 demo: $(STAMP)
 	$(VENV)/bin/proctor demo
 
-test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(CHROMIUM_STAMP)
+test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(CHROMIUM_STAMP) $(REF_INSPECT_STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)

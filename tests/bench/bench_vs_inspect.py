@@ -8,8 +8,9 @@ in the same run, because these machines are noisy.
 The workload, on both sides: ``--samples`` samples (trials), each a question whose model turn
 asks for one tool call (a definition lookup) and whose second turn answers; no scoring.
 
-* Inspect AI (``inspect-ai`` from PyPI, pinned below, installed once into a venv of its own under
-  ``~/.cache/proctor-bench``; ``--inspect-venv`` to put it elsewhere): a ``Task`` of the samples,
+* Inspect AI (``inspect-ai`` from PyPI, pinned in tests/reference_servers/requirements-inspect.txt,
+  in the venv of its own that ``make test`` builds, ``_inspect_venv.py``, or built on first use;
+  ``--inspect-venv`` to put it elsewhere): a ``Task`` of the samples,
   ``use_tools`` + ``generate()``, model ``mockllm/model`` with custom outputs (one
   ``ModelOutput.for_tool_call``, then an answer; explicit usage, so no tokenizer download), one
   in-process ``@tool``. Timed: the ``eval()`` call, with Inspect's defaults for concurrency
@@ -44,11 +45,9 @@ from pathlib import Path
 
 from _bench_line import bench_line
 from _engine_workload import bench_suite, describe, engine, valid
+from _inspect_venv import DEFAULT_VENV, inspect_python
 
-INSPECT_VERSION = "0.3.285"
 GOAL_RATIO = 10.0
-DEFAULT_VENV = Path.home() / ".cache" / "proctor-bench" / f"inspect-ai-{INSPECT_VERSION}"
-MARKER = ".proctor-bench-ok"
 PROCTOR_SIDE = "(offline:single, MCP stdio, events in SQLite, unscored)"
 
 INSPECT_SCRIPT = r'''
@@ -133,29 +132,6 @@ with tempfile.TemporaryDirectory() as log_dir:
         "adaptive": adaptive,
     }))
 '''
-
-
-def inspect_python(venv: Path) -> Path:
-    """The venv's interpreter, with inspect-ai installed into it on first use."""
-    python = venv / "bin" / "python"
-    if (venv / MARKER).exists() and python.exists():
-        return python
-    print(f"installing inspect-ai=={INSPECT_VERSION} into {venv} (once)...", flush=True)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    steps = [
-        [sys.executable, "-m", "venv", "--clear", str(venv)],
-        [str(python), "-m", "pip", "install", "--quiet", f"inspect-ai=={INSPECT_VERSION}"],
-    ]
-    for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            tail = "\n".join(line for line in done.stderr.splitlines() if "WARNING: Location" not in line)
-            raise SystemExit(
-                f"cannot build the Inspect AI venv ({' '.join(step[:4])}... exited {done.returncode}); "
-                f"no comparison was made. Is PyPI reachable?\n{tail[-2000:]}"
-            )
-    (venv / MARKER).write_text(INSPECT_VERSION + "\n")
-    return python
 
 
 def run_inspect(python: Path, samples: int, script: Path) -> dict[str, object]:
