@@ -71,8 +71,11 @@ def _check(model: type[Suite] | type[Scenario], data: dict[str, Any], where: str
         raise ImportFormatError(f"{where}: cannot become a {model.__name__.lower()}: {problems}") from exc
 
 
+_SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's, when PyYAML has it: ~10x faster
+
+
 def _dump_yaml(data: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(dict(data), Dumper=_SafeDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def write_suite_files(imported: ImportedSuite, root: Path) -> None:
