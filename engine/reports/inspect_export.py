@@ -58,7 +58,7 @@ def _suite_texts(run: RunRecord | None) -> dict[str, tuple[str, list[str]]]:
         loaded = load_suite(Path(suite_dir))
     except (SuiteError, OSError):
         return {}
-    return {sc.id: (sc.prompt, list(sc.claims)) for sc in loaded.scenarios}
+    return {sc.id: (sc.prompt or "", list(sc.claims)) for sc in loaded.scenarios}
 
 
 def _sample_ids(trials: Sequence[TrialRecord]) -> dict[int, str]:

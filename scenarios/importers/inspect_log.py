@@ -32,6 +32,10 @@ from proctor.scenarios.importers.common import ImportFormatError
 
 Reader = Literal["auto", "inspect_ai", "proctor"]
 ZIP_ZSTANDARD = 93  # the zip method id of zstd, which Inspect writes (PKWARE APPNOTE 4.4.5)
+# A zip entry's local file header (APPNOTE 4.3.7): signature, fixed fields, then the name and
+# extra field, whose lengths are its last two fields.
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+_LOCAL_SIGNATURE = b"PK\x03\x04"
 ATTACHMENT = "attachment://"
 _SAMPLE_FILE = re.compile(r"^samples/.+_epoch_\d+\.json$")
 # Set to "proctor" to read with proctor's own reader even where inspect_ai is installed.
@@ -142,11 +146,11 @@ def _entry(zf: zipfile.ZipFile, name: str, path: Path) -> bytes:
     fp = zf.fp
     assert fp is not None  # the archive is open
     fp.seek(info.header_offset)
-    header = fp.read(zipfile.sizeFileHeader)
-    if len(header) != zipfile.sizeFileHeader or header[:4] != zipfile.stringFileHeader:
+    header = fp.read(_LOCAL_HEADER.size)
+    if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
         raise ImportFormatError(f"{path}:{name}: bad local file header; the .eval file is damaged")
-    fields = struct.unpack(zipfile.structFileHeader, header)
-    fp.seek(info.header_offset + zipfile.sizeFileHeader + fields[10] + fields[11])
+    fields = _LOCAL_HEADER.unpack(header)
+    fp.seek(info.header_offset + _LOCAL_HEADER.size + fields[10] + fields[11])
     raw = fp.read(info.compress_size)
     try:
         with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
