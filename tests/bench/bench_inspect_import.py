@@ -9,7 +9,10 @@ files and every event committed to SQLite), with proctor's own reader (inspect_a
 installed in proctor's venv). The goal is on wall time; the process's CPU time is printed too,
 as it is less sensitive to other work on a shared machine.
 
-    python tests/bench/bench_inspect_import.py [--samples 10000] [--rounds 3]
+    python tests/bench/bench_inspect_import.py [--samples 10000] [--rounds 3] [--log PATH]
+
+``--log PATH`` keeps the written log there and reuses it on the next run (writing 10,000
+samples with inspect-ai takes minutes on a busy machine).
 """
 
 from __future__ import annotations
@@ -91,12 +94,14 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--inspect-venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument("--log", type=Path, help="keep the log here and reuse it when it exists")
     args = parser.parse_args()
     python = inspect_python(args.inspect_venv)
     with tempfile.TemporaryDirectory(prefix="proctor-bench-inspect-import-") as d:
         tmp = Path(d)
-        log = tmp / "big.eval"
-        write_log(python, log, args.samples, tmp)
+        log = args.log.resolve() if args.log else tmp / "big.eval"
+        if not log.exists():
+            write_log(python, log, args.samples, tmp)
         print(
             f"log: {args.samples} samples, {log.stat().st_size / 1e6:.1f} MB (written by inspect-ai)",
             flush=True,
