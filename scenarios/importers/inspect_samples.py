@@ -77,12 +77,17 @@ def _number(value: Any) -> int | None:
     return int(value)
 
 
-def _model_events(events: Sequence[Any]) -> list[dict[str, Any]]:
-    return [e for e in events if isinstance(e, dict) and e.get("event") == "model"]
-
-
-def _tool_events(events: Sequence[Any]) -> dict[str, dict[str, Any]]:
-    return {str(e.get("id")): e for e in events if isinstance(e, dict) and e.get("event") == "tool"}
+def _model_and_tool_events(events: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The model events in order, and the tool events by call id: one pass (a sample has many events)."""
+    models: list[dict[str, Any]] = []
+    tools: dict[str, dict[str, Any]] = {}
+    for e in events:
+        kind = e.get("event") if type(e) is dict else None
+        if kind == "model":
+            models.append(e)
+        elif kind == "tool":
+            tools[str(e.get("id"))] = e
+    return models, tools
 
 
 def _server_of(event: dict[str, Any] | None) -> str:
@@ -143,9 +148,8 @@ def turns_of(sample: dict[str, Any], where: str) -> tuple[ImportedTurn, ...]:
         raise ImportFormatError(f"{where}, field 'messages': expected a list of chat messages")
     raw_events = sample.get("events")
     events: list[Any] = raw_events if isinstance(raw_events, list) else []
-    model_events = _model_events(events)
+    model_events, tools = _model_and_tool_events(events)
     by_message = _event_of_message(model_events)
-    tools = _tool_events(events)
     assistants = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
     in_order = len(model_events) == len(assistants)
     turns: list[tuple[str, list[ImportedCall], list[ImportedResult], dict[str, Any] | None]] = []
