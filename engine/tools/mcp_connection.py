@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import mcp.types as mtypes
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import Client, MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from proctor.engine.tools.jsonrpc_watch import TrafficWatch, watched
@@ -36,6 +35,7 @@ from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
 from proctor.engine.tools.server_secrets import server_secrets
 from proctor.engine.tools.stderr_tail import stderr_tail
+from proctor.engine.tools.stdio_lines import stdio_lines
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, kill_group, supervised
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
@@ -136,19 +136,21 @@ class McpConnection:
     async def _client_for(self, log: TextIO) -> AsyncIterator[Client]:
         cfg = self.config
         if isinstance(cfg, StdioServer):
-            # stdio_client starts the child with the SDK's safe variables plus cfg.env, never our environment.
+            # The child gets the SDK's safe variables plus cfg.env, never our environment.
             # The supervisor between them reaps the server's whole process group, even after kill -9.
             group = self.log_path.with_name(f".{self.log_path.name}.{uuid.uuid4().hex[:12]}.pid")
             secrets = _secrets_file(registered_secrets())  # headers: values too, never in any env
-            params = StdioServerParameters(
-                command=sys.executable,
-                args=supervised(
+            # Our own line reader, not the SDK's stdio_client: its reader is quadratic in a line's length.
+            lines = stdio_lines(
+                sys.executable,
+                supervised(
                     cfg.command, cfg.args, self.log_path, self.log_bytes, pid_file=group, secrets_file=secrets
                 ),
-                env=dict(cfg.env),
-                cwd=cfg.cwd,
+                dict(cfg.env),
+                cfg.cwd,
+                log,
             )
-            transport = watched(stdio_client(params, errlog=log), self._watch)
+            transport = watched(lines, self._watch)
             try:
                 async with Client(transport, **self._client_hooks()) as client:
                     yield client

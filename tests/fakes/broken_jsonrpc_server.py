@@ -2,7 +2,8 @@
 
 It answers ``initialize`` and ``tools/list`` correctly, then answers every ``tools/call`` with a
 line that is not JSON-RPC (``--reply garbage``: not JSON at all; ``--reply shape``: JSON without
-``jsonrpc``/``id``) and never sends a real answer. ``--reply silent`` never answers ``initialize``.
+``jsonrpc``/``id``; ``--reply endless``: the start of an answer, 300 KB with no newline) and
+never sends a real answer. ``--reply silent`` never answers ``initialize``.
 ``--reply error``: a well-formed JSON-RPC error reply with ``--code`` (default -32000, the spec's
 generic server error); ``--reply unmatched``: a result whose id matches no request, and nothing
 else. Every ``tools/call`` also appends the server's pid to ``--calls`` (one line per call), so a
@@ -38,6 +39,9 @@ def _answer_call(args: argparse.Namespace, rid: object) -> None:
         _send({"jsonrpc": "2.0", "id": rid, "error": {"code": args.code, "message": "backend unavailable"}})
     elif args.reply == "unmatched":
         _send({"jsonrpc": "2.0", "id": f"never-sent-{rid}", "result": {"content": [], "isError": False}})
+    elif args.reply == "endless":
+        sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {rid}, "result": "' + "x" * 300_000)
+        sys.stdout.flush()
     else:
         sys.stdout.write("<<this is not json-rpc>>\n" if args.reply == "garbage" else '{"answer": 42}\n')
         sys.stdout.flush()
@@ -46,7 +50,7 @@ def _answer_call(args: argparse.Namespace, rid: object) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--reply", choices=("garbage", "shape", "silent", "error", "unmatched"), default="garbage"
+        "--reply", choices=("garbage", "shape", "silent", "error", "unmatched", "endless"), default="garbage"
     )
     parser.add_argument("--code", type=int, default=-32000)
     parser.add_argument("--calls", default="")
