@@ -15,6 +15,7 @@ bounded and shielded so a cancelled caller cannot leak a live server.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -29,6 +30,8 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
+
+logger = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 _READ_BYTES = 1024 * 1024
@@ -157,11 +160,20 @@ def _message(line: bytes) -> SessionMessage | Exception:
     """One JSON-RPC message, or the reason it is not one (the session hands it to proctor)."""
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError:
+        pass
+    try:  # again as text: an error quotes the line as text, as the SDK's did (bad UTF-8 is replaced)
+        return SessionMessage(
+            types.jsonrpc_message_adapter.validate_json(line.decode(errors="replace"), by_name=False)
+        )
     except ValueError as exc:
+        # Logged as the SDK's reader did (the engine log's guard redacts and cuts it).
+        logger.exception("Failed to parse JSONRPC message from server")
         return exc
 
 
 def _too_long(limit: int) -> LineTooLong:
+    logger.warning("Dropped a stdout line of more than %d bytes from an MCP server", limit)
     return LineTooLong(
         f"the server wrote a stdout line longer than {limit:,} bytes (the most proctor reads as one "
         "JSON-RPC message); the line was dropped"
