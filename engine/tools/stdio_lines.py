@@ -191,6 +191,9 @@ async def _stop(process: anyio.abc.Process) -> None:
                 os.killpg(process.pid, sig)  # the leader's pid is the group's (start_new_session)
             if await _exited(process, grace):
                 break
+    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        if process.stdout is not None:  # ends the reader's drain even if a survivor holds the pipe
+            await process.stdout.aclose()
     if process.returncode is None:
         return  # unkillable: abandoned, as the SDK's own transport does
     # Closes the pipe transports too (a grandchild may hold their other ends), then reaps.
