@@ -16,7 +16,9 @@ import argparse
 import asyncio
 import cProfile
 import io
+import os
 import pstats
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,8 +26,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 from _bench_line import bench_line
 
+from proctor.engine.reports import event_sections
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
@@ -132,6 +136,63 @@ def _time_report(db: Path, profile: bool = False) -> tuple[float, float]:
     return built - start, encoded - built
 
 
+# The event kinds the report decodes (model and judge usage, tool usage).
+_REFERENCE_KINDS = ("model_response", "judgment", "tools_listed", "tool_call", "tool_result")
+
+
+def _reference_time(db: Path) -> float:
+    """A plain read of the rows a report looks at, timed in the same run: trials, scores,
+    verdicts and the events of the kinds it decodes, with sqlite3, each JSON value decoded with
+    orjson (no shapes, no models, no aggregation). A report/reference ratio moves much less
+    with the machine's load than seconds do (both slow down alike)."""
+    start = time.perf_counter()
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT * FROM trials").fetchall()
+        for (details,) in conn.execute("SELECT details FROM scores"):
+            orjson.loads(details)
+        for (verdict,) in conn.execute("SELECT verdict FROM judgments"):
+            if verdict is not None:
+                orjson.loads(verdict)
+        marks = ",".join("?" * len(_REFERENCE_KINDS))
+        cur = conn.execute(
+            f"SELECT payload FROM events WHERE kind IN ({marks}) ORDER BY id", _REFERENCE_KINDS
+        )
+        while rows := cur.fetchmany(1000):
+            for (payload,) in rows:
+                orjson.loads(payload)
+    finally:
+        conn.close()
+    return time.perf_counter() - start
+
+
+def _second_process_ab(db: Path, rounds: int = 3) -> None:
+    """The report with and without its second process (issue 26: that machinery stays only if a
+    benchmark justifies it), alternated in the same run: wall and CPU (this process and its
+    children) of the best round of each."""
+    threshold = event_sections.CHILD_OVER_EVENTS
+    best: dict[str, tuple[float, float]] = {}
+    try:
+        for _ in range(rounds):
+            for label, over in (("with", threshold), ("without", 10**12)):
+                event_sections.CHILD_OVER_EVENTS = over
+                t0, c0 = time.perf_counter(), os.times()
+                build_report(db)
+                t1, c1 = time.perf_counter(), os.times()
+                cpu = sum(c1[:4]) - sum(c0[:4])
+                if label not in best or t1 - t0 < best[label][0]:
+                    best[label] = (t1 - t0, cpu)
+    finally:
+        event_sections.CHILD_OVER_EVENTS = threshold
+    print(
+        "report build, best of {r}: with a second process {w[0]:.2f} s wall, {w[1]:.2f} s CPU; "
+        "in one process {o[0]:.2f} s wall, {o[1]:.2f} s CPU".format(
+            r=rounds, w=best["with"], o=best["without"]
+        ),
+        flush=True,
+    )
+
+
 def _cli_time(db: Path) -> float:
     start = time.perf_counter()
     subprocess.run(
@@ -185,7 +246,15 @@ def main() -> int:
                 f"(build_report {build:.2f} s, JSON encoding {encode:.2f} s)",
                 flush=True,
             )
+        _second_process_ab(tmp / f"report_{args.big}.db")
         cli = _cli_time(tmp / f"report_{args.big}.db")
+        reference = min(_reference_time(tmp / f"report_{args.big}.db") for _ in range(2))
+        print(
+            f"reference (rows read and decoded, no report), {args.big} trials: {reference:.2f} s; "
+            f"report json in process / reference: {times[args.big] / reference:.1f}x, "
+            f"through the CLI: {cli / reference:.1f}x",
+            flush=True,
+        )
         ok = bench_line(f"report_json_{_label(args.big)}", cli, "s", "<=", GOAL_10K_S)
         ok &= bench_line(f"report_json_{_label(args.big)}_in_process", times[args.big], "s", "<=", GOAL_10K_S)
         bench_line(f"report_build_{_label(args.big)}", builds[args.big], "s", "<=", GOAL_10K_S)
