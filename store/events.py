@@ -227,6 +227,8 @@ class ErrorEvent(_Event):
     error_type: str
     message: str
     fatal: bool = False
+    infrastructure: bool = False
+    """Where the trial ran failed it (a Ray worker or node lost), not the agent: retried, and rerun by --resume."""
 
 
 class ServerLog(_Event):
@@ -247,6 +249,8 @@ class TrialFinished(_Event):
     cost_usd: float | None = Field(description="None when any model call was unpriced")
     wall_s: float
     error: str = ""
+    host: str = ""
+    """``host:pid`` of the Ray worker that played the trial ("" for the engine's own process)."""
 
 
 class OperatorCommand(_Event):

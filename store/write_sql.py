@@ -66,21 +66,34 @@ def insert_trials(conn: sqlite3.Connection, rows: list[tuple[str, str, str, str,
 
 
 def abandon_unfinished(conn: sqlite3.Connection, run_id: str) -> list[int]:
+    ids = [
+        int(r[0])
+        for r in conn.execute("SELECT id FROM trials WHERE run_id = ? AND status = 'running'", (run_id,))
+    ]
+    requeue(conn, ids)
+    return ids
+
+
+def requeue(conn: sqlite3.Connection, ids: list[int]) -> None:
+    """Mark every event of these trials' attempts so far abandoned, and queue them to run again."""
     with transaction(conn) as cur:
-        ids = [
-            int(r[0])
-            for r in cur.execute("SELECT id FROM trials WHERE run_id = ? AND status = 'running'", (run_id,))
-        ]
         cur.executemany(
             "UPDATE events SET abandoned = 1 WHERE trial_id = ? AND attempt <= (SELECT attempt FROM trials WHERE id = ?)",
             [(i, i) for i in ids],
         )
         cur.executemany("UPDATE trials SET status = 'queued' WHERE id = ?", [(i,) for i in ids])
-    return ids
 
 
 def execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
     conn.execute(sql, params)
 
 
-__all__ = ["abandon_unfinished", "execute", "insert_run", "insert_trials", "transaction", "write_batch"]
+__all__ = [
+    "abandon_unfinished",
+    "execute",
+    "insert_run",
+    "insert_trials",
+    "requeue",
+    "transaction",
+    "write_batch",
+]

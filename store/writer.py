@@ -32,7 +32,14 @@ from proctor.store.payload_codec import COMPRESS_OVER_BYTES, decode_payload, enc
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
 from proctor.store.write_queue import WriteQueue
-from proctor.store.write_sql import abandon_unfinished, execute, insert_run, insert_trials, write_batch
+from proctor.store.write_sql import (
+    abandon_unfinished,
+    execute,
+    insert_run,
+    insert_trials,
+    requeue,
+    write_batch,
+)
 
 _now = time.time
 # How long the first queued event waits for company before a commit; bounds what a live
@@ -154,6 +161,11 @@ class StoreWriter:
         """Mark events of trials that started but never finished as abandoned; requeue them."""
         await self.flush()
         return await self._run(abandon_unfinished, run_id)
+
+    async def requeue(self, ids: list[int]) -> None:
+        """Abandon these trials' attempts so far and queue them again (a trial lost to its worker)."""
+        await self.flush()
+        await self._run(requeue, ids)
 
     async def claim_commands(self) -> list[Command]:
         """Claim pending operator commands on this writer's own connection.

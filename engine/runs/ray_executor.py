@@ -4,9 +4,13 @@ The driver (this process) keeps the run: the one store writer, resume, the concu
 and scoring. It starts one worker actor per CPU the run can use (at most ``--concurrency``),
 spread over the cluster's nodes, gives each trial to the least busy worker, and replays the
 worker's batches of events through the trial's context in order, so the store holds what a
-local run would have written. A worker that fails or dies costs the trials it was playing (each
-ends with an error event), never the run. What is shipped to a worker is the trial's names and
-seed and the suite's path and hash: keys stay in each worker's own environment.
+local run would have written. Before any worker starts, each node is probed (ray_probe.py) for
+proctor's version and the suite's commands and variables, and a node that differs stops the run
+with exit 2 naming it. A trial lost to its worker (the worker or its node died or hung, or its
+server would not start there while it starts elsewhere) ends its attempt with an
+``infrastructure`` error, the worker is no longer given trials, and the runner plays the trial
+again elsewhere. What is shipped to a worker is the trial's names and seed and the suite's path
+and hash: keys stay in each worker's own environment.
 """
 
 from __future__ import annotations
@@ -14,17 +18,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+import signal
+import socket
+import threading
 import time
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proctor.engine.providers.registry import DEFAULT_KEY_ENV
+from proctor.engine.runs import ray_probe
 from proctor.engine.runs.options import RunError
 from proctor.engine.runs.ray_worker import Item, TrialWorker, WorkerSetup
 from proctor.engine.runs.trial_play import failed
 from proctor.engine.tools.toolbox import Blob
-from proctor.store.events import ErrorEvent, TrialFinished, parse_event
+from proctor.scenarios.schema import HttpServer, StdioServer
+from proctor.store.events import ErrorEvent, ServerConnected, TrialFinished, parse_event
 from proctor.store.redaction import redact
 
 if TYPE_CHECKING:
@@ -34,6 +45,10 @@ TAKE_WAIT_S = 0.25  # a worker answers a take at once when it has events; this o
 PREPARE_TIMEOUT_S = 180.0  # placing the workers and loading the suite on each
 WORKER_GRACE_S = 60.0  # beyond the trial's own wall-clock limit, which the worker enforces
 CLOSE_TIMEOUT_S = 15.0
+PROBE_TIMEOUT_S = 60.0
+_SERVER_FAILED = re.compile(r"^(?P<server>[^\n:]+): could not start:", re.M)
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+_OURS = {"PYTHON", "PROCTOR_SUITE_DIR", "PROCTOR_REPO", "PROCTOR_COMMIT", "PROCTOR_TRIAL_DIR", "PROCTOR_PORT"}
 
 
 @dataclass
@@ -41,7 +56,8 @@ class _Worker:
     actor: Any  # a Ray actor handle for a TrialWorker
     where: str = "?"
     busy: int = 0
-    alive: bool = True
+    alive: bool = True  # False once dead, hung or quarantined: given no more trials
+    started: set[str] = field(default_factory=set)  # servers that have started on this worker
 
 
 class RayExecutor:
@@ -54,6 +70,7 @@ class RayExecutor:
         self._owns_ray = False
         self._starting: asyncio.Lock | None = None
         self._placement_log: Path | None = None
+        self._logs: Path | None = None
         self._turn = 0
 
     async def start(self, run: Run, models: Collection[str]) -> None:
@@ -68,7 +85,9 @@ class RayExecutor:
         self._connect(ray)
         logs = run.options.db.resolve().parent / f"{run.options.db.name}.logs"
         logs.mkdir(parents=True, exist_ok=True)
+        self._logs = logs
         self._placement_log = logs / "ray-placements.log"
+        await self._check_nodes(ray, run, models)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         wanted = max(1, min(run.options.concurrency or run.loaded.suite.concurrency.global_, cpus))
         setup = WorkerSetup(
@@ -83,7 +102,9 @@ class RayExecutor:
         self._workers = [_Worker(actor_class.remote(setup)) for _ in range(wanted)]
         try:
             answers = await asyncio.wait_for(
-                asyncio.gather(*(w.actor.prepare.remote(list(models)) for w in self._workers)),
+                asyncio.gather(
+                    *(w.actor.prepare.remote(list(models)) for w in self._workers), return_exceptions=True
+                ),
                 PREPARE_TIMEOUT_S,
             )
         except TimeoutError:
@@ -92,12 +113,47 @@ class RayExecutor:
                 f"(the cluster has {cpus} CPU(s)); check 'ray status'"
             ) from None
         problems = []
-        for worker, (where, problem) in zip(self._workers, answers, strict=True):
-            worker.where = where
+        for worker, answer in zip(self._workers, answers, strict=True):
+            if isinstance(answer, BaseException):
+                worker.alive = False
+                problems.append(f"a worker died while starting: {_last_line(answer)}")
+                continue
+            worker.where, problem = answer
             if problem:
-                problems.append(f"{where}: {problem}")
+                problems.append(f"{worker.where}: {problem}")
         if problems:
             raise RunError("a Ray worker cannot play this run's trials: " + "; ".join(problems))
+
+    async def _check_nodes(self, ray: Any, run: Run, models: Collection[str]) -> None:
+        """Every node with CPUs has this proctor, and the suite's variables and commands the driver has."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray.cloudpickle.register_pickle_by_value(ray_probe)  # answers even where proctor is missing
+        variables, commands = _needs(run, models)
+        here = ray_probe.NodeView(**ray_probe.probe(variables, commands))
+        nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
+        task = ray.remote(ray_probe.probe)
+        asked = [
+            task.options(
+                num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote(variables, commands)
+            for n in nodes
+        ]
+        try:
+            answers = await asyncio.wait_for(asyncio.gather(*asked, return_exceptions=True), PROBE_TIMEOUT_S)
+        except TimeoutError:
+            raise RunError(
+                f"the Ray nodes did not answer proctor's check within {PROBE_TIMEOUT_S:g}s"
+            ) from None
+        problems = []
+        for node, answer in zip(nodes, answers, strict=True):
+            name = f"{node.get('NodeManagerHostname', '?')} ({node.get('NodeManagerAddress', '?')})"
+            if isinstance(answer, BaseException):
+                problems.append(f"node {name}: cannot run a task: {_last_line(answer)}")
+            else:
+                problems += ray_probe.problems(name, here, ray_probe.NodeView(**answer))
+        if problems:
+            raise RunError("a Ray node cannot play this run as the driver would:\n  " + "\n  ".join(problems))
 
     def _connect(self, ray: Any) -> None:
         if ray.is_initialized():
@@ -108,7 +164,8 @@ class RayExecutor:
         if not address.startswith("ray://"):  # Ray Client takes none of these
             kwargs = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
         try:
-            ray.init(address=address, **kwargs)
+            with _our_signal_handlers():
+                ray.init(address=address, **kwargs)
         except Exception as exc:
             where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
             raise RunError(f"cannot start or reach {where}: {exc}") from exc
@@ -135,8 +192,10 @@ class RayExecutor:
             async with asyncio.timeout(limit):
                 worker = await self._begin(ctx, key)
                 if worker is None:
-                    return _lost(ctx, "worker_lost", "every Ray worker of this run has died", started)
-                return await self._follow(worker, key, ctx, started)
+                    return _lost(
+                        ctx, "worker_lost", "every Ray worker of this run is dead or quarantined", started
+                    )
+                return self._judge_worker(worker, ctx, await self._follow(worker, key, ctx, started), started)
         except asyncio.CancelledError:
             if worker is not None:
                 worker.actor.cancel.remote(key)  # the run is stopping: the worker stops the trial too
@@ -145,19 +204,50 @@ class RayExecutor:
             where = worker.where if worker is not None else "?"
             if worker is not None:
                 worker.actor.cancel.remote(key)
+                self._quarantine(worker, "it did not finish a trial in time")
             return _lost(
-                ctx, "timeout", f"the Ray worker {where} did not finish the trial within {limit:g}s", started
+                ctx,
+                "timeout",
+                f"the Ray worker {where} did not finish the trial within {limit:g}s",
+                started,
+                where,
             )
         except Exception as exc:  # Ray lost the worker, or the worker's answer was unreadable
             where = worker.where if worker is not None else "?"
-            if worker is not None and isinstance(exc, _ray().exceptions.RayActorError):
+            if worker is not None:
                 worker.alive = False
             return _lost(
-                ctx, type(exc).__name__, f"the Ray worker {where} failed: {_last_line(exc)}", started
+                ctx, type(exc).__name__, f"the Ray worker {where} failed: {_last_line(exc)}", started, where
             )
         finally:
             if worker is not None:
                 worker.busy -= 1
+
+    def _judge_worker(
+        self, worker: _Worker, ctx: TrialContext, finished: TrialFinished, started: float
+    ) -> TrialFinished:
+        """Note the servers that started here; a server that would not start here but did on another
+        worker makes this worker broken, not the trial: quarantine it and let the trial play elsewhere."""
+        worker.started |= {e.server for e in ctx.events if isinstance(e, ServerConnected)}
+        failed_here = _SERVER_FAILED.search(finished.error) if finished.status == "error" else None
+        if failed_here is not None and worker.alive:
+            server = failed_here["server"].strip()
+            if any(server in w.started for w in self._workers if w is not worker):
+                self._quarantine(worker, f"server {server!r} did not start there but does elsewhere")
+                return _lost(
+                    ctx,
+                    "server_start",
+                    f"on {worker.where}: {finished.error}\n(the worker is quarantined; the trial plays on another)",
+                    started,
+                    worker.where,
+                )
+        if finished.host:
+            return finished
+        return finished.model_copy(update={"host": worker.where})
+
+    def _quarantine(self, worker: _Worker, why: str) -> None:
+        worker.alive = False
+        self._note(f"worker {worker.where} quarantined: {why}")
 
     async def _begin(self, ctx: TrialContext, key: str) -> _Worker | None:
         """Start the trial on the least busy live worker; one found dead is skipped, the trial not lost."""
@@ -188,24 +278,35 @@ class RayExecutor:
                 elif kind == "end":
                     return TrialFinished.model_validate_json(text)
                 else:
-                    return _lost(ctx, extra, text, started)
+                    self._quarantine(worker, text)
+                    return _lost(ctx, extra, text, started, worker.where)
 
     def _placed(self, ctx: TrialContext, where: str) -> None:
         """Note where the trial plays, for an operator hunting a remote failure."""
         self.placements[ctx.trial_id] = where
+        self._note(f"trial {ctx.trial_id} attempt {ctx.attempt}: {where}")
+
+    def _note(self, line: str) -> None:
         if self._placement_log is not None:
             with contextlib.suppress(OSError), open(self._placement_log, "a") as log:
-                log.write(f"trial {ctx.trial_id} attempt {ctx.attempt}: {where}\n")
+                log.write(line + "\n")
 
     async def aclose(self) -> None:
-        """Stop every worker's trials and servers, then Ray itself if this run started it."""
+        """Stop every worker's trials and servers, bring their server logs here, then stop Ray if
+        this run started it."""
         workers, self._workers = self._workers, []
         if not workers and not self._owns_ray:
             return
         ray = _ray()
-        closing = [w.actor.aclose.remote() for w in workers if w.alive]
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), CLOSE_TIMEOUT_S)
+        # Every worker, a quarantined one too (it has the logs that say why); a dead one fails at once.
+        closing = [asyncio.ensure_future(w.actor.aclose.remote()) for w in workers]
+        if closing:
+            done, pending = await asyncio.wait(closing, timeout=CLOSE_TIMEOUT_S)
+            for future in pending:
+                future.cancel()
+            for future in done:
+                if not future.cancelled() and future.exception() is None:
+                    self._keep_logs(*future.result())
         for w in workers:
             with contextlib.suppress(Exception):
                 ray.kill(w.actor)
@@ -213,12 +314,69 @@ class RayExecutor:
             self._owns_ray = False
             ray.shutdown()
 
+    def _keep_logs(self, host: str, folder: str, files: list[tuple[str, bytes]]) -> None:
+        """A worker's server logs, written under this run's DB.logs unless they are there already."""
+        if self._logs is None:
+            return
+        target = self._logs / Path(folder).name
+        if host == socket.gethostname() and Path(folder) == target:
+            return  # the same machine wrote them in place
+        with contextlib.suppress(OSError):
+            target.mkdir(parents=True, exist_ok=True)
+            for name, data in files:
+                (target / Path(name).name).write_bytes(data)
 
-def _lost(ctx: TrialContext, error_type: str, message: str, started: float) -> TrialFinished:
-    """A trial the worker could not finish: its error event now, its end for the runner to store."""
+
+def _needs(run: Run, models: Collection[str]) -> tuple[list[str], list[str]]:
+    """The variables (names) and commands the suite's servers and the run's models use."""
+    variables: set[str] = set()
+    commands: set[str] = set()
+    for cfg in run.loaded.servers.values():
+        variables |= set(_VARIABLE.findall(cfg.model_dump_json())) - _OURS
+        launch = cfg.launch if isinstance(cfg, HttpServer) else cfg
+        if isinstance(launch, StdioServer) and _findable(launch.command):
+            commands.add(launch.command)
+    for model in models:
+        provider = model.partition(":")[0]
+        spec = run.loaded.suite.providers.get(provider)
+        key = (spec.api_key_env if spec is not None else None) or DEFAULT_KEY_ENV.get(provider)
+        if key:
+            variables.add(key)
+    return sorted(variables), sorted(commands)
+
+
+def _findable(command: str) -> bool:
+    """A command a node finds as the driver does: on PATH or absolute, no variable in it."""
+    return "${" not in command and ("/" not in command or command.startswith("/"))
+
+
+@contextlib.contextmanager
+def _our_signal_handlers() -> Iterator[None]:
+    """``ray.init`` installs its own SIGTERM handler (exit 15 and a stack dump): keep ours, so a
+    Ray run stops like a local one (143, resumable)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _lost(ctx: TrialContext, error_type: str, message: str, started: float, where: str = "") -> TrialFinished:
+    """A trial its worker could not finish: an ``infrastructure`` error now (the runner plays it
+    again), and its end for the runner to store if it is not played again."""
     message = redact(message)
-    ctx.emit(ErrorEvent(where="worker", error_type=error_type, message=message, fatal=True))
-    return failed("timeout" if error_type == "timeout" else "error", message, time.perf_counter() - started)
+    ctx.emit(
+        ErrorEvent(where="worker", error_type=error_type, message=message, fatal=True, infrastructure=True)
+    )
+    finished = failed(
+        "timeout" if error_type == "timeout" else "error", message, time.perf_counter() - started
+    )
+    return finished.model_copy(update={"host": where})
 
 
 def _last_line(exc: BaseException) -> str:

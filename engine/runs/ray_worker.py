@@ -34,6 +34,7 @@ from proctor.store.redaction import redact
 # What a worker sends back, in order: ("event", json, "", b""), ("blob", sha256, mime, data),
 # then ("end", trial_finished_json, "", b"") or ("failed", message, error_type, b"").
 Item = tuple[str, str, str, bytes]
+LOGS_BACK_BYTES = 16_000_000  # what a worker's server logs may send back to the driver at the end
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class TrialWorker:
         self._env: TrialEnv | None = None
         self._loading: asyncio.Lock | None = None
         self._trials: dict[str, _Live] = {}
+        self._log_dir: Path | None = None
 
     async def prepare(self, models: list[str]) -> tuple[str, str]:
         """Load the suite and build the models' providers now: (where, problem or "")."""
@@ -122,12 +124,28 @@ class TrialWorker:
             with contextlib.suppress(BaseException):
                 await live.task
 
-    async def aclose(self) -> None:
-        """Stop every trial, then every server this worker started."""
+    async def aclose(self) -> tuple[str, str, list[tuple[str, bytes]]]:
+        """Stop every trial, then every server this worker started; return this host's name, the
+        servers' log folder and its files (capped), for the driver to keep beside its database."""
         for key in list(self._trials):
             await self.cancel(key)
         if self._env is not None:
             await self._env.aclose()
+        return socket.gethostname(), str(self._log_dir or ""), self._log_files()
+
+    def _log_files(self) -> list[tuple[str, bytes]]:
+        files: list[tuple[str, bytes]] = []
+        if self._log_dir is None:
+            return files
+        budget = LOGS_BACK_BYTES
+        for path in sorted(p for p in self._log_dir.iterdir() if p.is_file()):
+            with contextlib.suppress(OSError):
+                data = path.read_bytes()[-budget:]
+                files.append((path.name, data))
+                budget -= len(data)
+            if budget <= 0:
+                break
+        return files
 
     async def _play(self, live: _Live, spec: TrialSpec) -> None:
         try:
@@ -157,7 +175,8 @@ class TrialWorker:
             )
         with _machine_lock():  # workers on one machine share the repository cache
             workspace = Workspace.prepare(loaded)
-        pool = ServerPool(_log_dir(Path(setup.log_dir)), setup.log_bytes)
+        self._log_dir = _log_dir(Path(setup.log_dir))
+        pool = ServerPool(self._log_dir, setup.log_bytes)
         return TrialEnv(loaded, workspace, PriceTable(loaded.suite.prices), pool)
 
 

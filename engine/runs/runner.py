@@ -16,6 +16,7 @@ import gc
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from proctor.engine.providers.base import Provider
@@ -38,6 +39,12 @@ from proctor.store.redaction import redact
 from proctor.store.writer import JudgmentMeta, StoreWriter
 
 TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
+LOST_RETRIES = 2  # a trial lost to its worker is played again this often, then ends in error
+
+
+def lost_to_infrastructure(events: list[Event]) -> bool:
+    """Did the attempt end because where it ran failed (not the agent)? Retried, and rerun on resume."""
+    return any(isinstance(e, ErrorEvent) and e.fatal and e.infrastructure for e in events)
 
 
 @dataclass
@@ -157,15 +164,25 @@ class Run:
         return status
 
     async def run_trial(self, t: TrialRecord) -> None:
-        """Play one attempt of ``t`` through the executor, then store its end and score it here."""
+        """Play ``t`` through the executor, then store its end and score it here.
+
+        An attempt lost to where it ran (its Ray worker or node died) is abandoned and played
+        again as a new attempt, up to ``LOST_RETRIES`` times; its events stay stored, abandoned.
+        """
         scenario = self.loaded.scenario(t.scenario)
-        ctx = TrialContext(self, t.id, t.attempt + 1, scenario, t.arm, t.model, t.epoch, t.seed)
-        ctx.emit(
-            TrialStarted(
-                scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=t.seed, attempt=ctx.attempt
+        attempt = t.attempt
+        for tries in range(LOST_RETRIES + 1):
+            attempt += 1
+            ctx = TrialContext(self, t.id, attempt, scenario, t.arm, t.model, t.epoch, t.seed)
+            ctx.emit(
+                TrialStarted(
+                    scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=t.seed, attempt=attempt
+                )
             )
-        )
-        finished = await self.executor.play(self, ctx)
+            finished = await self.executor.play(self, ctx)
+            if tries == LOST_RETRIES or not lost_to_infrastructure(ctx.events):
+                break
+            await self.writer.requeue([t.id])
         ctx.emit(finished)
         await self.writer.flush()  # a finished trial is on disk before anything counts it: kill -9 loses none
         record = _as_record(t, ctx.attempt, finished)
@@ -224,6 +241,15 @@ def _as_record(t: TrialRecord, attempt: int, f: TrialFinished) -> TrialRecord:
     )
 
 
+def _lost_trials(db: Path) -> list[int]:
+    """Trials whose last attempt ended in an error of the infrastructure (a lost worker): --resume
+    plays them again, as it does a trial the engine never finished."""
+    with StoreReader(db) as reader:
+        errored = [t.id for t in reader.trials() if t.status == "error"]
+        lost = [i for i in errored if lost_to_infrastructure([e.event for e in reader.trial_events(i)])]
+    return sorted(lost)
+
+
 async def open_run(
     loaded: LoadedSuite, options: RunOptions, *, expand_matrix: bool = True
 ) -> tuple[Run, list[TrialRecord]]:
@@ -277,6 +303,8 @@ async def open_run(
         if expand_matrix:
             await writer.add_trials(run_id, rows)
         await writer.abandon_unfinished(run_id)
+        if existing is not None:
+            await writer.requeue(_lost_trials(options.db))
         wanted = {(r.scenario, r.arm, r.model, r.epoch) for r in rows}
         with StoreReader(options.db) as reader:
             todo = [t for t in reader.trials() if t.status == "queued" and t.key in wanted]
