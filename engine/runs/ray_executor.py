@@ -58,6 +58,7 @@ class _Worker:
     busy: int = 0
     alive: bool = True  # False once dead, hung or quarantined: given no more trials
     started: set[str] = field(default_factory=set)  # servers that have started on this worker
+    failed: set[str] = field(default_factory=set)  # servers that would not start on this worker
 
 
 class RayExecutor:
@@ -71,6 +72,7 @@ class RayExecutor:
         self._starting: asyncio.Lock | None = None
         self._placement_log: Path | None = None
         self._logs: Path | None = None
+        self._avoid: dict[int, set[int]] = {}  # trial id -> the workers (by id()) it failed on
         self._turn = 0
 
     async def start(self, run: Run, models: Collection[str]) -> None:
@@ -112,15 +114,18 @@ class RayExecutor:
                 f"Ray did not start {wanted} proctor worker(s) within {PREPARE_TIMEOUT_S:g}s "
                 f"(the cluster has {cpus} CPU(s)); check 'ray status'"
             ) from None
-        problems = []
+        problems, died = [], []
         for worker, answer in zip(self._workers, answers, strict=True):
-            if isinstance(answer, BaseException):
+            if isinstance(answer, BaseException):  # its node was lost meanwhile: play on without it
                 worker.alive = False
-                problems.append(f"a worker died while starting: {_last_line(answer)}")
+                died.append(_last_line(answer))
+                self._note(f"a worker died while starting: {died[-1]}")
                 continue
             worker.where, problem = answer
             if problem:
                 problems.append(f"{worker.where}: {problem}")
+        if not problems and len(died) == len(self._workers):
+            problems = [f"every worker died while starting: {died[0]}"]
         if problems:
             raise RunError("a Ray worker cannot play this run's trials: " + "; ".join(problems))
 
@@ -171,13 +176,16 @@ class RayExecutor:
             raise RunError(f"cannot start or reach {where}: {exc}") from exc
         self._owns_ray = True
 
-    def _pick(self) -> _Worker | None:
-        """The least busy live worker; among equals, the next after the last one picked."""
+    def _pick(self, trial_id: int) -> _Worker | None:
+        """The least busy live worker, one that has not failed this trial if there is one; among
+        equals, the next after the last one picked."""
         n = len(self._workers)
         order = [self._workers[(self._turn + i) % n] for i in range(n)]
         live = [w for w in order if w.alive]
         if not live:
             return None
+        avoid = self._avoid.get(trial_id, set())
+        live = [w for w in live if id(w) not in avoid] or live
         chosen = min(live, key=lambda w: w.busy)
         self._turn = (self._workers.index(chosen) + 1) % n
         return chosen
@@ -232,15 +240,19 @@ class RayExecutor:
         failed_here = _SERVER_FAILED.search(finished.error) if finished.status == "error" else None
         if failed_here is not None and worker.alive:
             server = failed_here["server"].strip()
-            if any(server in w.started for w in self._workers if w is not worker):
+            worker.failed.add(server)
+            others = [w for w in self._workers if w is not worker and w.alive]
+            if any(server in w.started for w in others):
                 self._quarantine(worker, f"server {server!r} did not start there but does elsewhere")
-                return _lost(
-                    ctx,
-                    "server_start",
-                    f"on {worker.where}: {finished.error}\n(the worker is quarantined; the trial plays on another)",
-                    started,
-                    worker.where,
-                )
+                then = "the worker is quarantined; the trial plays on another"
+            elif any(server not in w.failed for w in others):
+                then = "the trial plays on another worker, to tell a broken node from a broken server"
+            else:
+                then = ""  # it starts nowhere: the suite's problem, an error of the trial
+            if then:
+                self._avoid.setdefault(ctx.trial_id, set()).add(id(worker))
+                message = f"on {worker.where}: {finished.error}\n({then})"
+                return _lost(ctx, "server_start", message, started, worker.where)
         if finished.host:
             return finished
         return finished.model_copy(update={"host": worker.where})
@@ -252,7 +264,7 @@ class RayExecutor:
     async def _begin(self, ctx: TrialContext, key: str) -> _Worker | None:
         """Start the trial on the least busy live worker; one found dead is skipped, the trial not lost."""
         actor_died = _ray().exceptions.RayActorError
-        while (worker := self._pick()) is not None:
+        while (worker := self._pick(ctx.trial_id)) is not None:
             worker.busy += 1
             try:
                 self._placed(ctx, await worker.actor.start.remote(key, ctx.spec))
