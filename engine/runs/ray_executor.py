@@ -135,7 +135,7 @@ class RayExecutor:
 
         ray.cloudpickle.register_pickle_by_value(ray_probe)  # answers even where proctor is missing
         variables, commands = _needs(run, models)
-        here = ray_probe.NodeView(**ray_probe.probe(variables, commands))
+        here = ray_probe.NodeView.of(ray_probe.probe(variables, commands))
         nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
         task = ray.remote(ray_probe.probe)
         asked = [
@@ -156,7 +156,7 @@ class RayExecutor:
             if isinstance(answer, BaseException):
                 problems.append(f"node {name}: cannot run a task: {_last_line(answer)}")
             else:
-                problems += ray_probe.problems(name, here, ray_probe.NodeView(**answer))
+                problems += ray_probe.problems(name, here, ray_probe.NodeView.of(answer))
         if problems:
             raise RunError("a Ray node cannot play this run as the driver would:\n  " + "\n  ".join(problems))
 

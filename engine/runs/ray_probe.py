@@ -28,6 +28,16 @@ class NodeView:
     missing_variables: tuple[str, ...]
     missing_commands: tuple[str, ...]
 
+    @classmethod
+    def of(cls, answer: dict[str, object]) -> NodeView:
+        """The view from ``probe``'s plain answer."""
+        text = {k: str(answer.get(k, "")) for k in ("host", "python", "proctor", "ray")}
+        return cls(
+            **text,
+            missing_variables=_names(answer.get("missing_variables")),
+            missing_commands=_names(answer.get("missing_commands")),
+        )
+
 
 def probe(variables: list[str], commands: list[str]) -> dict[str, object]:
     """This node's view (the fields of ``NodeView``; a plain dict, so no proctor class crosses)."""
@@ -39,6 +49,10 @@ def probe(variables: list[str], commands: list[str]) -> dict[str, object]:
         "missing_variables": tuple(n for n in variables if not os.environ.get(n)),
         "missing_commands": tuple(c for c in commands if shutil.which(c) is None),
     }
+
+
+def _names(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
 
 
 def _version(package: str) -> str:

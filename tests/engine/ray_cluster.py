@@ -9,6 +9,7 @@ machine too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -82,10 +83,8 @@ class Cluster:
     def stop(self) -> None:
         for pid, cmdline in _processes():
             if pid != os.getpid() and (str(self.root) in cmdline or _cwd(pid).startswith(str(self.root))):
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
         time.sleep(0.2)
         shutil.rmtree(self.root, ignore_errors=True)
 

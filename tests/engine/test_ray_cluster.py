@@ -104,7 +104,7 @@ def test_a_driver_killed_with_kill_9_leaves_no_server_and_resume_ends_each_trial
     _no_leftovers(cluster)
 
     resumed = _run(cluster, db, "--resume")
-    out, err = resumed.communicate(timeout=RUN_TIMEOUT_S)
+    _out, err = resumed.communicate(timeout=RUN_TIMEOUT_S)
     assert resumed.returncode == ExitCode.OK, err[-3000:]
     ends = _ends(db)
     assert len(ends) == 4 and all(len(e) == 1 and e[0].status == "finished" for e in ends.values())
@@ -122,9 +122,9 @@ def test_sigterm_stops_a_ray_run_as_a_local_one_143_and_the_resume_hint(
         _wait_for(lambda: len(_placements(db)) >= 1)
     finally:
         driver.send_signal(signal.SIGTERM)
-        out, err = driver.communicate(timeout=60)
+        _out, err = driver.communicate(timeout=60)
     assert driver.returncode == ExitCode.TERMINATED, err[-3000:]
-    assert f"resume with --resume --db {db}" in err
+    assert f"resume with --resume --db {db}" in " ".join(err.split())  # the console wraps long lines
     assert "Traceback" not in err and "SIGTERM" not in err  # no Python or absl stack dump
     _no_leftovers(cluster)
 
@@ -171,7 +171,15 @@ def test_a_node_whose_server_will_not_start_is_quarantined_and_its_trials_play_e
     (suite / "suite.yaml").write_text(text)
     db = tmp_path / "run.db"
     driver = _run(
-        cluster, db, "--arms", "codeintel", "--scenarios", "retry-delay-cap,dead-letter", "--epochs", "2", suite=suite
+        cluster,
+        db,
+        "--arms",
+        "codeintel",
+        "--scenarios",
+        "retry-delay-cap,dead-letter",
+        "--epochs",
+        "2",
+        suite=suite,
     )
     out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
     assert driver.returncode == ExitCode.OK, err[-3000:] + out[-3000:]
@@ -180,7 +188,9 @@ def test_a_node_whose_server_will_not_start_is_quarantined_and_its_trials_play_e
     notes = "\n".join(_placements(db))
     assert "quarantined: server 'codeintel' did not start there but does elsewhere" in notes, notes
     with StoreReader(db) as reader:
-        lost = [e for e in reader.events_of_kind("error") if getattr(e.event, "error_type", "") == "server_start"]
+        lost = [
+            e for e in reader.events_of_kind("error") if getattr(e.event, "error_type", "") == "server_start"
+        ]
     assert lost and all(e.abandoned and "TMPDIR is broken" in e.event.message for e in lost)  # type: ignore[union-attr]
     _no_leftovers(cluster)
 
@@ -192,7 +202,7 @@ def test_a_node_lost_in_the_middle_of_a_run_costs_no_trial(cluster: Cluster, tmp
     try:
         _wait_for(lambda: len(_placements(db)) >= 3)
         os.kill(cluster.raylet(node_b), signal.SIGKILL)
-        out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
+        _out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         driver.kill()
     assert driver.returncode == ExitCode.OK, err[-3000:]
