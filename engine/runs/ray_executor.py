@@ -152,7 +152,7 @@ class RayExecutor:
             ) from None
         problems = []
         for node, answer in zip(nodes, answers, strict=True):
-            name = f"{node.get('NodeManagerHostname', '?')} ({node.get('NodeManagerAddress', '?')})"
+            name = _node_name(node)
             if isinstance(answer, BaseException):
                 problems.append(f"node {name}: cannot run a task: {_last_line(answer)}")
             else:
@@ -355,6 +355,12 @@ def _needs(run: Run, models: Collection[str]) -> tuple[list[str], list[str]]:
         if key:
             variables.add(key)
     return sorted(variables), sorted(commands)
+
+
+def _node_name(node: dict[str, Any]) -> str:
+    """``host (address:port)``: the port tells apart two nodes of one machine."""
+    host, address = node.get("NodeManagerHostname", "?"), node.get("NodeManagerAddress", "?")
+    return f"{host} ({address}:{node.get('NodeManagerPort', '?')})"
 
 
 def _findable(command: str) -> bool:

@@ -38,11 +38,11 @@ RUN_TIMEOUT_S = 240
 def cluster() -> Iterator[Cluster]:
     cluster = start_cluster()
     try:
-        # node_b's servers see another TMPDIR: the suite in test_a_node_whose_server_will_not_start…
-        # refuses to start there (nothing else in proctor or Ray reads it from the node's env).
-        broken_tmp = cluster.root / "tmp-broken"
-        broken_tmp.mkdir()
-        cluster.start_node("node_b", env={"TMPDIR": str(broken_tmp)})
+        # node_b's PATH starts with an empty folder whose name the suite in
+        # test_a_node_whose_server_will_not_start… refuses (a server gets the node's PATH).
+        broken = cluster.root / "broken-bin"
+        broken.mkdir()
+        cluster.start_node("node_b", env={"PATH": f"{broken}:{os.environ['PATH']}"})
         yield cluster
     finally:
         cluster.stop()
@@ -149,7 +149,8 @@ def test_a_variable_the_driver_has_and_a_node_lacks_stops_the_run_naming_node_an
     assert driver.returncode == ExitCode.BAD_INPUT, err[-3000:]
     assert "PROCTOR_TEST_DRIVER_ONLY" in err and secret not in err + out
     node_ports = {n.manager_port for n in cluster.nodes}
-    assert all(f":{port})" in err for port in node_ports)  # each node named (neither has it)
+    said = " ".join(err.split())  # the console wraps long lines
+    assert all(f":{port})" in said for port in node_ports), said  # each node named (neither has it)
     assert "Traceback" not in err
 
 
@@ -160,13 +161,13 @@ def test_a_node_whose_server_will_not_start_is_quarantined_and_its_trials_play_e
     shutil.copytree(SUITE_DIR, suite, ignore=shutil.ignore_patterns("__pycache__"))
     (suite / "picky_start.py").write_text(
         "import os, runpy, sys\n"
-        "if os.environ.get('TMPDIR', '').endswith('tmp-broken'):\n"
-        "    sys.exit('this node cannot start the server: its TMPDIR is broken')\n"
+        "if 'broken-bin' in os.environ.get('PATH', ''):\n"
+        "    sys.exit('this node cannot start the server: its PATH is broken')\n"
         f"runpy.run_module('{SERVERS}.codeintel', run_name='__main__')\n"
     )
     text = (suite / "suite.yaml").read_text()
     text = text.replace(
-        f"args: [-m, {SERVERS}.codeintel, ", "args: [${PROCTOR_SUITE_DIR}/picky_start.py, ", 1
+        f"args: [-m, {SERVERS}.codeintel, ", "args: ['${PROCTOR_SUITE_DIR}/picky_start.py', ", 1
     )
     (suite / "suite.yaml").write_text(text)
     db = tmp_path / "run.db"
@@ -186,12 +187,15 @@ def test_a_node_whose_server_will_not_start_is_quarantined_and_its_trials_play_e
     ends = _ends(db)
     assert len(ends) == 4 and all(len(e) == 1 and e[0].status == "finished" for e in ends.values())
     notes = "\n".join(_placements(db))
-    assert "quarantined: server 'codeintel' did not start there but does elsewhere" in notes, notes
+    logs = sorted((db.parent / f"{db.name}.logs").glob("ray-*/codeintel.stderr.log"))
+    assert "quarantined: server 'codeintel' did not start there but does elsewhere" in notes, notes + "".join(
+        p.read_text() for p in logs
+    )
     with StoreReader(db) as reader:
         lost = [
             e for e in reader.events_of_kind("error") if getattr(e.event, "error_type", "") == "server_start"
         ]
-    assert lost and all(e.abandoned and "TMPDIR is broken" in e.event.message for e in lost)  # type: ignore[union-attr]
+    assert lost and all(e.abandoned and "PATH is broken" in e.event.message for e in lost)  # type: ignore[union-attr]
     _no_leftovers(cluster)
 
 
