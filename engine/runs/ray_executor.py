@@ -28,13 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proctor.engine.providers.registry import DEFAULT_KEY_ENV
-from proctor.engine.runs import ray_probe
 from proctor.engine.runs.options import RunError
+from proctor.engine.runs.ray_nodes import check_nodes
 from proctor.engine.runs.ray_worker import Item, TrialWorker, WorkerSetup
 from proctor.engine.runs.trial_play import failed
 from proctor.engine.tools.toolbox import Blob
-from proctor.scenarios.schema import HttpServer, StdioServer
 from proctor.store.events import ErrorEvent, ServerConnected, TrialFinished, parse_event
 from proctor.store.redaction import redact
 
@@ -45,10 +43,7 @@ TAKE_WAIT_S = 0.25  # a worker answers a take at once when it has events; this o
 PREPARE_TIMEOUT_S = 180.0  # placing the workers and loading the suite on each
 WORKER_GRACE_S = 60.0  # beyond the trial's own wall-clock limit, which the worker enforces
 CLOSE_TIMEOUT_S = 15.0
-PROBE_TIMEOUT_S = 60.0
 _SERVER_FAILED = re.compile(r"^(?P<server>[^\n:]+): could not start:", re.M)
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
-_OURS = {"PYTHON", "PROCTOR_SUITE_DIR", "PROCTOR_REPO", "PROCTOR_COMMIT", "PROCTOR_TRIAL_DIR", "PROCTOR_PORT"}
 
 
 @dataclass
@@ -89,7 +84,7 @@ class RayExecutor:
         logs.mkdir(parents=True, exist_ok=True)
         self._logs = logs
         self._placement_log = logs / "ray-placements.log"
-        await self._check_nodes(ray, run, models)
+        await check_nodes(ray, run, models)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         wanted = max(1, min(run.options.concurrency or run.loaded.suite.concurrency.global_, cpus))
         setup = WorkerSetup(
@@ -128,37 +123,6 @@ class RayExecutor:
             problems = [f"every worker died while starting: {died[0]}"]
         if problems:
             raise RunError("a Ray worker cannot play this run's trials: " + "; ".join(problems))
-
-    async def _check_nodes(self, ray: Any, run: Run, models: Collection[str]) -> None:
-        """Every node with CPUs has this proctor, and the suite's variables and commands the driver has."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        ray.cloudpickle.register_pickle_by_value(ray_probe)  # answers even where proctor is missing
-        variables, commands = _needs(run, models)
-        here = ray_probe.NodeView.of(ray_probe.probe(variables, commands))
-        nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
-        task = ray.remote(ray_probe.probe)
-        asked = [
-            task.options(
-                num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
-            ).remote(variables, commands)
-            for n in nodes
-        ]
-        try:
-            answers = await asyncio.wait_for(asyncio.gather(*asked, return_exceptions=True), PROBE_TIMEOUT_S)
-        except TimeoutError:
-            raise RunError(
-                f"the Ray nodes did not answer proctor's check within {PROBE_TIMEOUT_S:g}s"
-            ) from None
-        problems = []
-        for node, answer in zip(nodes, answers, strict=True):
-            name = _node_name(node)
-            if isinstance(answer, BaseException):
-                problems.append(f"node {name}: cannot run a task: {_last_line(answer)}")
-            else:
-                problems += ray_probe.problems(name, here, ray_probe.NodeView.of(answer))
-        if problems:
-            raise RunError("a Ray node cannot play this run as the driver would:\n  " + "\n  ".join(problems))
 
     def _connect(self, ray: Any) -> None:
         if ray.is_initialized():
@@ -337,35 +301,6 @@ class RayExecutor:
             target.mkdir(parents=True, exist_ok=True)
             for name, data in files:
                 (target / Path(name).name).write_bytes(data)
-
-
-def _needs(run: Run, models: Collection[str]) -> tuple[list[str], list[str]]:
-    """The variables (names) and commands the suite's servers and the run's models use."""
-    variables: set[str] = set()
-    commands: set[str] = set()
-    for cfg in run.loaded.servers.values():
-        variables |= set(_VARIABLE.findall(cfg.model_dump_json())) - _OURS
-        launch = cfg.launch if isinstance(cfg, HttpServer) else cfg
-        if isinstance(launch, StdioServer) and _findable(launch.command):
-            commands.add(launch.command)
-    for model in models:
-        provider = model.partition(":")[0]
-        spec = run.loaded.suite.providers.get(provider)
-        key = (spec.api_key_env if spec is not None else None) or DEFAULT_KEY_ENV.get(provider)
-        if key:
-            variables.add(key)
-    return sorted(variables), sorted(commands)
-
-
-def _node_name(node: dict[str, Any]) -> str:
-    """``host (address:port)``: the port tells apart two nodes of one machine."""
-    host, address = node.get("NodeManagerHostname", "?"), node.get("NodeManagerAddress", "?")
-    return f"{host} ({address}:{node.get('NodeManagerPort', '?')})"
-
-
-def _findable(command: str) -> bool:
-    """A command a node finds as the driver does: on PATH or absolute, no variable in it."""
-    return "${" not in command and ("/" not in command or command.startswith("/"))
 
 
 @contextlib.contextmanager
