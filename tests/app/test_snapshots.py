@@ -138,7 +138,16 @@ def test_dashboard_of_five_arms_matches_snapshot(
     app = ProctorApp(wide, clock=lambda: FIXED_NOW)
 
     async def settle(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.state.details_loaded and "worker-pool" in screen_text(app))
+        await wait_until(
+            pilot,
+            lambda: (
+                app.state.details_loaded
+                and app.state.usage.backfill_done
+                and "worker-pool" in screen_text(app)
+                and "tool_io …" not in screen_text(app)
+            ),
+            what="dashboard with details and the tool-I/O backfill shown",
+        )
         await pilot.pause(0.25)
         await pilot.pause()
 

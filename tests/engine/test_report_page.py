@@ -249,7 +249,7 @@ def test_hostile_names_are_escaped_everywhere(tool_store: Path) -> None:
     # Inside a code block the name loses its backticks (so the fence cannot close early).
     chart = "\n".join(forest_chart(build_report(tool_store)))
     assert "mcp|'x'" in chart and chart.count("```") == 2
-    assert code_text("a`b\x1b[2J", 4) == "a'b…"
+    assert code_text("a`bcd\x1b[2J", 4) == "a'b…"  # the escape is removed whole, then cut
 
 
 def test_failure_modes_and_per_scenario_tables(tool_store: Path) -> None:
