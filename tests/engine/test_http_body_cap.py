@@ -21,7 +21,7 @@ FAKES = Path(__file__).resolve().parents[1] / "fakes"
 ROOT = Path(__file__).resolve().parents[2]
 
 CLIENT = """
-import asyncio, json, resource, sys
+import asyncio, json, sys
 from proctor.engine.providers.base import ProviderError
 from proctor.engine.providers.prices import PriceTable
 
@@ -56,7 +56,10 @@ async def mcp_start(url):
 
 kind, url = sys.argv[1], sys.argv[2]
 out = asyncio.run(mcp_start(url) if kind == "mcp" else provider_turn(kind, url))
-print(json.dumps({"outcome": out, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a large pytest process
+# would report the parent's peak; VmHWM belongs to this process's own address space.
+hwm_kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(json.dumps({"outcome": out, "maxrss_mb": hwm_kb / 1024}))
 """
 
 
