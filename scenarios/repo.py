@@ -7,11 +7,13 @@ outside the commit: the commit's tree listing is the whole universe of readable 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import posixpath
 import subprocess
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,6 +184,19 @@ def _directories(entries: dict[str, TreeEntry]) -> set[str]:
     return dirs
 
 
+@contextmanager
+def _exclusive(dest: Path) -> Iterator[None]:
+    """Hold ``dest``'s lock while it is built: the cache is shared by every proctor process on the
+    machine, and two runs preparing one pinned repo at once would collide in git's index."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dest.with_name(dest.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def clean_checkout(source: Path, commit: str, dest: Path) -> str:
     """A checkout of ``commit`` at ``dest`` that shares ``source``'s objects but not its working tree.
 
@@ -198,11 +213,13 @@ def clean_checkout(source: Path, commit: str, dest: Path) -> str:
             f"commit {commit} does not exist in {source}; pin one that does "
             f"(git -C {source} log --oneline lists them)"
         ) from None
-    if not (dest / ".git").exists():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        _git(dest.parent, "clone", "--quiet", "--shared", "--no-checkout", str(source.resolve()), str(dest))
-    _git(dest, "checkout", "--quiet", "--force", "--detach", full)
-    _git(dest, "clean", "--quiet", "-fdx")
+    with _exclusive(dest):
+        if not (dest / ".git").exists():
+            _git(
+                dest.parent, "clone", "--quiet", "--shared", "--no-checkout", str(source.resolve()), str(dest)
+            )
+        _git(dest, "checkout", "--quiet", "--force", "--detach", full)
+        _git(dest, "clean", "--quiet", "-fdx")
     return full
 
 
@@ -229,6 +246,11 @@ def materialize(source: Path, dest: Path) -> str:
                 f"{p}: a symbolic link to {os.readlink(p)}, outside the repository; replace it with the file "
                 "or remove it (links are never followed out of a pinned repository)"
             )
+    with _exclusive(dest):
+        return _snapshot(entries, source, dest)
+
+
+def _snapshot(entries: list[Path], source: Path, dest: Path) -> str:
     dest.mkdir(parents=True, exist_ok=True)
     if not (dest / ".git").exists():
         _git(dest, "init", "-q")

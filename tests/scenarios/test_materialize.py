@@ -104,3 +104,29 @@ def test_servers_get_the_clean_checkout_as_proctor_repo(
     (repo_arg,) = served.args
     assert Path(repo_arg).is_relative_to(tmp_path / "cache") and Path(repo_arg) != user.resolve()
     assert (Path(repo_arg) / "app.py").read_text() == "VERSION = 1\n"
+
+
+def test_processes_materializing_one_repo_at_once_all_get_its_commit(tmp_path: Path) -> None:
+    """The cache is shared by every proctor process: runs started together must not collide in
+    git's index (``index.lock: File exists``)."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "src"
+    for i in range(40):
+        (source / f"pkg{i % 4}").mkdir(parents=True, exist_ok=True)
+        (source / f"pkg{i % 4}" / f"m{i}.py").write_text(f"VALUE = {i}\n" * 50)
+    dest = tmp_path / "cache" / "repo"
+    code = "import sys; from pathlib import Path; from proctor.scenarios.repo import materialize; print(materialize(Path(sys.argv[1]), Path(sys.argv[2])))"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(source), str(dest)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [err for _, err in results]
+    assert len({out.strip() for out, _ in results}) == 1
