@@ -17,7 +17,7 @@ _STATUS_MEANING = {
     "queued": "waiting to run",
     "running": "the agent is working",
     "scoring": "finished, scores being computed",
-    "passed": "the answer passed its checks (claims, else key points, else the judges)",
+    "passed": "the answer passed its checks (claims, else key points, else the gold tool calls)",
     "failed": "the answer did not pass; the trial view names the failure mode",
     "not judged": "finished, but nothing could judge it (no checks and no judge)",
     "error": "the trial broke (model, server or timeout): see its error",
