@@ -7,6 +7,7 @@ document is a few hundred bytes that expand to 10^9 nodes the moment anything wa
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 from pathlib import Path
@@ -71,8 +72,9 @@ class _Bounds(yaml.composer.Composer, yaml.constructor.SafeConstructor):
         self._stats = {}
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
+        events: Any = self  # the parser's half of the loader (Python's or libyaml's)
+        if events.check_event(yaml.AliasEvent):
+            event = events.peek_event()
             anchored = self.anchors.get(event.anchor)
             if anchored is not None and id(anchored) not in self._stats:
                 raise _Refused(
@@ -81,7 +83,7 @@ class _Bounds(yaml.composer.Composer, yaml.constructor.SafeConstructor):
             return super().compose_node(parent, index)
         self._depth += 1
         if self._depth > MAX_YAML_DEPTH:
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            mark = events.peek_event().start_mark
             raise _Refused(mark, f"nested deeper than {MAX_YAML_DEPTH} levels")
         node = super().compose_node(parent, index)
         assert node is not None  # only an alias composes to nothing
@@ -140,10 +142,15 @@ class _BoundedLoader(
         self._start_bounds()
 
 
-try:  # libyaml's parser, when PyYAML was built with it
-    from yaml._yaml import CParser as _CParser
-except ImportError:  # pragma: no cover - PyYAML's wheels on the platforms we run on have it
-    _CParser = None
+def _libyaml_parser() -> Any:
+    """libyaml's parser class, when PyYAML was built with it (its wheels are), else None."""
+    try:
+        return importlib.import_module("yaml._yaml").CParser
+    except (ImportError, AttributeError):
+        return None
+
+
+_CParser: Any = _libyaml_parser()
 if _CParser is not None:
 
     class _BoundedCLoader(_Bounds, _CParser, yaml.resolver.Resolver):  # type: ignore[misc]
