@@ -227,13 +227,13 @@ class Suite(_Strict):
 
 
 class Keywords(_Strict):
-    required: list[str] = []
-    bonus: list[str] = []
+    required: list[str] = Field(default_factory=list)
+    bonus: list[str] = Field(default_factory=list)
 
 
 class GoldCall(_Strict):
     tool: str
-    arguments: dict[str, Any] = {}
+    arguments: dict[str, Any] = Field(default_factory=dict)
     server: str | None = None
 
 
@@ -252,19 +252,19 @@ class Scenario(_Strict):
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     title: str = ""
     prompt: str | None = Field(None, min_length=1, pattern=r"\S")
-    steps: list[Step] = []
+    steps: list[Step] = Field(default_factory=list)
     repo: RepoSpec | None = None
-    claims: list[str] = []
-    key_points: list[str] = []
-    keywords: Keywords = Keywords()
+    claims: list[str] = Field(default_factory=list)
+    key_points: list[str] = Field(default_factory=list)
+    keywords: Keywords = Field(default_factory=Keywords)
     gold_tool_calls: list[list[GoldCall]] = Field(
-        [], description="steps in order; the calls inside one step may run in parallel"
+        default_factory=list, description="steps in order; the calls inside one step may run in parallel"
     )
-    rubric: list[Criterion] = []
+    rubric: list[Criterion] = Field(default_factory=list)
     category: str = ""
     complexity: Complexity = "single"
     held_out: bool = False
-    human_labels: dict[str, bool] = {}
+    human_labels: dict[str, bool] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _prompt_or_steps(self) -> Scenario:
