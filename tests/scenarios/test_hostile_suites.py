@@ -10,6 +10,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -203,43 +204,39 @@ def test_the_matrix_bound_is_the_suites_to_raise_and_holds_in_the_engine_too(tmp
         expand(loaded, models=["offline:default"], epochs=6)
 
 
-def test_an_import_source_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
-    import threading
-
+def _read_common(path: Path) -> object:
     from proctor.scenarios.importers.common import read_text
 
-    os.mkfifo(tmp_path / "tasks.json")
-    outcome: list[BaseException | str] = []
-
-    def read() -> None:  # in a daemon thread: a regression blocks it, not the test run
-        try:
-            outcome.append(read_text(tmp_path / "tasks.json"))
-        except Exception as exc:
-            outcome.append(exc)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(10)
-    assert outcome, "reading a FIFO blocked"
-    assert "tasks.json: not a regular file" in str(outcome[0])
+    return read_text(path)
 
 
-def test_an_mcp_atlas_csv_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
-    import threading
-
+def _read_atlas(path: Path) -> object:
     from proctor.scenarios.importers.mcp_atlas import read_rows
 
-    os.mkfifo(tmp_path / "sample_tasks.csv")
-    outcome: list[BaseException | object] = []
+    return read_rows(path)
 
-    def read() -> None:  # in a daemon thread: a regression blocks it, not the test run
+
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [("tasks.json", _read_common), ("sample_tasks.csv", _read_atlas)],
+    ids=["json", "mcp-atlas-csv"],
+)
+def test_an_import_source_that_is_a_fifo_is_refused(
+    tmp_path: Path, name: str, read: Callable[[Path], object]
+) -> None:
+    import threading
+
+    os.mkfifo(tmp_path / name)
+    outcome: list[object] = []
+
+    def read_it() -> None:  # in a daemon thread: a regression blocks it, not the test run
         try:
-            outcome.append(read_rows(tmp_path / "sample_tasks.csv"))
+            outcome.append(read(tmp_path / name))
         except Exception as exc:
             outcome.append(exc)
 
-    reader = threading.Thread(target=read, daemon=True)
+    reader = threading.Thread(target=read_it, daemon=True)
     reader.start()
     reader.join(10)
     assert outcome, "reading a FIFO blocked"
-    assert "sample_tasks.csv: not a regular file" in str(outcome[0])
+    assert f"{name}: not a regular file" in str(outcome[0])
