@@ -161,13 +161,16 @@ def _read_secrets(limit: int = 1 << 20) -> dict[str, str]:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    return _secrets_of(data)
+
+
+def _secrets_of(data: bytes) -> dict[str, str]:
+    """``{value: name}`` from proctor's JSON; anything else is no secrets, never a failed start."""
     try:
         loaded = json.loads(data or b"{}")
     except ValueError:
         return {}
-    if not isinstance(loaded, dict):
-        return {}
-    return {str(k): str(v) for k, v in loaded.items()}
+    return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
 
 
 def _take_secrets_file(path: Path, limit: int = 1 << 20) -> dict[str, str]:
@@ -181,11 +184,7 @@ def _take_secrets_file(path: Path, limit: int = 1 << 20) -> dict[str, str]:
     finally:
         with contextlib.suppress(OSError):
             path.unlink()
-    try:
-        loaded = json.loads(data or b"{}")
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+    return _secrets_of(data)
 
 
 def _drain(fd: int) -> bytes:
