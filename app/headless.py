@@ -23,7 +23,7 @@ from rich.text import Text
 from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, group_errors, run_stop_message
 from proctor.engine.reports.report import OFFLINE_NOTE
 from proctor.engine.runs.runner import Run
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
 from proctor.widgets.sanitize import one_line
 

@@ -31,15 +31,15 @@ from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from proctor.app.exit_codes import ExitCode
-from proctor.app.feed import Snapshot, StoreFeed, TailBatch
 from proctor.app.idle_gc import IdleCollector, restore_collector, tune_collector
-from proctor.app.key_names import KeyRow, key_rows
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
 from proctor.app.signals import stop_signals
-from proctor.app.state import ConsoleState
-from proctor.store.commands import CommandName, enqueue_command
+from proctor.app.views.feed import Snapshot, StoreFeed, TailBatch
+from proctor.app.views.key_names import KeyRow, key_rows
+from proctor.app.views.state import ConsoleState
+from proctor.store.operator_commands import CommandName, enqueue_command
 from proctor.widgets.sanitize import one_line
 
 EngineFactory = Callable[[], Awaitable[object]]

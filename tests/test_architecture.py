@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from proctor.store.events import Scored
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "widgets", "engine", "scenarios", "store")

@@ -43,7 +43,7 @@ def _push(args: argparse.Namespace) -> int:
             n = export_to_file(args.db, "otel", args.out)
             print(f"wrote {args.out}: {n} traces", file=sys.stderr)
         from proctor.engine.reports.otel_export import trace_requests
-        from proctor.store.reader import StoreReader
+        from proctor.store.read.reader import StoreReader
 
         with StoreReader(args.db) as reader:
             result = push_traces(trace_requests(reader), args.endpoint, headers, timeout_s=args.timeout)

@@ -20,7 +20,7 @@ from proctor.engine.reports.gate import (
 )
 from proctor.engine.reports.junit import gate_markdown, report_junit
 from proctor.scenarios.loader import SuiteError
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 
 def gate_command(args: argparse.Namespace) -> int:

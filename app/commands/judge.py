@@ -12,9 +12,9 @@ from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.grading.rejudge import load_run_suite, rejudge_db
 from proctor.engine.runs.options import suite_drift
-from proctor.store.commands import enqueue_command
 from proctor.store.lock import EngineLock
-from proctor.store.reader import StoreReader
+from proctor.store.operator_commands import enqueue_command
+from proctor.store.read.reader import StoreReader
 
 
 def _warn_if_suite_changed(db: Path) -> None:

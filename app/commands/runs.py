@@ -22,7 +22,7 @@ from proctor.scenarios.demo import SUITE_DIR as DEMO_SUITE_DIR
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.display_text import sanitize
 from proctor.store.lock import EngineLock
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.schema import init_db
 
 

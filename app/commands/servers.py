@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from proctor.app.call_view import result_lines, server_line
 from proctor.app.exit_codes import ExitCode
+from proctor.app.views.call_view import result_lines, server_line
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.toolbox import ToolCallOutcome

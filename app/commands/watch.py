@@ -11,7 +11,7 @@ import asyncio
 import importlib
 from pathlib import Path
 
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 
 async def _serve(db: Path) -> None:

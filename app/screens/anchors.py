@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import ConfirmScreen
-from proctor.app.state import ConsoleState
+from proctor.app.views.state import ConsoleState
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text

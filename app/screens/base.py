@@ -13,10 +13,10 @@ from typing import Any, Protocol, cast
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from proctor.app.feed import StoreFeed
-from proctor.app.state import ConsoleState
-from proctor.store.commands import CommandName
-from proctor.store.reader import StoredEvent
+from proctor.app.views.feed import StoreFeed
+from proctor.app.views.state import ConsoleState
+from proctor.store.operator_commands import CommandName
+from proctor.store.read.reader import StoredEvent
 
 
 class ConsoleHost(Protocol):

@@ -18,9 +18,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 
-from proctor.app.call_alignment import Pair, align_calls
-from proctor.app.compare_model import MARKS, CompareRow, rows_from_pairs
-from proctor.app.compare_text import (
+from proctor.app.screens.base import ProctorScreen
+from proctor.app.views.call_alignment import Pair, align_calls
+from proctor.app.views.compare_model import MARKS, CompareRow, rows_from_pairs
+from proctor.app.views.compare_text import (
     MARK_STYLES,
     Side,
     answer_line,
@@ -30,10 +31,9 @@ from proctor.app.compare_text import (
     row_detail,
     row_line,
 )
-from proctor.app.screens.base import ProctorScreen
-from proctor.app.state import ConsoleState
-from proctor.app.transcript_state import TranscriptState
-from proctor.store.reader import StoredEvent, TrialRecord
+from proctor.app.views.state import ConsoleState
+from proctor.app.views.transcript_state import TranscriptState
+from proctor.store.read.reader import StoredEvent, TrialRecord
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line

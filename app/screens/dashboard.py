@@ -11,11 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 
-from proctor.app.matrix_build import build_matrix, cell_at, cell_of
-from proctor.app.run_status import progress_text
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
-from proctor.app.state import FAILURES, Filters
+from proctor.app.views.matrix_build import build_matrix, cell_at, cell_of
+from proctor.app.views.run_status import progress_text
+from proctor.app.views.state import FAILURES, Filters
 from proctor.store.lock import EngineLock
 from proctor.widgets.arms_panel import ArmsPanel
 from proctor.widgets.cost_panel import CostPanel

@@ -13,8 +13,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from proctor.app.help_page import help_rows, wrap_hanging
-from proctor.app.key_names import KeyRow
+from proctor.app.views.help_page import help_rows, wrap_hanging
+from proctor.app.views.key_names import KeyRow
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.scores import CitationDetails
 from proctor.widgets.key_bar import KeyBar

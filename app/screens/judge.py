@@ -14,9 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 
-from proctor.app.judgment_fold import population_sigma
 from proctor.app.screens.base import ProctorScreen
-from proctor.app.state import ConsoleState
+from proctor.app.views.judgment_fold import population_sigma
+from proctor.app.views.state import ConsoleState
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text

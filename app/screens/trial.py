@@ -21,16 +21,16 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
 
-from proctor.app.matrix_build import cell_of
-from proctor.app.score_views import Grounding, failure_of, grounding_of, not_applicable
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.workbench import WorkbenchScreen, tool_target
-from proctor.app.transcript_state import TranscriptState
-from proctor.app.trial_checks import checks_summary, checks_text
+from proctor.app.views.matrix_build import cell_of
+from proctor.app.views.score_views import Grounding, failure_of, grounding_of, not_applicable
+from proctor.app.views.transcript_state import TranscriptState
+from proctor.app.views.trial_checks import checks_summary, checks_text
 from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, cause_of
-from proctor.store.reader import StoredEvent
+from proctor.store.read.reader import StoredEvent
 from proctor.store.scores import DISPLAY_ORDER, ScoreName
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView

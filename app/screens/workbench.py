@@ -22,12 +22,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static, TextArea
 
-from proctor.app.call_view import result_lines
 from proctor.app.screens.base import ProctorScreen
-from proctor.app.transcript_state import CallView
+from proctor.app.views.call_view import result_lines
+from proctor.app.views.transcript_state import CallView
 from proctor.scenarios.skeleton import schema_problems
 from proctor.store.events import ListedTool, OperatorCommand, ToolRecall
-from proctor.store.reader import StoredEvent
+from proctor.store.read.reader import StoredEvent
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, sanitize

@@ -48,7 +48,7 @@ from proctor.engine.stats.anchors_gate import DEFAULT_THRESHOLD
 from proctor.engine.suites import load_suite
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.events import Judged, OperatorCommand, Scored
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.schema import configure
 from proctor.store.scores import ScoreName
 

@@ -33,9 +33,9 @@ from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import ArmSpec
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, Scored, ToolCall, ToolResult
-from proctor.store.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
+from proctor.store.read.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
 from proctor.store.scores import DETERMINISTIC, FailureModeDetails, PassedDetails, ScoreName
-from proctor.store.writer import JudgmentMeta, StoreWriter
+from proctor.store.write.writer import JudgmentMeta, StoreWriter
 
 DEFAULT_CONCURRENCY = 8
 

@@ -28,7 +28,7 @@ from proctor.engine.scoring import COGNITIVE_MODES
 from proctor.scenarios.schema import Scenario
 from proctor.store.events import Usage
 from proctor.store.redaction import redact
-from proctor.store.writer import JudgmentMeta
+from proctor.store.write.writer import JudgmentMeta
 
 DEFAULT_ATTEMPTS = 3
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)

@@ -26,7 +26,7 @@ from proctor.engine.stats import (
     kendall_tau_b,
     majority_vote,
 )
-from proctor.store.reader import JudgmentRecord, TrialRecord
+from proctor.store.read.reader import JudgmentRecord, TrialRecord
 
 _CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
 

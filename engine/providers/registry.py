@@ -10,7 +10,7 @@ import os
 from urllib.parse import urlsplit
 
 from proctor.engine.providers.base import Provider
-from proctor.engine.providers.offline import OfflineProvider
+from proctor.engine.providers.offline.agent import OfflineProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.scenarios.schema import ProviderSpec
 from proctor.store.redaction import register_secret

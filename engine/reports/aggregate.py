@@ -17,7 +17,7 @@ from proctor.engine.judges.panel import is_human
 from proctor.engine.reports.attribution import is_baseline
 from proctor.engine.reports.verdicts import CLAIM_VALUE, Verdicts, judged_coverage
 from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks
-from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
+from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
     GroundingDetails,
     PassedDetails,

@@ -34,7 +34,7 @@ from proctor.engine.stats import (
     pareto_frontier,
     rank_arms,
 )
-from proctor.store.reader import JudgmentRecord, ScoreRecord, TrialRecord
+from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import ScoreName
 
 PairKey = tuple[str, int]

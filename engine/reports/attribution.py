@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from proctor.store.reader import ScoreRecord, TrialRecord
+from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import ADOPTION_BASELINE, AdoptionDetails, ScoreName
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from proctor.store.events import RunFinished
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 MAX_CAUSE_CHARS = 200
 MAX_FIRST_CHARS = 400

@@ -24,7 +24,7 @@ from proctor.engine.reports import second_process
 from proctor.engine.reports.arm_comparisons import mcnemar_inputs
 from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage, tool_usage_section
 from proctor.engine.stats import binomial_two_sided_half
-from proctor.store.reader import JudgeUsage, ModelCallUsage, StoreReader, TrialRecord
+from proctor.store.read.reader import JudgeUsage, ModelCallUsage, StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
 
 # Below this many events a second process costs more than it saves.

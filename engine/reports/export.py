@@ -30,7 +30,7 @@ from typing import Any, Literal, TextIO
 
 from proctor.store.display_text import escape_in_json, sanitize
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult
-from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
+from proctor.store.read.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
 from proctor.store.redaction import redact
 
 SCHEMA = "proctor-export/1"

@@ -21,7 +21,7 @@ from pathlib import Path
 from proctor.engine.reports.error_causes import ErrorCause, group_errors, run_stop_message
 from proctor.engine.stats.paired import paired_bootstrap_ci
 from proctor.store.display_text import one_line
-from proctor.store.reader import ScoreRecord, StoreReader
+from proctor.store.read.reader import ScoreRecord, StoreReader
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore, parse_details
 
 TOLERANCE = 1e-9

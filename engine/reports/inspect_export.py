@@ -30,7 +30,7 @@ from proctor.engine.reports.export import redacted
 from proctor.engine.reports.inspect_sample import sample_of, summary_of
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import AgentBrief
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.records import RunRecord, TrialRecord
 
 LOG_VERSION = 2  # the EvalLog version inspect_ai 0.3.285 writes

@@ -47,7 +47,7 @@ from proctor.store.events import (
     TrialFinished,
     TrialStarted,
 )
-from proctor.store.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
+from proctor.store.read.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
 from proctor.store.redaction import redact
 from proctor.store.scores import GroundingDetails, LayerDetails, ScoreDetails, UnreadableScore
 

@@ -53,7 +53,14 @@ from proctor.engine.suites import load_suite
 from proctor.engine.tools.supervise import killed_notes
 from proctor.scenarios.loader import SuiteError
 from proctor.store.events import OperatorCommand, RunFinished
-from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.read.reader import (
+    JudgmentRecord,
+    RunRecord,
+    ScoreRecord,
+    StoredEvent,
+    StoreReader,
+    TrialRecord,
+)
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"

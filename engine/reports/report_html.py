@@ -249,7 +249,7 @@ def render_html(report: dict[str, Any], transcripts: dict[int, list[dict[str, An
 
 def failed_transcripts(db: Path, report: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
     """Each failed trial's events (its current attempt), read from the store for the page's folds."""
-    from proctor.store.reader import StoreReader
+    from proctor.store.read.reader import StoreReader
 
     ids = [
         int(t["id"])

@@ -16,7 +16,7 @@ from proctor.engine.reports.aggregate import ArmModelSummary, MeanCI
 from proctor.engine.reports.arm_comparisons import BaselineComparison, JudgeVariance
 from proctor.engine.stats import Agreement, LayerVariance, ParetoFrontier, Ranking
 from proctor.store.events import OperatorCommand
-from proctor.store.reader import AnchorRecord, StoredEvent
+from proctor.store.read.reader import AnchorRecord, StoredEvent
 
 OFFLINE_AGENT_LABEL = "offline agent (estimated tokens, no cost)"
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.store.events import Event, ToolCall, ToolResult, ToolsListed
-from proctor.store.reader import (
+from proctor.store.read.reader import (
     StoredEvent,
     StoreReader,
     TrialRecord,

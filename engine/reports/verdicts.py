@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from proctor.engine.judges.base import Verdict
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.stats import fmean
-from proctor.store.reader import JudgmentRecord
+from proctor.store.read.reader import JudgmentRecord
 
 CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
 

@@ -46,10 +46,10 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.redaction import redact
 from proctor.store.scores import ScoreName
-from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
 
 DB_NAME = "imported.db"
 CHARS_PER_TOKEN = 4

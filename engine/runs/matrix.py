@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Sequence
 
 from proctor.scenarios.loader import LoadedSuite, SuiteError
-from proctor.store.writer import TrialRow
+from proctor.store.write.writer import TrialRow
 
 
 def epoch_seed(base_seed: int, epoch: int) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.scenarios.loader import LoadedSuite
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 
 @dataclass(frozen=True)

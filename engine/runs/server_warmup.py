@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from proctor.engine.runs.gold_check import START_CONCURRENCY
 from proctor.scenarios.schema import ServerConfig
 from proctor.store.events import ServersStarting
-from proctor.store.reader import TrialRecord
+from proctor.store.read.reader import TrialRecord
 
 if TYPE_CHECKING:
     from proctor.engine.runs.runner import Run

@@ -15,13 +15,13 @@ from pathlib import Path
 from proctor.engine.grading.anchors import check_before_run
 from proctor.engine.grading.rejudge import load_run_suite
 from proctor.engine.judges.registry import close_judges, make_suite_judges
-from proctor.engine.runs.commands import consume_commands, execute_with_commands
+from proctor.engine.runs.operator_commands import consume_commands, execute_with_commands
 from proctor.engine.runs.options import RunError, RunOptions
 from proctor.engine.runs.runner import Run, TrialHook, open_run
 from proctor.engine.runs.trial_scoring import score_unscored, scoring_hook
 from proctor.engine.suites import admit
 from proctor.scenarios.loader import LoadedSuite
-from proctor.store.reader import TrialRecord
+from proctor.store.read.reader import TrialRecord
 
 
 async def run_suite(

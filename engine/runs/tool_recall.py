@@ -14,7 +14,7 @@ from typing import Any
 from proctor.engine.runs.runner import Run
 from proctor.engine.tools.mcp_toolbox import ServerStartError
 from proctor.store.events import ToolRecall
-from proctor.store.reader import TrialRecord
+from proctor.store.read.reader import TrialRecord
 
 
 class RecallError(Exception):

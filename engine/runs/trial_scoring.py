@@ -10,7 +10,7 @@ from proctor.engine.grading.score_trial import score_trial, tool_schemas
 from proctor.engine.judges.base import Judge
 from proctor.engine.runs.runner import Run, TrialContext, TrialHook
 from proctor.store.events import Event
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from proctor.store.events import Event
-from proctor.store.reader import StoredEvent, TrialRecord
+from proctor.store.read.reader import StoredEvent, TrialRecord
 
 _ids = itertools.count(1)
 

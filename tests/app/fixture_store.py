@@ -30,7 +30,7 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 RUN = "run-fixture"
 MODEL = "offline:default"

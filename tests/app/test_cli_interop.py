@@ -16,8 +16,8 @@ from proctor.app.cli import build_parser, main
 from proctor.app.exit_codes import ExitCode
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import Scored
-from proctor.store.reader import StoreReader
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures"
 

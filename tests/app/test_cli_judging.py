@@ -14,7 +14,7 @@ import pytest
 
 from proctor.app.cli import main
 from proctor.store.events import Judged
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from tests.engine.judging_fixture import Fixture, build_run, facts
 from tests.fakes import fake_anthropic as fa
 

@@ -14,7 +14,7 @@ from proctor.app.commands.engine_process import options_json
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.runs.options import RunOptions
 from proctor.scenarios.demo import SUITE_DIR
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 PROCTOR = [sys.executable, "-m", "proctor.app.cli"]
 

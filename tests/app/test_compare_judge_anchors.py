@@ -9,7 +9,7 @@ from proctor.app.screens.dialogs import ConfirmScreen
 from proctor.app.screens.judge import JudgeScreen
 from proctor.app.screens.trial import TrialScreen
 from proctor.store.events import Judged, OperatorCommand
-from proctor.store.writer import StoreWriter
+from proctor.store.write.writer import StoreWriter
 from proctor.widgets.lines_view import LinesView
 from tests.app.fixture_store import MODEL, RUN, Fixture
 from tests.app.helpers import commands, console, screen_text, wait_until

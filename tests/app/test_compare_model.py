@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.text import Text
 
-from proctor.app import call_alignment
-from proctor.app.call_alignment import (
+from proctor.app.views import call_alignment
+from proctor.app.views.call_alignment import (
     EXACT_WEIGHT,
     PARTIAL_WEIGHT,
     ArgChange,
@@ -24,7 +24,7 @@ from proctor.app.call_alignment import (
     exact_alignment,
     signature,
 )
-from proctor.app.compare_model import (
+from proctor.app.views.compare_model import (
     DIFF_INPUT_LINES,
     DIFF_LINE_CHARS,
     DIFF_OUTPUT_LINES,
@@ -32,8 +32,8 @@ from proctor.app.compare_model import (
     count_marks,
     result_diff,
 )
-from proctor.app.compare_text import GAP, row_detail, row_line
-from proctor.app.transcript_state import CallView
+from proctor.app.views.compare_text import GAP, row_detail, row_line
+from proctor.app.views.transcript_state import CallView
 
 _ids = iter(range(10**9))
 

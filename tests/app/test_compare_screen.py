@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from proctor.app.compare_text import GAP, MARK_WIDTH
-from proctor.app.inline_diff import CHANGED
 from proctor.app.screens.compare import CompareScreen
 from proctor.app.tui import ProctorApp
+from proctor.app.views.compare_text import GAP, MARK_WIDTH
+from proctor.app.views.inline_diff import CHANGED
 from proctor.store.events import FinalAnswer, ToolCall, ToolResult, TrialFinished, TrialStarted, Usage
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 from proctor.widgets.lines_view import LinesView
 from tests.app.helpers import FIXED_NOW, render_screen, screen_text, wait_until
 

@@ -11,8 +11,8 @@ import pytest
 
 from proctor.app.commands.engine_process import EngineExited, run_engine_process
 from proctor.engine.runs.options import RunOptions
-from proctor.store.commands import enqueue_command, list_commands
 from proctor.store.lock import EngineLock
+from proctor.store.operator_commands import enqueue_command, list_commands
 from proctor.store.schema import configure, init_db
 from tests.engine.test_resume_scoring import _suite
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from proctor.app.cli import main
 from proctor.app.headless import summary_table
 from proctor.store.events import TrialFinished, TrialStarted, Usage
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 ARM = "\x1b]0;pwned-title\x07\x1b[2J\x1b[Harm\u202eevil"
 MODEL = "offline:\x9b31mdefault\x1bP+q\x1b\\"

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.app.feed import StoreFeed
-from proctor.store import queries
+from proctor.app.views.feed import StoreFeed
 from proctor.store.events import (
     Event,
     FinalAnswer,
@@ -18,7 +17,8 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.read import queries
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 ROWS = [TrialRow("s1", "baseline", "m", 0, 1), TrialRow("s1", "mcp", "m", 0, 2)]
 

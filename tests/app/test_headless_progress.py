@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from proctor.app.headless import HeadlessProgress
-from proctor.store.reader import TrialRecord
+from proctor.store.read.reader import TrialRecord
 
 
 class _Clock:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from proctor.app.help_page import help_lines
-from proctor.app.key_names import KeyRow, key_label, key_rows
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import HelpScreen
+from proctor.app.views.help_page import help_lines
+from proctor.app.views.key_names import KeyRow, key_label, key_rows
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.transcript_model import BADGE
 from proctor.widgets.trial_matrix import STATUS_GLYPH

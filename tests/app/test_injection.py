@@ -12,7 +12,7 @@ from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.trial import TrialScreen
 from proctor.app.tui import ProctorApp
 from proctor.store.events import ToolResult, TrialFinished, TrialStarted, Usage
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 from proctor.widgets.transcript_view import TranscriptView
 from proctor.widgets.trial_matrix import TrialMatrix
 from tests.app.fixture_store import CLICK, CLOSE, Fixture

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from proctor.app.inline_diff import CHANGED, MAX_COMPARE_CHARS, changed_spans, marked_pair, unified_diff_text
+from proctor.app.views.inline_diff import (
+    CHANGED,
+    MAX_COMPARE_CHARS,
+    changed_spans,
+    marked_pair,
+    unified_diff_text,
+)
 
 
 def marked(text: Text) -> list[str]:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from textual import events
 
-from proctor.app.feed import TailBatch
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen, HelpScreen
 from proctor.app.screens.trial import TrialScreen
 from proctor.app.tui import leaving_note
+from proctor.app.views.feed import TailBatch
 from proctor.widgets.lines_view import LinesView
 from tests.app.fixture_store import Fixture
 from tests.app.helpers import console, screen_text, wait_until

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.app.feed import Snapshot, TailBatch
-from proctor.app.matrix_build import build_matrix
-from proctor.app.state import ConsoleState, Filters
+from proctor.app.views.feed import Snapshot, TailBatch
+from proctor.app.views.matrix_build import build_matrix
+from proctor.app.views.state import ConsoleState, Filters
 from proctor.store.events import Scored
-from proctor.store.reader import RunRecord
+from proctor.store.read.reader import RunRecord
 from proctor.store.scores import AdoptionDetails, FairnessDetails, ScoreName
 from proctor.widgets.trial_matrix import TrialMatrix, delta_text
 from tests.app.events_factory import stored, trial

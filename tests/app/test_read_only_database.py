@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from proctor.app.cli import main
-from proctor.app.feed import StoreFeed
-from proctor.store.reader import StoreReader, read_only_uri
+from proctor.app.views.feed import StoreFeed
+from proctor.store.read.reader import StoreReader, read_only_uri
 from proctor.store.schema import SchemaError
 from tests.app.fixture_store import RUN, build
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from proctor.app.feed import Snapshot, TailBatch
-from proctor.app.run_status import meaningful_rate, progress_text, starting_text
-from proctor.app.state import ConsoleState, Filters
+from proctor.app.views.feed import Snapshot, TailBatch
+from proctor.app.views.run_status import meaningful_rate, progress_text, starting_text
+from proctor.app.views.state import ConsoleState, Filters
 from proctor.store.events import ServersStarting
-from proctor.store.reader import RunRecord, TrialRecord
+from proctor.store.read.reader import RunRecord, TrialRecord
 from tests.app.events_factory import stored, trial
 
 RUNNING = RunRecord("r1", "demo", {}, 0.0, 0.0, None, "running")

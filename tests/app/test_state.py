@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from proctor.app.feed import Details, Snapshot, TailBatch
-from proctor.app.matrix_build import build_matrix, cell_of, fold_cell
-from proctor.app.state import ConsoleState, Filters, display_status
+from proctor.app.views.feed import Details, Snapshot, TailBatch
+from proctor.app.views.matrix_build import build_matrix, cell_of, fold_cell
+from proctor.app.views.state import ConsoleState, Filters, display_status
 from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
-from proctor.store.reader import JudgmentRecord, RunRecord, ScoreRecord, UnreadableScoreRow
+from proctor.store.read.reader import JudgmentRecord, RunRecord, ScoreRecord, UnreadableScoreRow
 from proctor.store.scores import (
     FairnessDetails,
     GroundingCounts,

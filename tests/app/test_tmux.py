@@ -31,7 +31,7 @@ WRITER = textwrap.dedent(
     f"""
     import asyncio, sys
     from proctor.store.events import Scored, ToolCall, ToolResult, TrialFinished, Usage
-    from proctor.store.writer import StoreWriter
+    from proctor.store.write.writer import StoreWriter
 
     async def main(path):
         w = await StoreWriter.open(path, flush_interval_s=0.01)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from proctor.app.transcript_state import EAGER_SANITIZE_CHARS, TranscriptState
+from proctor.app.views.transcript_state import EAGER_SANITIZE_CHARS, TranscriptState
 from proctor.store.events import (
     AssistantMessage,
     ContentBlock,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from proctor.app.judgment_fold import Verdict
 from proctor.app.screens.pager import PagerScreen
-from proctor.app.trial_checks import checks_summary, checks_text
+from proctor.app.views.judgment_fold import Verdict
+from proctor.app.views.trial_checks import checks_summary, checks_text
 from proctor.store.events import Scored
-from proctor.store.reader import ScoreRecord
+from proctor.store.read.reader import ScoreRecord
 from proctor.store.scores import ClaimDetails, ClaimsDetails, KeyPointDetails, KeyPointsDetails, ScoreName
 from tests.app.fixture_store import CLICK, Fixture
 from tests.app.helpers import console, open_trial, screen_text, wait_until

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from rich.text import Text
 
-from proctor.app.feed import TailBatch
 from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.app.views.feed import TailBatch
 from proctor.store.events import FinalAnswer, Scored, ToolCall, TrialStarted
-from proctor.store.writer import StoreWriter
+from proctor.store.write.writer import StoreWriter
 from proctor.widgets import transcript_view
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.transcript_model import TranscriptEntry

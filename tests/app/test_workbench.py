@@ -9,12 +9,12 @@ from textual.widgets import TextArea
 
 from proctor.app.screens.trial import TrialScreen
 from proctor.app.screens.workbench import ToolTarget, WorkbenchScreen, parse_arguments, tool_target
-from proctor.app.transcript_state import CallView
+from proctor.app.views.transcript_state import CallView
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite, serve_run
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import ListedTool
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from tests.app.helpers import console, screen_text, wait_until
 from tests.engine.test_resume_scoring import _suite
 

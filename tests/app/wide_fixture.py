@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from proctor.store.events import RunFinished, RunStarted, Scored, TrialFinished, TrialStarted, Usage
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 RUN = "run-wide"
 MODEL = "offline:default"

@@ -19,7 +19,7 @@ from pathlib import Path
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.read.reader import StoreReader, TrialRecord
 
 BENCH_SERVER = Path(__file__).resolve().parent / "bench_mcp_server.py"
 DEFAULT_CONCURRENCY = 32

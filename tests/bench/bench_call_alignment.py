@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from proctor.app.call_alignment import signature
-from proctor.app.compare_model import align_calls
-from proctor.app.transcript_state import CallView
+from proctor.app.views.call_alignment import signature
+from proctor.app.views.compare_model import align_calls
+from proctor.app.views.transcript_state import CallView
 
 TOOLS = ["grep", "read", "ls", "find", "search", "open", "list", "stat"]
 

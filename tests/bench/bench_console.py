@@ -48,7 +48,7 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.schema import configure, migrate
-from proctor.store.writer import DEFAULT_FLUSH_INTERVAL_S, encode_payload
+from proctor.store.write.writer import DEFAULT_FLUSH_INTERVAL_S, encode_payload
 
 LATENCY_P95_TARGET_S = 0.150
 LAG_P99_TARGET_S = 0.050
@@ -203,7 +203,7 @@ def first_paint(db: Path) -> dict[str, float]:
 
 
 def child_writer(db: str, rate: int, seconds: float, n_trials: int, flush_s: float) -> None:
-    from proctor.store.writer import StoreWriter, TrialRow
+    from proctor.store.write.writer import StoreWriter, TrialRow
 
     async def main() -> None:
         w = await StoreWriter.open(db, flush_interval_s=flush_s)
@@ -295,7 +295,7 @@ def reference_tail(
     db: Path, rate: int, seconds: float, n_trials: int, flush_s: float
 ) -> tuple[list[float], dict[str, float]]:
     """The same writer, read by a bare EventTail loop (no UI): the floor for event latency."""
-    from proctor.store.reader import EventTail, StoreReader
+    from proctor.store.read.reader import EventTail, StoreReader
 
     proc = _start_writer(db, rate, seconds, n_trials, flush_s)
     reader = StoreReader(db)

@@ -105,7 +105,7 @@ def child_writer(db: str, n_trials: int, mib: int) -> None:
         Usage,
     )
     from proctor.store.lock import EngineLock
-    from proctor.store.writer import StoreWriter, TrialRow
+    from proctor.store.write.writer import StoreWriter, TrialRow
 
     lock = EngineLock.try_acquire(Path(db))  # like a real engine: `watch` then serves no commands
     usage = Usage(input_tokens=500, output_tokens=20, estimated=True)

@@ -42,9 +42,9 @@ from _engine_workload import (
 
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.store.events import Event, ModelResponse, ToolCall, ToolCallRequest, ToolResult, Usage
-from proctor.store.reader import TrialRecord
+from proctor.store.read.reader import TrialRecord
 from proctor.store.schema import configure, migrate
-from proctor.store.writer import StoreWriter, TrialRow, encode_payload
+from proctor.store.write.writer import StoreWriter, TrialRow, encode_payload
 
 TRIAL_FLOOR_PER_S = 200.0
 PERSISTENCE_MAX_RATIO = 1.5

@@ -32,7 +32,7 @@ import json, resource, sys, time
 from pathlib import Path
 from proctor.engine.reports.export import export_to_file
 from proctor.engine.reports import otel_export  # noqa: F401 - imported before the baseline
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 def status(field):
     for line in Path("/proc/self/status").read_text().splitlines():

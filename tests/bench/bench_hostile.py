@@ -22,7 +22,7 @@ from _bench_line import bench_line  # noqa: E402
 from proctor.engine.runs.options import RunOptions  # noqa: E402
 from proctor.engine.runs.session import run_suite  # noqa: E402
 from proctor.scenarios.loader import load_suite  # noqa: E402
-from proctor.store.reader import StoreReader  # noqa: E402
+from proctor.store.read.reader import StoreReader  # noqa: E402
 
 SERVER = ROOT / "tests" / "fakes" / "hostile_mcp_server.py"
 MAX_RATIO = 15.0

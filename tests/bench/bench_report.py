@@ -36,8 +36,8 @@ from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import Event, Judged
-from proctor.store.reader import JudgmentRecord, StoredEvent, StoreReader, TrialRecord
-from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.read.reader import JudgmentRecord, StoredEvent, StoreReader, TrialRecord
+from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
 
 ROOT = Path(__file__).resolve().parents[2]
 GOAL_10K_S = 3.0

@@ -36,8 +36,8 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.reader import StoreReader
-from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
 
 RUN_ID = "fixture-run"
 SCENARIOS = ("s1", "s2", "s3", "s4")

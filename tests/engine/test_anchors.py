@@ -15,7 +15,7 @@ import yaml
 from proctor.engine.grading.anchor_files import AnchorError, sha256_file
 from proctor.engine.grading.anchors import check_before_run, lock_anchors, verify_anchors, verify_before_run
 from proctor.scenarios.loader import load_suite
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from tests.engine.judging_fixture import HELD_OUT, Fixture, build_run, scenario_doc
 
 

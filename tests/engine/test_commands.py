@@ -12,17 +12,17 @@ import pytest
 
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.runs.commands import consume_commands, execute_with_commands, poll_commands
+from proctor.engine.runs.operator_commands import consume_commands, execute_with_commands, poll_commands
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.runner import Run, TrialContext
 from proctor.engine.runs.trial_scoring import scoring_hook
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.scenarios.workspace import Workspace
-from proctor.store.commands import enqueue_command, list_commands
 from proctor.store.events import OperatorCommand, RunFinished
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.operator_commands import enqueue_command, list_commands
+from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.schema import configure
-from proctor.store.writer import StoreWriter
+from proctor.store.write.writer import StoreWriter
 from tests.engine.judging_fixture import RUN_ID, Fixture, build_run
 
 

@@ -31,8 +31,8 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.reader import StoreReader
-from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
 
 LATE_SECRET = "late-secret-value-0123456789"
 

@@ -8,8 +8,8 @@ import pytest
 
 from proctor.engine.reports.gate import FairnessSample, GateInputError, decide, format_table, load_fairness
 from proctor.store.events import Scored
-from proctor.store.reader import StoreReader
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 
 def _samples(arm: str, values: list[float], model: str = "m", epoch: int = 0) -> list[FairnessSample]:

@@ -20,7 +20,7 @@ from proctor.app.tui import ProctorApp
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.widgets.transcript_view import TranscriptView
 from tests.app.helpers import open_trial, screen_text, wait_until
 from tests.fakes.hostile_mcp_server import PLANTED

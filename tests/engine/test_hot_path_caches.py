@@ -15,7 +15,7 @@ from typing import Any
 import mcp.types as mtypes
 
 from proctor.engine.providers.base import AssistantTurn, ToolOutcome, ToolResults, UserMessage
-from proctor.engine.providers.offline import OfflineProvider
+from proctor.engine.providers.offline.agent import OfflineProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.agent_loop import run_agent
 from proctor.engine.tools.mcp_connection import McpConnection

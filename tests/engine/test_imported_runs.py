@@ -16,7 +16,7 @@ from proctor.scenarios.importers.common import (
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.schema import GoldCall
 from proctor.store.events import TrialFinished, TrialStarted
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 
 def _transcript(model: str = "imported:m", epoch: int = 0) -> ImportedTranscript:

@@ -21,7 +21,7 @@ from proctor.engine.runs.trial_play import failed
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import ErrorEvent, TrialFinished
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 
 class Losing(LocalExecutor):

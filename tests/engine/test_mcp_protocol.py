@@ -19,8 +19,8 @@ from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool
 from proctor.engine.tools.toolbox import CURRENT_SAMPLER, Blob, SampleReply, SampleRequest
 from proctor.scenarios.schema import Limits, StdioServer
 from proctor.store.events import Event, McpNotice, ModelResponse, ToolCallRequest, ToolResult
-from proctor.store.reader import StoreReader
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import StoreWriter, TrialRow
 from tests.engine.mcp_helpers import FAKES
 from tests.engine.test_agent_loop import ScriptedSession, _turn
 from tests.fakes.content_mcp_server import BLOB, PNG, WAV

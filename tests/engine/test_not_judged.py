@@ -7,13 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from proctor.app.state import display_status
+from proctor.app.views.state import display_status
 from proctor.engine.reports.report import build_report
 from proctor.engine.reports.report_markdown import render_markdown
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 
 def _suite(root: Path) -> Path:

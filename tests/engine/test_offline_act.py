@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proctor.engine.providers.offline import OfflineProvider
+from proctor.engine.providers.offline.agent import OfflineProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.agent_loop import run_agent
 from proctor.engine.tools.retrieval import RetrievalToolbox

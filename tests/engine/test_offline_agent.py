@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from proctor.engine.providers.base import UserMessage
-from proctor.engine.providers.offline import OfflineProvider
-from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
-from proctor.engine.providers.offline_evidence import parse_result, task_identifiers
+from proctor.engine.providers.offline.agent import OfflineProvider
+from proctor.engine.providers.offline.args import Focus, fill_arguments, tool_role
+from proctor.engine.providers.offline.evidence import parse_result, task_identifiers
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.agent_loop import run_agent
 from proctor.engine.tools.baseline import BaselineToolbox

@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from proctor.engine.providers.offline_fill import Context, fill_tool
-from proctor.engine.providers.offline_intent import action_clauses
-from proctor.engine.providers.offline_plan import (
+from proctor.engine.providers.offline.fill import Context, fill_tool
+from proctor.engine.providers.offline.intent import action_clauses
+from proctor.engine.providers.offline.plan import (
     discovery_tool,
     has_question,
     is_discovery_tool,
     plan_requests,
 )
-from proctor.engine.providers.offline_results import listed_paths, root_hint, roots_from
+from proctor.engine.providers.offline.results import listed_paths, root_hint, roots_from
 from proctor.engine.tools.toolbox import ToolSpec
 from tests.engine.reference_tools import SERVERS, reference_tools, schema_errors
 

@@ -28,7 +28,7 @@ from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 pytestmark = pytest.mark.slow
 TOKEN = "s3cret-collector-token"

@@ -24,7 +24,7 @@ import pytest
 from proctor.app.exit_codes import ExitCode
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.store.events import TrialFinished
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from tests.engine.ray_cluster import Cluster, Node, start_cluster
 
 pytest.importorskip("ray")

@@ -27,7 +27,7 @@ from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import LoadedSuite, load_suite
 from proctor.store.events import ErrorEvent, Judged, Scored, TrialFinished
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.read.reader import StoreReader, TrialRecord
 
 ray = pytest.importorskip("ray")
 

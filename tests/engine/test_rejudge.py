@@ -13,8 +13,8 @@ from proctor.engine.reports.arm_comparisons import judge_score_rows
 from proctor.engine.stats import judge_variance
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Judged, Scored
-from proctor.store.reader import EventTail, StoreReader
-from proctor.store.writer import JudgmentMeta, StoreWriter
+from proctor.store.read.reader import EventTail, StoreReader
+from proctor.store.write.writer import JudgmentMeta, StoreWriter
 from tests.engine.judging_fixture import RUN_ID, Fixture, NoisyJudge, build_run
 
 

@@ -10,7 +10,7 @@ from proctor.engine.grading.rejudge import rejudge_db
 from proctor.engine.reports.report import build_report
 from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.scores import DETAILS_MODEL, ScoreName
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures" / "livemcpbench"

@@ -17,8 +17,8 @@ from proctor.engine.reports.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, buil
 from proctor.engine.reports.report_csv import COLUMNS, render_csv
 from proctor.engine.reports.report_markdown import cell, render_markdown
 from proctor.store.events import OperatorCommand, Scored, Usage
-from proctor.store.reader import StoreReader
-from proctor.store.writer import JudgmentMeta, StoreWriter
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import JudgmentMeta, StoreWriter
 from tests.engine.judging_fixture import RUN_ID, build_run
 
 TRIAL_FIELDS = {

@@ -32,8 +32,8 @@ from proctor.store.events import (
     ToolResult,
     Usage,
 )
-from proctor.store.reader import StoredEvent, StoreReader
-from proctor.store.writer import JudgmentMeta
+from proctor.store.read.reader import StoredEvent, StoreReader
+from proctor.store.write.writer import JudgmentMeta
 from tests.engine.judging_fixture import RUN_ID, build_run
 
 

@@ -38,9 +38,9 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.scores import FailureModeDetails, FairnessDetails, PassedDetails, ScoreName
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 RUN = "page-run"
 MODEL = "test:m"

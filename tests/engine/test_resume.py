@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from proctor.store.events import TrialFinished
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,10 @@ from proctor.engine.runs.options import RunError, RunOptions, check_resumable
 from proctor.engine.runs.runner import TrialContext
 from proctor.engine.runs.session import run_suite
 from proctor.scenarios.loader import load_suite
-from proctor.store.commands import enqueue_command
 from proctor.store.events import AgentBrief, Judged, ServerConnected, TrialStarted
-from proctor.store.reader import StoreReader, TrialRecord
-from proctor.store.writer import StoreWriter
+from proctor.store.operator_commands import enqueue_command
+from proctor.store.read.reader import StoreReader, TrialRecord
+from proctor.store.write.writer import StoreWriter
 
 
 def _suite(root: Path) -> Path:

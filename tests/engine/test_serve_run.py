@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from proctor.engine.runs.session import serve_run
-from proctor.store.commands import enqueue_command
 from proctor.store.events import OperatorCommand
 from proctor.store.lock import EngineLock
-from proctor.store.reader import StoreReader
+from proctor.store.operator_commands import enqueue_command
+from proctor.store.read.reader import StoreReader
 from tests.engine.judging_fixture import RUN_ID, build_run
 
 

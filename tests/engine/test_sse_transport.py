@@ -24,7 +24,7 @@ from proctor.engine.tools.mcp_launch import ServerStartError
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import HttpServer
 from proctor.scenarios.workspace import free_port
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 pytestmark = pytest.mark.slow
 SERVER = Path(__file__).resolve().parents[1] / "fakes" / "sse_mcp_server.py"

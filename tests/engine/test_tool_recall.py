@@ -6,13 +6,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from proctor.engine.runs.commands import poll_commands
+from proctor.engine.runs.operator_commands import poll_commands
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import open_run, run_suite
 from proctor.scenarios.loader import load_suite
-from proctor.store.commands import enqueue_command, list_commands
 from proctor.store.events import ToolRecall
-from proctor.store.reader import StoreReader
+from proctor.store.operator_commands import enqueue_command, list_commands
+from proctor.store.read.reader import StoreReader
 from proctor.store.schema import configure
 from tests.engine.test_resume_scoring import _suite
 

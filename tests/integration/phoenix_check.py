@@ -40,7 +40,7 @@ from typing import Any
 
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.store.events import AgentBrief
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 SPAN_FIELDS = """name spanKind parentId statusCode context { spanId traceId }
   input { value } output { value } attributes cumulativeTokenCountTotal

@@ -19,7 +19,7 @@ import pytest
 
 from proctor.app.cli import main
 from proctor.store.events import ToolResult
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 pytestmark = pytest.mark.slow
 

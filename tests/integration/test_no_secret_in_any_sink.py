@@ -5,7 +5,7 @@ in its server info, tool names, descriptions, schemas, results, error results, J
 log notifications, an invalid JSON-RPC line and stderr, touching other characters and across the
 store's cut. The suite puts them in its name, an arm's and a server's name, a scenario's prompt,
 env and headers. The offline model quotes what it read back in its answers and arguments. Then
-every sink in ``proctor.store.sinks.SINKS`` is read as bytes: the database file and its WAL, every
+every sink in ``proctor.store.write.sinks.SINKS`` is read as bytes: the database file and its WAL, every
 log, every report and export format, and the headless terminal; the console's engine log too.
 """
 
@@ -26,7 +26,7 @@ import yaml
 from proctor.app.commands.engine_process import run_engine_process
 from proctor.engine.runs.options import RunOptions
 from proctor.store.schema import init_db
-from proctor.store.sinks import SINKS
+from proctor.store.write.sinks import SINKS
 from tests.engine.test_hostile_server import _trial_screen_with_every_entry_expanded
 from tests.fakes.leaky_jsonrpc_server import GITHUB, SHAPES
 
@@ -144,7 +144,9 @@ async def test_no_planted_secret_reaches_any_sink(tmp_path: Path) -> None:
     sinks["console"][0].write_text(await _trial_screen_with_every_entry_expanded(console_db))
     assert "[redacted: github-token]" in sinks["console"][0].read_text()
 
-    assert set(sinks) == {s.name for s in SINKS}, "every sink listed in proctor.store.sinks is read here"
+    assert set(sinks) == {s.name for s in SINKS}, (
+        "every sink listed in proctor.store.write.sinks is read here"
+    )
     everything = b"".join(p.read_bytes() for paths in sinks.values() for p in paths)
     assert b"[redacted: github-token]" in everything and b"[redacted: $LEAKY_API_TOKEN]" in everything
     assert b"[redacted: $header X-Workspace]" in everything, "a header's value is a secret under any name"

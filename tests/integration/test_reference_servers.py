@@ -35,7 +35,7 @@ import yaml
 from proctor.app.cli import main
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.workspace import Workspace
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from tests.fakes import fake_openai as fo
 from tests.fakes.http_fake import SseReply
 

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from proctor.store.commands import cancel_unserved, claim_pending, enqueue_command, finish, list_commands
+from proctor.store.operator_commands import (
+    cancel_unserved,
+    claim_pending,
+    enqueue_command,
+    finish,
+    list_commands,
+)
 from proctor.store.schema import configure, migrate
 
 

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 
 from proctor.store.events import ErrorEvent, FinalAnswer, Scored
-from proctor.store.reader import EventTail, StoreReader
+from proctor.store.read.reader import EventTail, StoreReader
 from proctor.store.schema import configure, migrate
 from proctor.store.scores import ScoreName, UnreadableScore
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 WRITER_SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from proctor.store.events import FinalAnswer
-    from proctor.store.writer import StoreWriter, TrialRow
+    from proctor.store.write.writer import StoreWriter, TrialRow
 
     async def main(path, n):
         w = await StoreWriter.open(path, batch_size=97, flush_interval_s=0.002)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.schema import MIGRATIONS, SCHEMA_VERSION, SchemaError, configure, migrate
-from proctor.store.writer import StoreWriter
+from proctor.store.write.writer import StoreWriter
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from proctor.store.events import Scored
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.scores import (
     DETAILS_MODEL,
     DETERMINISTIC,
@@ -26,7 +26,7 @@ from proctor.store.scores import (
     UnreadableScore,
     parse_details,
 )
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 
 def test_every_score_has_a_details_model_and_the_lists_use_the_vocabulary() -> None:

@@ -16,8 +16,8 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.reader import StoreReader
-from proctor.store.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
 
 ROW = TrialRow("s1", "baseline", "offline:default", 0, 7)
 

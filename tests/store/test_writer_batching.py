@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.store.derived_rows import JudgmentMeta, Op, apply_derived, derive, insert_many
 from proctor.store.events import (
     FinalAnswer,
     Judged,
@@ -23,10 +22,11 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.schema import migrate
 from proctor.store.scores import ScoreName
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.write.derived_rows import JudgmentMeta, Op, apply_derived, derive, insert_many
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 
 async def _writer(path: Path, **kw: object) -> StoreWriter:

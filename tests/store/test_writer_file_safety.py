@@ -21,8 +21,8 @@ import pytest
 from proctor.store.events import FinalAnswer, TrialFinished, TrialStarted, Usage
 from proctor.store.file_watch import StoreFailed
 from proctor.store.lock import EngineLock
-from proctor.store.reader import StoreReader
-from proctor.store.writer import StoreWriter, TrialRow
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 ROWS = [TrialRow(f"s{i}", "baseline", "offline:default", 0, i) for i in range(1, 41)]
 

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.store import batch_payloads, write_queue
-from proctor.store.batch_payloads import finish_payloads
 from proctor.store.events import FinalAnswer, Judged, Scored, ToolResult, TrialFinished, Usage
 from proctor.store.redaction import redact
-from proctor.store.write_queue import WriteQueue
-from proctor.store.writer import StoreWriter, TrialRow, decode_payload, redact_payloads
+from proctor.store.write import batch_payloads, write_queue
+from proctor.store.write.batch_payloads import finish_payloads
+from proctor.store.write.write_queue import WriteQueue
+from proctor.store.write.writer import StoreWriter, TrialRow, decode_payload, redact_payloads
 
 ENV_SECRET = "s3cr3t-v@lue-42xyz"
 TOKENS = [

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from proctor.app.score_views import arm_rows
-from proctor.store.reader import ScoreRecord, TrialRecord
+from proctor.app.views.score_views import arm_rows
+from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.widgets.arms_panel import arms_text
 
 

@@ -20,7 +20,7 @@ from proctor.scenarios.importers.common import ImportFormatError
 from proctor.scenarios.importers.inspect import read_inspect
 from proctor.scenarios.importers.inspect_log import READER_ENV
 from proctor.store.events import ToolResult, TrialFinished
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.redaction import redact
 
 LOGS = Path(__file__).resolve().parent / "fixtures" / "inspect"

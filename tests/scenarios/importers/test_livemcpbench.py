@@ -15,7 +15,7 @@ from proctor.scenarios.importers.livemcpbench import ARM, read_livemcpbench
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import StdioServer
 from proctor.store.events import ToolResult
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures"
 NVDA, GOLD = "39c4c9fc-9074-474a-850f-4b088d499d8c", "b276e772-28b5-42fd-bb85-fd73e017fe25"

@@ -15,7 +15,7 @@ from proctor.engine.scoring import partition
 from proctor.scenarios.importers.common import ImportFormatError
 from proctor.scenarios.importers.mcp_atlas import REFERENCE_ARM, REFERENCE_MODEL, read_mcp_atlas
 from proctor.scenarios.loader import load_suite
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures"
 BARBER = "6888e207a34beb25cfedda3b"

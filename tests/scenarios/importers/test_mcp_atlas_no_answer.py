@@ -19,7 +19,7 @@ from proctor.engine.reports.report import build_report
 from proctor.engine.reports.report_markdown import render_markdown
 from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.importers.mcp_atlas import read_mcp_atlas
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 
 SAMPLE = Path(__file__).parent / "fixtures" / "mcp_atlas_sample" / "sample_tasks_excerpt.csv"
 

@@ -22,7 +22,7 @@ from proctor.scenarios.importers.common import ImportFormatError
 from proctor.scenarios.importers.otel import read_otel
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import FinalAnswer, ModelResponse, ToolCall, ToolResult, TrialFinished
-from proctor.store.reader import StoreReader
+from proctor.store.read.reader import StoreReader
 from proctor.store.redaction import redact
 from proctor.store.scores import ScoreName
 

@@ -19,7 +19,6 @@ from urllib.parse import quote
 
 import orjson
 
-from proctor.store import queries
 from proctor.store.events import Event, parse_event
 from proctor.store.payload_shapes import (
     SHAPES,
@@ -32,7 +31,8 @@ from proctor.store.payload_shapes import (
     judge_call,
     model_call,
 )
-from proctor.store.queries import Query
+from proctor.store.read import queries
+from proctor.store.read.queries import Query
 from proctor.store.records import (
     AnchorRecord,
     JudgmentRecord,
@@ -44,7 +44,7 @@ from proctor.store.records import (
 )
 from proctor.store.schema import SchemaError
 from proctor.store.scores import ScoreName, UnreadableScore
-from proctor.store.writer import decode_payload
+from proctor.store.write.writer import decode_payload
 
 T = TypeVar("T")
 

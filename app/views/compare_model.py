@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.app.call_alignment import Pair, align_calls, effective
-from proctor.app.transcript_state import CallView
+from proctor.app.views.call_alignment import Pair, align_calls, effective
+from proctor.app.views.transcript_state import CallView
 
 DIFF_INPUT_LINES = 2000
 DIFF_OUTPUT_LINES = 200

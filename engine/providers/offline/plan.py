@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proctor.engine.providers.offline_intent import (
+from proctor.engine.providers.offline.intent import (
     Clause,
     action_clauses,
     is_verb_stem,

@@ -53,7 +53,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from proctor.app.transcript_state import CallView
+from proctor.app.views.transcript_state import CallView
 from proctor.engine.scoring.toolmatch import Norm, normalize_arguments, normalize_value
 from proctor.engine.tools.retrieval import EXECUTE
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from proctor.app.key_names import KeyRow
+from proctor.app.views.key_names import KeyRow
 from proctor.widgets.transcript_model import BADGE
 from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUS_STYLE, STATUSES
 

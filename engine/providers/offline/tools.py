@@ -14,9 +14,9 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from proctor.engine.providers.base import AssistantTurn, Message, UserMessage, estimate_tokens
-from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
-from proctor.engine.providers.offline_evidence import task_identifiers
-from proctor.engine.providers.offline_plan import has_question
+from proctor.engine.providers.offline.args import Focus, fill_arguments, tool_role
+from proctor.engine.providers.offline.evidence import task_identifiers
+from proctor.engine.providers.offline.plan import has_question
 from proctor.engine.tools.ranking import bm25_rank, words
 from proctor.engine.tools.toolbox import ToolSpec
 

@@ -20,7 +20,7 @@ from proctor.store.scores import ScoreName
 from proctor.widgets.trial_matrix import MatrixCell, MatrixModel
 
 if TYPE_CHECKING:
-    from proctor.app.state import ConsoleState, Filters
+    from proctor.app.views.state import ConsoleState, Filters
 
 # Most urgent first: the status a folded cell shows, and the epoch its Enter opens.
 URGENCY = ("error", "failed", "running", "scoring", "queued", "not judged", "passed")

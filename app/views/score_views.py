@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from proctor.engine.reports.attribution import attribution, is_baseline
-from proctor.store.reader import ScoreRecord, TrialRecord
+from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import (
     CitationDetails,
     FailureModeDetails,

@@ -14,7 +14,7 @@ from typing import Any
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
-from proctor.engine.providers.offline_intent import tokens
+from proctor.engine.providers.offline.intent import tokens
 
 MAX_DEPTH = 6
 _TYPE_WORDS = frozenset(tokens("type kind category"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from proctor.app.state import ConsoleState, Filters
+from proctor.app.views.state import ConsoleState, Filters
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.trial_matrix import STATUS_GLYPH, STATUSES
 

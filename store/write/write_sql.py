@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from proctor.store.batch_payloads import finish_payloads
-from proctor.store.derived_rows import apply_derived, insert_flat
-from proctor.store.write_queue import Batch
+from proctor.store.write.batch_payloads import finish_payloads
+from proctor.store.write.derived_rows import apply_derived, insert_flat
+from proctor.store.write.write_queue import Batch
 
 _INSERT_EVENT = (
     "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)"

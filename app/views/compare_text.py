@@ -14,13 +14,13 @@ from itertools import zip_longest
 from rich.console import Console
 from rich.text import Text
 
-from proctor.app.call_alignment import argument_changes, effective, exact_alignment
-from proctor.app.compare_model import MARKS, CompareRow, answering_server, count_marks, result_diff
-from proctor.app.inline_diff import marked_pair, unified_diff_text
-from proctor.app.state import ConsoleState
-from proctor.app.transcript_state import CallView, TranscriptState
+from proctor.app.views.call_alignment import argument_changes, effective, exact_alignment
+from proctor.app.views.compare_model import MARKS, CompareRow, answering_server, count_marks, result_diff
+from proctor.app.views.inline_diff import marked_pair, unified_diff_text
+from proctor.app.views.state import ConsoleState
+from proctor.app.views.transcript_state import CallView, TranscriptState
 from proctor.engine.tools.retrieval import EXECUTE
-from proctor.store.reader import TrialRecord
+from proctor.store.read.reader import TrialRecord
 from proctor.store.scores import DISPLAY_ORDER
 from proctor.widgets.lines_view import wrap_texts
 from proctor.widgets.sanitize import one_line, sanitize

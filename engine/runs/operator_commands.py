@@ -1,6 +1,6 @@
 """The engine's side of operator commands: claim rows from ``commands``, act, record the outcome.
 
-The console only inserts rows (store/commands.py). While a run is live, ``consume_commands``
+The console only inserts rows (store/operator_commands.py). While a run is live, ``consume_commands``
 claims pending rows about every half second and handles them one at a time: ``rejudge``
 ({trial_ids, passes, judge?}), ``rerun_trial`` ({trial_id}: a new attempt through
 ``Run.run_trial``), ``lock_anchors``, ``verify_anchors``, ``cancel_run`` and ``call_tool``
@@ -22,9 +22,9 @@ from proctor.engine.grading.rejudge import RejudgeResult, RejudgeTarget, rejudge
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.runner import Run
 from proctor.engine.runs.tool_recall import RecallError, call_tool
-from proctor.store.commands import Command
 from proctor.store.events import OperatorCommand
-from proctor.store.reader import StoreReader, TrialRecord
+from proctor.store.operator_commands import Command
+from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.redaction import redact
 
 POLL_INTERVAL_S = 0.5

@@ -13,13 +13,13 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from proctor.app.cost_fold import UsageBook, cost_rows
-from proctor.app.feed import Details, Snapshot, TailBatch
-from proctor.app.judgment_fold import JudgmentBook
-from proctor.app.score_views import arm_rows, grounding_rows, is_not_judged
+from proctor.app.views.cost_fold import UsageBook, cost_rows
+from proctor.app.views.feed import Details, Snapshot, TailBatch
+from proctor.app.views.judgment_fold import JudgmentBook
+from proctor.app.views.score_views import arm_rows, grounding_rows, is_not_judged
 from proctor.engine.reports.attribution import is_baseline
 from proctor.store.events import OperatorCommand, Scored, ServersStarting, TrialStarted
-from proctor.store.reader import (
+from proctor.store.read.reader import (
     AnchorRecord,
     RunRecord,
     ScoreRecord,

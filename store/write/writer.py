@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from proctor.store.batch_payloads import redact_payloads
-from proctor.store.commands import Command, cancel_unserved, claim_pending, finish
-from proctor.store.derived_rows import RULE_KINDS, JudgmentMeta, derive
 from proctor.store.events import Event
 from proctor.store.file_watch import FileWatch, StoreFailed, disk_full, is_disk_full, moved_away
+from proctor.store.operator_commands import Command, cancel_unserved, claim_pending, finish
 from proctor.store.payload_codec import COMPRESS_OVER_BYTES, decode_payload, encode_payload, encode_raw
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
-from proctor.store.write_queue import WriteQueue
-from proctor.store.write_sql import (
+from proctor.store.write.batch_payloads import redact_payloads
+from proctor.store.write.derived_rows import RULE_KINDS, JudgmentMeta, derive
+from proctor.store.write.write_queue import WriteQueue
+from proctor.store.write.write_sql import (
     abandon_unfinished,
     execute,
     insert_run,

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from proctor.app.call_view import notice_title, server_line
+from proctor.app.views.call_view import notice_title, server_line
 from proctor.store.events import (
     AgentBrief,
     AssistantMessage,
@@ -31,7 +31,7 @@ from proctor.store.events import (
     TrialFinished,
     TrialStarted,
 )
-from proctor.store.reader import StoredEvent
+from proctor.store.read.reader import StoredEvent
 from proctor.widgets.sanitize import one_line, sanitize
 from proctor.widgets.transcript_model import EntryKind, TranscriptEntry, pretty_arguments
 

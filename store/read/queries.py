@@ -27,7 +27,7 @@ from proctor.store.records import (
 )
 from proctor.store.schema import SCHEMA_VERSION, SchemaError
 from proctor.store.scores import ScoreName
-from proctor.store.writer import decode_payload
+from proctor.store.write.writer import decode_payload
 
 T = TypeVar("T")
 Rows = Sequence[Sequence[Any]]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from proctor.store.events import ModelResponse
-from proctor.store.reader import StoredEvent, TrialRecord
+from proctor.store.read.reader import StoredEvent, TrialRecord
 from proctor.widgets.cost_panel import CostRow
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.store.events import Judged, TrialStarted
-from proctor.store.reader import JudgmentRecord, StoredEvent
+from proctor.store.read.reader import JudgmentRecord, StoredEvent
 from proctor.widgets.variance_panel import VarianceRow
 
 LAYERS: tuple[str, ...] = ("criterion", "step", "trial", "scenario")

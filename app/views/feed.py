@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 import aiosqlite
 
-from proctor.store import queries
 from proctor.store.events import AgentBrief
-from proctor.store.queries import Query
-from proctor.store.reader import check_database_path, read_only_uri
+from proctor.store.read import queries
+from proctor.store.read.queries import Query
+from proctor.store.read.reader import check_database_path, read_only_uri
 from proctor.store.records import (
     AnchorRecord,
     JudgmentRecord,

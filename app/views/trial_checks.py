@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from proctor.app.judgment_fold import Verdict
-from proctor.store.reader import ScoreRecord
+from proctor.app.views.judgment_fold import Verdict
+from proctor.store.read.reader import ScoreRecord
 from proctor.store.scores import ClaimsDetails, D, KeyPointsDetails, ScoreName, UnreadableScore
 
 _CLAIM_MARK = {"fulfilled": "✓", "partially": "◐", "not": "✗"}

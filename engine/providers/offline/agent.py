@@ -27,15 +27,15 @@ from proctor.engine.providers.base import (
     UserMessage,
     estimate_tokens,
 )
-from proctor.engine.providers.offline_act import ActRun, Knowledge
-from proctor.engine.providers.offline_args import Focus, fill_arguments, tool_role
-from proctor.engine.providers.offline_evidence import (
+from proctor.engine.providers.offline.act import ActRun, Knowledge
+from proctor.engine.providers.offline.args import Focus, fill_arguments, tool_role
+from proctor.engine.providers.offline.evidence import (
     Evidence,
     concept_query,
     parse_result,
 )
-from proctor.engine.providers.offline_plan import plan_requests
-from proctor.engine.providers.offline_tools import (
+from proctor.engine.providers.offline.plan import plan_requests
+from proctor.engine.providers.offline.tools import (
     DEFINITION_QUERY,
     MEMO,
     can_look_up,

@@ -15,10 +15,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.engine.providers.offline_fill import Context, fill_tool, path_fields
-from proctor.engine.providers.offline_intent import tokens
-from proctor.engine.providers.offline_plan import Request, discovery_tool
-from proctor.engine.providers.offline_results import (
+from proctor.engine.providers.offline.fill import Context, fill_tool, path_fields
+from proctor.engine.providers.offline.intent import tokens
+from proctor.engine.providers.offline.plan import Request, discovery_tool
+from proctor.engine.providers.offline.results import (
     content_lines,
     listed_paths,
     relative_to,

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.engine.providers.offline_intent import Clause, tokens
-from proctor.engine.providers.offline_schema import (
+from proctor.engine.providers.offline.intent import Clause, tokens
+from proctor.engine.providers.offline.schema import (
     MAX_DEPTH,
     deref,
     field_words,

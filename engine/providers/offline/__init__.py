@@ -1,0 +1,1 @@
+"""The offline agent: plans tool calls and answers without a model, for demos and CI."""
