@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from proctor.engine.providers.base import Provider
 from proctor.engine.providers.offline.agent import OfflineProvider
+from proctor.engine.providers.offline.gold import GoldProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.scenarios.schema import ProviderSpec
 from proctor.store.redaction import register_secret
@@ -36,6 +37,8 @@ def make_provider(
 ) -> Provider:
     provider, _, name = model_id.partition(":")
     if provider == "offline":
+        if name == "gold":
+            return GoldProvider()
         try:
             return OfflineProvider(name or "default")
         except ValueError as exc:

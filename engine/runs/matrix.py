@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from proctor.engine.providers.offline.gold import missing_gold
 from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.store.write.writer import TrialRow
 
@@ -53,13 +54,25 @@ def check_planned_size(
 ) -> None:
     """``check_size`` for a run about to start, from its command line (before any database exists)."""
     where = str(loaded.root / "suite.yaml")
+    scenario_ids = select([s.id for s in loaded.scenarios], scenarios, "scenario", where)
     check_size(
         loaded,
         epochs=epochs or loaded.suite.epochs,
-        scenarios=len(select([s.id for s in loaded.scenarios], scenarios, "scenario", where)),
+        scenarios=len(scenario_ids),
         arms=len(select(list(loaded.suite.arms), arms, "arm", where)),
         models=len(models or loaded.suite.models),
     )
+    check_playable(loaded, models or loaded.suite.models, scenario_ids)
+
+
+def check_playable(loaded: LoadedSuite, models: Sequence[str], scenario_ids: Sequence[str]) -> None:
+    """Refuse a model that cannot play a selected scenario (``offline:gold`` without gold calls)."""
+    chosen = [s for s in loaded.scenarios if s.id in set(scenario_ids)]
+    files = {s.id: loaded.scenario_files.get(s.id, loaded.root) for s in chosen}
+    problems = missing_gold(chosen, models, files)
+    if problems:
+        more = f"\n(and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise SuiteError("\n".join(problems[:10]) + more)
 
 
 def expand(
@@ -75,6 +88,7 @@ def expand(
     arm_names = select(list(loaded.suite.arms), arms, "arm", where)
     scenario_ids = select([s.id for s in loaded.scenarios], scenarios, "scenario", where)
     check_size(loaded, epochs=epochs, scenarios=len(scenario_ids), arms=len(arm_names), models=len(models))
+    check_playable(loaded, models, scenario_ids)
     return [
         TrialRow(scenario=s, arm=a, model=m, epoch=e, seed=epoch_seed(base_seed, e))
         for e in range(epochs)

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from proctor.engine.providers.base import Provider
+from proctor.engine.providers.base import ModelSession, Provider, ProviderError
+from proctor.engine.providers.offline.gold import GoldProvider, gold_plan
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
 from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
@@ -110,10 +111,11 @@ async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFi
             sink.emit(server)
         system_prompt = env.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT
         sink.emit(_brief(env, sink, spec.model, system_prompt, scenario.prompts()))
+        session = _session(env.provider(spec.model), spec.seed, scenario)
         async with asyncio.timeout(limits.trial_timeout_s):
             result = await run_agent(
                 model_id=spec.model,
-                session=env.provider(spec.model).session(spec.seed),
+                session=session,
                 toolbox=toolbox,
                 prompts=scenario.prompts(),
                 limits=limits,
@@ -132,12 +134,23 @@ async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFi
             wall_s=time.perf_counter() - started,
             error=result.error,
         )
+    except ProviderError as exc:  # a model that cannot play this trial at all (offline:gold, no gold)
+        message = redact(str(exc))
+        sink.emit(ErrorEvent(where="model", error_type=exc.error_type, message=message, fatal=True))
+        return failed(exc.error_type, message, time.perf_counter() - started)
     except TimeoutError:
         message = f"trial exceeded its wall-clock limit of {limits.trial_timeout_s:g}s"
         sink.emit(ErrorEvent(where="trial", error_type="timeout", message=message, fatal=True))
         return failed("timeout", message, time.perf_counter() - started)
     finally:
         await toolbox.aclose()
+
+
+def _session(provider: Provider, seed: int, scenario: Scenario) -> ModelSession:
+    """The trial's conversation; ``offline:gold`` plays this scenario's gold calls instead of a seed's choices."""
+    if isinstance(provider, GoldProvider):
+        return provider.gold_session(scenario.id, gold_plan(scenario.gold_tool_calls))
+    return provider.session(seed)
 
 
 def _brief(env: TrialEnv, sink: TrialSink, model: str, system_prompt: str, prompts: list[str]) -> AgentBrief:

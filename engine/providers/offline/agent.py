@@ -66,7 +66,8 @@ class OfflineProvider:
     def __init__(self, policy: str = "default") -> None:
         if policy not in POLICIES:
             raise ValueError(
-                f"offline:{policy}: unknown policy; valid: {', '.join('offline:' + p for p in POLICIES)}"
+                f"offline:{policy}: unknown policy; valid: {', '.join('offline:' + p for p in POLICIES)}, "
+                "offline:gold"
             )
         self._policy = policy
 
