@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import os
 import shlex
 import signal
@@ -41,6 +42,8 @@ from proctor.app.views.key_names import KeyRow, key_rows
 from proctor.app.views.state import ConsoleState
 from proctor.store.operator_commands import CommandName, enqueue_command
 from proctor.widgets.sanitize import one_line
+
+logger = logging.getLogger(__name__)
 
 EngineFactory = Callable[[], Awaitable[object]]
 LatencyProbe = Callable[[list[float], float], None]
@@ -89,6 +92,7 @@ class ProctorApp(App[int]):
         self.latency_probe: LatencyProbe | None = None
         self._unflushed_ts: list[float] = []
         self._collector = IdleCollector()
+        self.failures: list[str] = []
         self._gc_before: tuple[int, int, int] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -146,7 +150,11 @@ class ProctorApp(App[int]):
         await asyncio.to_thread(_preload_screens)
         self._gc_before = tune_collector()
         self.set_interval(0.5, self._collector.tick)
-        self.feed.start_tail(self._post_batch, interval=self._poll_interval)
+        self.feed.start_tail(
+            self._post_batch,
+            interval=self._poll_interval,
+            on_error=lambda exc: self.call_later(self.report_failure, "the live tail", exc),
+        )
 
     def _post_batch(self, batch: TailBatch) -> None:
         self.post_message(self.FeedBatch(batch))
@@ -177,6 +185,11 @@ class ProctorApp(App[int]):
         elif not self._flush_pending:
             self._flush_pending = True
             self.set_timer(self._flush_interval * 1.5 - since, self._timed_flush)
+
+    @property
+    def settled(self) -> bool:
+        """Everything folded so far is on screen (no flush due): what a screenshot waits for."""
+        return not self._unflushed and not self._flush_pending
 
     def _timed_flush(self) -> None:
         self._flush_pending = False
@@ -209,9 +222,26 @@ class ProctorApp(App[int]):
             self.call_after_refresh(lambda: probe(stamps, time.time()))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._engine_worker and event.state == WorkerState.ERROR:
-            self.engine_error = one_line(str(event.worker.error), 300)
+        """Every worker of the console, the screens' included, fails through here."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if event.worker is self._engine_worker:
+            self.engine_error = one_line(str(error), 300)
             self.notify(f"the run stopped with an error: {self.engine_error}", severity="error", markup=False)
+        elif isinstance(error, BaseException):
+            self.report_failure(event.worker.name or event.worker.group, error)
+
+    def report_failure(self, where: str, error: BaseException) -> None:
+        """The console's one error path: a failed load, poll or command is shown, never silent.
+
+        The failure is kept in ``failures`` (newest last) and logged with its traceback, so a
+        report of a broken console has more than the one line a notification can hold.
+        """
+        message = f"{where or 'a background task'} failed: {type(error).__name__}: {error}"
+        self.failures.append(one_line(message, 300))
+        logger.error("console %s", message, exc_info=error)
+        self.notify(self.failures[-1], severity="error", markup=False, timeout=10)
 
     def _on_stop_signal(self, hangup: bool) -> None:
         self.run_worker(self._terminate(hangup=hangup), group="terminate")

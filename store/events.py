@@ -274,7 +274,7 @@ class ToolRecall(_Event):
 
 
 class Scored(_Event):
-    """A score computed for a trial; ``details`` is the JSON form of its ``DETAILS_MODEL``.
+    """A score computed for a trial; ``details`` is the JSON form of its ``details_model``.
 
     Build one with ``Scored.of`` so that the details are checked against the score's model.
     """

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from proctor.store.events import Event
 from proctor.store.payload_shapes import model_check
-from proctor.store.scores import DETAILS_MODEL, D, ScoreDetails, ScoreName, UnreadableScore, parse_details
+from proctor.store.scores import D, ScoreDetails, ScoreName, UnreadableScore, details_model, parse_details
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class ScoreRecord:
         when they have a shape the score's model takes as it is (``model_check``): a report reads
         a field or two of most of a large run's scores, and building each model was a tenth of
         its time. Other details are validated, and raise, as ``parsed`` does."""
-        own = DETAILS_MODEL[self.name]
+        own = details_model(self.name)
         if not issubclass(own, model):
             raise TypeError(f"score {self.name.value} has {own.__name__} details, not {model.__name__}")
         read = _path_reader(own, path)
@@ -201,8 +201,20 @@ class UnreadableScoreRow:
     problem: str
 
 
+@dataclass(frozen=True)
+class JudgmentMeta:
+    """What a judgment row records besides the verdict (why and by whom it was judged)."""
+
+    prompt_version: str = ""
+    prompt_hash: str = ""
+    rubric_hash: str = ""
+    temperature: float | None = None
+    source: str = "proctor"
+
+
 __all__ = [
     "AnchorRecord",
+    "JudgmentMeta",
     "JudgmentRecord",
     "RunRecord",
     "ScoreRecord",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -243,20 +243,34 @@ class FailureModeDetails(ScoreDetails):
     first_failing_call_id: str | None = None
 
 
-DETAILS_MODEL: Mapping[ScoreName, type[ScoreDetails]] = {
-    ScoreName.GROUNDING: GroundingDetails,
-    ScoreName.KEYWORDS: KeywordsDetails,
-    ScoreName.CLAIMS: ClaimsDetails,
-    ScoreName.KEY_POINTS: KeyPointsDetails,
-    ScoreName.TFS: ToolMatchDetails,
-    ScoreName.TEFS: ToolMatchDetails,
-    ScoreName.EFFICIENCY: EfficiencyDetails,
-    ScoreName.LLM_QUALITY: LlmQualityDetails,
-    ScoreName.FAIRNESS: FairnessDetails,
-    ScoreName.ADOPTION: AdoptionDetails,
-    ScoreName.PASSED: PassedDetails,
-    ScoreName.FAILURE_MODE: FailureModeDetails,
-}
+def details_model(name: ScoreName) -> type[ScoreDetails]:
+    """The details model of score ``name``: a new score that is not given one here fails mypy."""
+    match name:
+        case ScoreName.GROUNDING:
+            return GroundingDetails
+        case ScoreName.KEYWORDS:
+            return KeywordsDetails
+        case ScoreName.CLAIMS:
+            return ClaimsDetails
+        case ScoreName.KEY_POINTS:
+            return KeyPointsDetails
+        case ScoreName.TFS | ScoreName.TEFS:
+            return ToolMatchDetails
+        case ScoreName.EFFICIENCY:
+            return EfficiencyDetails
+        case ScoreName.LLM_QUALITY:
+            return LlmQualityDetails
+        case ScoreName.FAIRNESS:
+            return FairnessDetails
+        case ScoreName.ADOPTION:
+            return AdoptionDetails
+        case ScoreName.PASSED:
+            return PassedDetails
+        case ScoreName.FAILURE_MODE:
+            return FailureModeDetails
+        case _:
+            assert_never(name)
+
 
 D = TypeVar("D", bound=ScoreDetails)
 
@@ -267,7 +281,7 @@ class UnreadableScore(ValueError):
 
 def dump_details(name: ScoreName, details: ScoreDetails) -> dict[str, Any]:
     """The JSON form stored for ``name``; refuses a details model that belongs to another score."""
-    expected = DETAILS_MODEL[name]
+    expected = details_model(name)
     if type(details) is not expected:
         raise TypeError(f"score {name.value} takes {expected.__name__}, not {type(details).__name__}")
     omit = {
@@ -286,7 +300,7 @@ def parse_details(name: ScoreName, raw: Mapping[str, Any], model: type[D]) -> D:
     Asking for a base (``ScoreDetails`` for ``na``, ``LayerDetails`` for either layer) reads any
     score that has those fields; asking a score for another score's model is a programming error.
     """
-    own = DETAILS_MODEL[name]
+    own = details_model(name)
     if not issubclass(own, model):
         raise TypeError(f"score {name.value} has {own.__name__} details, not {model.__name__}")
     try:
@@ -301,7 +315,6 @@ def parse_details(name: ScoreName, raw: Mapping[str, Any], model: type[D]) -> D:
 
 __all__ = [
     "ADOPTION_BASELINE",
-    "DETAILS_MODEL",
     "DETERMINISTIC",
     "DISPLAY_ORDER",
     "AdoptionDetails",
@@ -323,6 +336,7 @@ __all__ = [
     "ScoreName",
     "ToolMatchDetails",
     "UnreadableScore",
+    "details_model",
     "dump_details",
     "parse_details",
 ]

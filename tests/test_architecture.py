@@ -40,7 +40,8 @@ ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("providers",),
     ("tools", "scoring", "stats"),
 )
-NO_TEXTUAL = ("engine", "store", "scenarios")
+NO_TEXTUAL = ("engine", "store", "scenarios", "app.views")
+STORE_WINGS = ("read", "write")
 
 
 def _modules() -> Iterator[tuple[str, Path, set[str]]]:
@@ -98,12 +99,33 @@ def test_engine_store_and_scenarios_never_import_textual() -> None:
         f"{path.relative_to(ROOT)} imports {name}"
         for module, path, imported in _modules()
         for name in imported
-        if module.split(".")[0] in NO_TEXTUAL and name.split(".")[0] == "textual"
+        if module.startswith(NO_TEXTUAL) and name.split(".")[0] == "textual"
     ]
     assert wrong == []
 
 
-HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai", "ray", "aiosqlite")
+def _store_wing(dotted: str) -> str:
+    """``read``, ``write`` or ``bottom`` for a store module (``store.x`` or ``proctor.store.x``)."""
+    parts = dotted.removeprefix("proctor.").split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in STORE_WINGS else "bottom"
+
+
+def test_store_wings_stand_on_the_bottom_and_not_on_each_other() -> None:
+    """Reading a run never loads the writer (its queue, its thread pool), and neither wing is
+    reached from the shared bottom modules (events, scores, schema, codec, redaction, ...)."""
+    wrong = [
+        f"{path.relative_to(ROOT)} ({_store_wing(module)}) imports {name}"
+        for module, path, imported in _modules()
+        if module.startswith("store.")
+        for name in imported
+        if name.startswith("proctor.store.")
+        and _store_wing(name) != "bottom"
+        and _store_wing(name) != _store_wing(module)
+    ]
+    assert wrong == []
+
+
+HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai", "ray", "aiosqlite", "proctor.store.write")
 PROBE = """
 import json, sys
 from proctor.app.cli import main
@@ -149,5 +171,6 @@ def test_help_and_export_load_no_heavy_library(small_run: Path) -> None:
 
 @pytest.mark.slow
 def test_report_loads_no_console_mcp_or_provider_sdk(small_run: Path) -> None:
-    # Its statistics come from scipy, which brings numpy: everything else stays out.
+    # Its statistics come from scipy, which brings numpy: everything else, the store's write wing
+    # included, stays out.
     assert set(_loaded_by("report", str(small_run))) <= {"numpy"}

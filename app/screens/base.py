@@ -11,7 +11,9 @@ import contextlib
 from typing import Any, Protocol, cast
 
 from textual.css.query import NoMatches
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from proctor.app.views.feed import StoreFeed
 from proctor.app.views.state import ConsoleState
@@ -31,6 +33,16 @@ class ConsoleHost(Protocol):
 
     def engine_running_since(self) -> float | None: ...
 
+    def report_failure(self, where: str, error: BaseException) -> None: ...
+
+
+def forward_worker_failure(node: DOMNode, event: Worker.StateChanged) -> None:
+    """Hand a failed worker to the app's one error path (worker state messages do not bubble)."""
+    error = event.worker.error
+    if event.state == WorkerState.ERROR and isinstance(error, BaseException):
+        name = type(node).__name__.removesuffix("Screen").lower() or "console"
+        cast(ConsoleHost, node.app).report_failure(f"the {name} screen", error)
+
 
 class ProctorScreen(Screen[None]):
     """Base for the console's full screens."""
@@ -42,6 +54,9 @@ class ProctorScreen(Screen[None]):
     @property
     def state(self) -> ConsoleState:
         return self.host.state
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        forward_worker_failure(self, event)
 
     def on_screen_resume(self) -> None:
         """Hidden screens are not flushed; catch up when shown again."""
@@ -56,4 +71,4 @@ class ProctorScreen(Screen[None]):
         """New tail events, before the state flush (default: nothing to do)."""
 
 
-__all__ = ["ConsoleHost", "ProctorScreen"]
+__all__ = ["ConsoleHost", "ProctorScreen", "forward_worker_failure"]

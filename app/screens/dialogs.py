@@ -12,7 +12,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+from textual.worker import Worker
 
+from proctor.app.screens.base import forward_worker_failure
 from proctor.app.views.help_page import help_rows, wrap_hanging
 from proctor.app.views.key_names import KeyRow
 from proctor.scenarios.repo import PinnedRepo, RepoError
@@ -145,6 +147,9 @@ class CitationScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.run_worker(self._load, thread=True, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        forward_worker_failure(self, event)
 
     def _load(self) -> None:
         try:

@@ -128,9 +128,18 @@ class StoreFeed:
         return query.decode(rows)
 
     def start_tail(
-        self, on_batch: Callable[[TailBatch], None], *, interval: float = 0.01, idle_interval: float = 0.05
+        self,
+        on_batch: Callable[[TailBatch], None],
+        *,
+        interval: float = 0.01,
+        idle_interval: float = 0.05,
+        on_error: Callable[[BaseException], None],
     ) -> None:
-        """Poll from now on, every ``interval`` while events flow and ``idle_interval`` when quiet."""
+        """Poll from now on, every ``interval`` while events flow and ``idle_interval`` when quiet.
+
+        A poll that raises ends the tail; ``on_error`` hears of it (a console that silently stops
+        updating looks like a stalled run).
+        """
         if self._tail_task is not None:
             return
 
@@ -143,13 +152,19 @@ class StoreFeed:
                 quiet = 0 if batch else quiet + 1
                 await asyncio.sleep(interval if quiet < 20 else idle_interval)
 
+        def finished(task: asyncio.Task[None]) -> None:
+            if not task.cancelled() and (exc := task.exception()) is not None:
+                on_error(exc)
+
         self._tail_task = asyncio.create_task(loop(), name="proctor-console-tail")
+        self._tail_task.add_done_callback(finished)
 
     async def close(self) -> None:
-        if self._tail_task is not None:
-            self._tail_task.cancel()
+        task, self._tail_task = self._tail_task, None
+        if task is not None and not task.done():  # a failed tail was reported when it ended
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._tail_task
+                await task
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()  # an open aiosqlite connection keeps the interpreter alive

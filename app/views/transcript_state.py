@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import assert_never
 
 from proctor.app.views.call_view import notice_title, server_line
 from proctor.store.events import (
@@ -19,13 +20,20 @@ from proctor.store.events import (
     ErrorEvent,
     Event,
     FinalAnswer,
+    Judged,
     ListedTool,
     McpNotice,
     ModelRequest,
     ModelResponse,
+    OperatorCommand,
+    RunFinished,
+    RunStarted,
+    Scored,
     ServerConnected,
     ServerLog,
+    ServersStarting,
     ToolCall,
+    ToolRecall,
     ToolResult,
     ToolsListed,
     TrialFinished,
@@ -177,74 +185,91 @@ class TranscriptState:
         return entry
 
     def _fold(self, event_id: int, ev: Event) -> None:
-        if isinstance(ev, TrialStarted):
-            self._add(
-                "meta",
-                event_id,
-                f"attempt {ev.attempt} · {ev.scenario} / {ev.arm} / {ev.model} · epoch {ev.epoch} · seed {ev.seed}",
-            )
-        elif isinstance(ev, AgentBrief):
-            self._brief(event_id, ev)
-        elif isinstance(ev, ToolsListed):
-            self._offered(event_id, ev)
-        elif isinstance(ev, ModelRequest):
-            self._add("meta", event_id, f"→ turn {ev.turn}: {ev.messages} messages, {ev.tools} tools")
-        elif isinstance(ev, ModelResponse):
-            u = ev.usage
-            est = " (estimated)" if u.estimated else ""
-            retries = f" · {ev.retries} retries" if ev.retries else ""
-            self._add(
-                "meta",
-                event_id,
-                f"← turn {ev.turn} {ev.model}: in {u.input_tokens:,} (tool_io {ev.tool_io_tokens:,}) "
-                f"out {u.output_tokens:,}{est} · {_usd(ev.cost_usd)} · {ev.latency_s:.2f}s · {ev.stop_reason}{retries}",
-            )
-            if ev.text.strip():
-                self._prose(event_id, ev.turn, ev.text)
-        elif isinstance(ev, AssistantMessage):
-            index = self._prose_turn.get(ev.turn)
-            if index is None or self.entries[index].body != sanitize(ev.text):
-                self._prose(event_id, ev.turn, ev.text)
-        elif isinstance(ev, ToolCall):
-            view = CallView(
-                ev.call_id, ev.server, ev.tool, json.dumps(ev.arguments, sort_keys=True, default=str)
-            )
-            self._calls_by_id[ev.call_id] = view
-            self.calls.append(view)
-            self._add(
-                "tool_call",
-                event_id,
-                f"call {ev.server}/{ev.tool} #{ev.call_id}",
-                pretty_arguments(ev.arguments),
-                call_id=ev.call_id,
-            )
-        elif isinstance(ev, ToolResult):
-            self._result(event_id, ev)
-        elif isinstance(ev, FinalAnswer):
-            self._final(event_id, ev.text)
-        elif isinstance(ev, ErrorEvent):
-            fatal = " (fatal)" if ev.fatal else ""
-            self._add(
-                "error", event_id, f"error in {ev.where}: {ev.error_type}{fatal}", ev.message, is_error=True
-            )
-        elif isinstance(ev, ServerLog):
-            self._add("log", event_id, f"[{ev.server}] {ev.line}")
-        elif isinstance(ev, McpNotice):
-            self._add("log", event_id, notice_title(ev), ev.message, call_id=ev.call_id)
-        elif isinstance(ev, ServerConnected):
-            self._add("context", event_id, server_line(ev), ev.instructions)
-        elif isinstance(ev, TrialFinished):
-            if self.final_answer is None and ev.final_answer:
-                self._final(event_id, ev.final_answer)
-            u = ev.usage
-            self._add(
-                "meta",
-                event_id,
-                f"trial {ev.status} · stop {ev.stop} · {ev.tool_calls} tool calls · in {u.input_tokens:,} "
-                f"out {u.output_tokens:,} · {_usd(ev.cost_usd)} · {ev.wall_s:.1f}s",
-            )
-            if ev.error:
-                self._add("error", event_id, "trial error", ev.error, is_error=True)
+        match ev:
+            case TrialStarted():
+                self._add(
+                    "meta",
+                    event_id,
+                    f"attempt {ev.attempt} · {ev.scenario} / {ev.arm} / {ev.model} · epoch {ev.epoch} · seed {ev.seed}",
+                )
+            case AgentBrief():
+                self._brief(event_id, ev)
+            case ToolsListed():
+                self._offered(event_id, ev)
+            case ModelRequest():
+                self._add("meta", event_id, f"→ turn {ev.turn}: {ev.messages} messages, {ev.tools} tools")
+            case ModelResponse():
+                u = ev.usage
+                est = " (estimated)" if u.estimated else ""
+                retries = f" · {ev.retries} retries" if ev.retries else ""
+                self._add(
+                    "meta",
+                    event_id,
+                    f"← turn {ev.turn} {ev.model}: in {u.input_tokens:,} (tool_io {ev.tool_io_tokens:,}) "
+                    f"out {u.output_tokens:,}{est} · {_usd(ev.cost_usd)} · {ev.latency_s:.2f}s · {ev.stop_reason}{retries}",
+                )
+                if ev.text.strip():
+                    self._prose(event_id, ev.turn, ev.text)
+            case AssistantMessage():
+                index = self._prose_turn.get(ev.turn)
+                if index is None or self.entries[index].body != sanitize(ev.text):
+                    self._prose(event_id, ev.turn, ev.text)
+            case ToolCall():
+                view = CallView(
+                    ev.call_id, ev.server, ev.tool, json.dumps(ev.arguments, sort_keys=True, default=str)
+                )
+                self._calls_by_id[ev.call_id] = view
+                self.calls.append(view)
+                self._add(
+                    "tool_call",
+                    event_id,
+                    f"call {ev.server}/{ev.tool} #{ev.call_id}",
+                    pretty_arguments(ev.arguments),
+                    call_id=ev.call_id,
+                )
+            case ToolResult():
+                self._result(event_id, ev)
+            case FinalAnswer():
+                self._final(event_id, ev.text)
+            case ErrorEvent():
+                fatal = " (fatal)" if ev.fatal else ""
+                self._add(
+                    "error",
+                    event_id,
+                    f"error in {ev.where}: {ev.error_type}{fatal}",
+                    ev.message,
+                    is_error=True,
+                )
+            case ServerLog():
+                self._add("log", event_id, f"[{ev.server}] {ev.line}")
+            case McpNotice():
+                self._add("log", event_id, notice_title(ev), ev.message, call_id=ev.call_id)
+            case ServerConnected():
+                self._add("context", event_id, server_line(ev), ev.instructions)
+            case TrialFinished():
+                if self.final_answer is None and ev.final_answer:
+                    self._final(event_id, ev.final_answer)
+                u = ev.usage
+                self._add(
+                    "meta",
+                    event_id,
+                    f"trial {ev.status} · stop {ev.stop} · {ev.tool_calls} tool calls · in {u.input_tokens:,} "
+                    f"out {u.output_tokens:,} · {_usd(ev.cost_usd)} · {ev.wall_s:.1f}s",
+                )
+                if ev.error:
+                    self._add("error", event_id, "trial error", ev.error, is_error=True)
+            case (
+                RunStarted()
+                | ServersStarting()
+                | RunFinished()
+                | OperatorCommand()
+                | ToolRecall()
+                | Scored()
+                | Judged()
+            ):
+                pass  # run-level or scoring events: the trial screen shows them elsewhere
+            case _:
+                assert_never(ev)
 
     def _brief(self, event_id: int, ev: AgentBrief) -> None:
         params = ", ".join(

@@ -34,8 +34,9 @@ from proctor.scenarios.schema import ArmSpec
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, Scored, ToolCall, ToolResult
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
+from proctor.store.records import JudgmentMeta
 from proctor.store.scores import DETERMINISTIC, FailureModeDetails, PassedDetails, ScoreName
-from proctor.store.write.writer import JudgmentMeta, StoreWriter
+from proctor.store.write.writer import StoreWriter
 
 DEFAULT_CONCURRENCY = 8
 

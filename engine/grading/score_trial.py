@@ -19,7 +19,7 @@ from proctor.engine.grading.evaluation import (
 )
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
 from proctor.store.events import Event, ToolsListed
-from proctor.store.write.writer import JudgmentMeta
+from proctor.store.records import JudgmentMeta
 
 Emit = Callable[[Event, JudgmentMeta | None], None]
 

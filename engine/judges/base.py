@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from proctor.engine.scoring.non_answer import is_non_answer
 from proctor.scenarios.schema import Scenario
 from proctor.store.events import Usage
-from proctor.store.write.writer import JudgmentMeta
+from proctor.store.records import JudgmentMeta
 
 
 class CriterionScore(BaseModel):

@@ -27,8 +27,8 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.scoring import COGNITIVE_MODES
 from proctor.scenarios.schema import Scenario
 from proctor.store.events import Usage
+from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
-from proctor.store.write.writer import JudgmentMeta
 
 DEFAULT_ATTEMPTS = 3
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)

@@ -21,7 +21,7 @@ from proctor.engine.judges.base import (
 )
 from proctor.engine.scoring import judge_claims, judge_key_points, mentions
 from proctor.scenarios.schema import Criterion
-from proctor.store.write.writer import JudgmentMeta
+from proctor.store.records import JudgmentMeta
 
 PROMPT_VERSION = "offline-lexical-1"
 METHOD = "lexical: claims and key points by term overlap (numbers within 5%, percentages within 1 point); rubric by named terms"

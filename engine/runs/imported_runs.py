@@ -47,9 +47,10 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoreReader
+from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
 from proctor.store.scores import ScoreName
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 DB_NAME = "imported.db"
 CHARS_PER_TOKEN = 4

@@ -35,8 +35,9 @@ from proctor.scenarios.workspace import Workspace
 from proctor.store.events import ErrorEvent, Event, RunFinished, RunStarted, TrialFinished, TrialStarted
 from proctor.store.lock import EngineLock
 from proctor.store.read.reader import StoreReader, TrialRecord
+from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
-from proctor.store.write.writer import JudgmentMeta, StoreWriter
+from proctor.store.write.writer import StoreWriter
 
 TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
 LOST_RETRIES = 2  # a trial lost to its worker is played again this often, then ends in error

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from proctor.store.events import ErrorEvent, Event, parse_event
 from proctor.store.large_payloads import LARGE_PAYLOAD_BYTES, parse_large_tool_result
+from proctor.store.payload_codec import decode_payload
 from proctor.store.payload_shapes import loads_details
 from proctor.store.records import (
     AnchorRecord,
@@ -27,7 +28,6 @@ from proctor.store.records import (
 )
 from proctor.store.schema import SCHEMA_VERSION, SchemaError
 from proctor.store.scores import ScoreName
-from proctor.store.write.writer import decode_payload
 
 T = TypeVar("T")
 Rows = Sequence[Sequence[Any]]

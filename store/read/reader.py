@@ -20,6 +20,7 @@ from urllib.parse import quote
 import orjson
 
 from proctor.store.events import Event, parse_event
+from proctor.store.payload_codec import decode_payload
 from proctor.store.payload_shapes import (
     SHAPES,
     SKIP,
@@ -44,7 +45,6 @@ from proctor.store.records import (
 )
 from proctor.store.schema import SchemaError
 from proctor.store.scores import ScoreName, UnreadableScore
-from proctor.store.write.writer import decode_payload
 
 T = TypeVar("T")
 

@@ -16,8 +16,9 @@ from typing import Any, Final
 from pydantic import BaseModel
 
 from proctor.store.payload_codec import COMPRESS_OVER_BYTES, encode_raw
+from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import may_need_redaction, redact
-from proctor.store.write.derived_rows import JudgmentMeta, Op, derive
+from proctor.store.write.derived_rows import Op, derive
 
 # Payloads are redacted in groups of about this many bytes: one ``redact`` call per group costs
 # far less than one per event, and a group never holds much more than one huge payload.

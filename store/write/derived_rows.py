@@ -12,25 +12,13 @@ import functools
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from proctor.store.events import Event, Judged, RunFinished, Scored, TrialFinished, TrialStarted
+from proctor.store.records import JudgmentMeta
 from proctor.store.scores import ScoreName
-
-
-@dataclass(frozen=True)
-class JudgmentMeta:
-    """What a judgment row records besides the verdict (why and by whom it was judged)."""
-
-    prompt_version: str = ""
-    prompt_hash: str = ""
-    rubric_hash: str = ""
-    temperature: float | None = None
-    source: str = "proctor"
-
 
 # One statement and its parameters, computed when the event is queued: a batch holds these
 # small tuples rather than the events, and the writer thread runs them without Python logic.

@@ -23,8 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from proctor.store.records import JudgmentMeta
 from proctor.store.write.batch_payloads import Derived, need_no_redaction
-from proctor.store.write.derived_rows import JudgmentMeta, Op
+from proctor.store.write.derived_rows import Op
 
 Blob = tuple[str, str, int, bytes]
 # Payloads checked together on the emitting thread (about a millisecond of emitting). A larger

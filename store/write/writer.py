@@ -27,10 +27,11 @@ from proctor.store.events import Event
 from proctor.store.file_watch import FileWatch, StoreFailed, disk_full, is_disk_full, moved_away
 from proctor.store.operator_commands import Command, cancel_unserved, claim_pending, finish
 from proctor.store.payload_codec import COMPRESS_OVER_BYTES, decode_payload, encode_payload, encode_raw
+from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
 from proctor.store.schema import configure, migrate
 from proctor.store.write.batch_payloads import redact_payloads
-from proctor.store.write.derived_rows import RULE_KINDS, JudgmentMeta, derive
+from proctor.store.write.derived_rows import RULE_KINDS, derive
 from proctor.store.write.write_queue import WriteQueue
 from proctor.store.write.write_sql import (
     abandon_unfinished,
@@ -289,7 +290,6 @@ class StoreWriter:
 __all__ = [
     "COMPRESS_OVER_BYTES",
     "DEFAULT_FLUSH_INTERVAL_S",
-    "JudgmentMeta",
     "StoreWriter",
     "TrialRow",
     "decode_payload",

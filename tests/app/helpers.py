@@ -64,10 +64,10 @@ def screen_text(app: App[Any]) -> str:
 
 @asynccontextmanager
 async def console(
-    db: Path, size: tuple[int, int] = (120, 40), **kw: Any
+    db: Path, size: tuple[int, int] = (120, 40), *, notifications: bool = False, **kw: Any
 ) -> AsyncIterator[tuple[ProctorApp, Pilot[Any]]]:
     app = ProctorApp(db, clock=lambda: FIXED_NOW, **kw)
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size, notifications=notifications) as pilot:
         await wait_until(pilot, lambda: app.state.details_loaded, what="store loaded")
         await pilot.pause()
         yield app, pilot

@@ -83,7 +83,8 @@ async def test_a_running_run_that_no_process_holds_says_engine_stopped(fx: Fixtu
     assert lock is not None
     try:
         async with console(fx.db) as (app, pilot):
-            await pilot.pause(0.2)
+            # The title is drawn after the lock check, so a drawn title has seen the live engine.
+            await wait_until(pilot, lambda: " · suite " in screen_text(app), what="run title")
             assert "engine stopped" not in screen_text(app)
             lock.release()  # the engine died
             await wait_until(pilot, lambda: "engine stopped" in screen_text(app), what="engine stopped")

@@ -121,7 +121,7 @@ def test_screen_matches_snapshot(
         await wait_until(pilot, lambda: app.state.details_loaded)
         await dashboard(app, pilot)  # every screen starts from a settled dashboard (backfill done)
         await steps(app, pilot)
-        await pilot.pause(0.25)  # let the 10 Hz flush settle before the screenshot
+        await wait_until(pilot, lambda: app.settled, what="flushed")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=settle), (

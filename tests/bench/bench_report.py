@@ -37,7 +37,8 @@ from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import Event, Judged
 from proctor.store.read.reader import JudgmentRecord, StoredEvent, StoreReader, TrialRecord
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 ROOT = Path(__file__).resolve().parents[2]
 GOAL_10K_S = 3.0

@@ -49,10 +49,11 @@ from proctor.engine.runs.session import run_suite  # noqa: E402
 from proctor.scenarios.demo import SUITE_DIR  # noqa: E402
 from proctor.scenarios.loader import load_suite  # noqa: E402
 from proctor.store.events import Event, Judged, Scored, TrialFinished, TrialStarted, parse_event  # noqa: E402
+from proctor.store.records import JudgmentMeta  # noqa: E402
 from proctor.store.schema import configure, migrate  # noqa: E402
 from proctor.store.scores import ScoreName  # noqa: E402
 from proctor.store.write.derived_rows import dumps_sorted  # noqa: E402
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow, decode_payload, encode_payload  # noqa: E402
+from proctor.store.write.writer import StoreWriter, TrialRow, decode_payload, encode_payload  # noqa: E402
 
 LAG_P99_GOAL_S = 1.0
 RSS_GROWTH_GOAL_MB = 50.0

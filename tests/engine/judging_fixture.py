@@ -37,7 +37,8 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 RUN_ID = "fixture-run"
 SCENARIOS = ("s1", "s2", "s3", "s4")

@@ -23,12 +23,12 @@ from proctor.store.read.reader import StoreReader
 from proctor.store.records import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
     ADOPTION_BASELINE,
-    DETAILS_MODEL,
     AdoptionDetails,
     FailureModeDetails,
     GroundingDetails,
     PassedDetails,
     ScoreName,
+    details_model,
 )
 
 pytestmark = pytest.mark.slow
@@ -120,7 +120,7 @@ def test_demo_scores_separate_good_stale_and_baseline(demo: DemoRun) -> None:
             assert adoption[tid].value is not None
     # Every score of a real run fits its score's details model, and the run writes each kind.
     for s in demo.scores:
-        s.parsed(DETAILS_MODEL[s.name])
+        s.parsed(details_model(s.name))
     assert {s.name for s in demo.scores} == set(ScoreName) - {ScoreName.KEY_POINTS}
 
 

@@ -12,7 +12,8 @@ import pytest
 from proctor.engine.reports.export import COLUMNS, SCHEMA, export_run, export_to_file
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult, TrialFinished, TrialStarted, Usage
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 SECRET = "proctor-test-secret-value-42"
 SHAPED = "sk-ant-" + "x" * 24

@@ -32,7 +32,8 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 LATE_SECRET = "late-secret-value-0123456789"
 

@@ -12,7 +12,7 @@ from proctor.engine.judges.base import ClaimJudgment, JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.judges.panel import human_label, panel_summary, trial_key, verdicts_pass
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import JudgmentMeta
+from proctor.store.records import JudgmentMeta
 from tests.engine.judging_fixture import MODEL, build_run
 
 

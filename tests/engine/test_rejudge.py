@@ -14,7 +14,8 @@ from proctor.engine.stats import judge_variance
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Judged, Scored
 from proctor.store.read.reader import EventTail, StoreReader
-from proctor.store.write.writer import JudgmentMeta, StoreWriter
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter
 from tests.engine.judging_fixture import RUN_ID, Fixture, NoisyJudge, build_run
 
 

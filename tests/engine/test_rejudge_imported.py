@@ -11,7 +11,7 @@ from proctor.engine.reports.report import build_report
 from proctor.engine.runs.imported_runs import save_import
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.store.read.reader import StoreReader
-from proctor.store.scores import DETAILS_MODEL, ScoreName
+from proctor.store.scores import ScoreName, details_model
 
 FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures" / "livemcpbench"
 
@@ -37,7 +37,7 @@ async def test_imported_trials_without_their_arm_in_the_suite_are_rejudged(tmp_p
     # Upstream's annotations become key points; every score of the re-judged import fits its model.
     assert ScoreName.KEY_POINTS in {s.name for s in scores}
     for s in scores:
-        s.parsed(DETAILS_MODEL[s.name])
+        s.parsed(details_model(s.name))
 
 
 async def test_proctors_judge_does_not_join_the_imported_panels_majority(tmp_path: Path) -> None:

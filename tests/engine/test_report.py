@@ -18,7 +18,8 @@ from proctor.engine.reports.report_csv import COLUMNS, render_csv
 from proctor.engine.reports.report_markdown import cell, render_markdown
 from proctor.store.events import OperatorCommand, Scored, Usage
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import JudgmentMeta, StoreWriter
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter
 from tests.engine.judging_fixture import RUN_ID, build_run
 
 TRIAL_FIELDS = {

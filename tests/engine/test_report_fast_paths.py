@@ -33,7 +33,7 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoredEvent, StoreReader
-from proctor.store.write.writer import JudgmentMeta
+from proctor.store.records import JudgmentMeta
 from tests.engine.judging_fixture import RUN_ID, build_run
 
 

@@ -214,8 +214,10 @@ async def test_http_distractor_serves_streamable_http(suite: LoadedSuite, pinned
 
 async def _wait_for_port(port: int, proc: asyncio.subprocess.Process) -> None:
     """Poll until something accepts connections on ``port``; fail fast if the server died."""
+    deadline = asyncio.get_running_loop().time() + 30
     while True:
         assert proc.returncode is None, f"server exited with {proc.returncode}"
+        assert asyncio.get_running_loop().time() < deadline, f"nothing listens on port {port} after 30 s"
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except OSError:

@@ -23,13 +23,13 @@ from proctor.store.events import (
 from proctor.store.payload_shapes import SHAPES, model_check
 from proctor.store.records import ScoreRecord
 from proctor.store.scores import (
-    DETAILS_MODEL,
     AdoptionDetails,
     GroundingDetails,
     PassedDetails,
     ScoreName,
     ToolMatchDetails,
     UnreadableScore,
+    details_model,
 )
 
 EVENTS = [
@@ -185,7 +185,7 @@ def _validated(name: ScoreName, details: Any, model: Any, path: tuple[str, ...])
 def test_a_score_detail_reads_as_the_validated_details_do(
     name: ScoreName, model: Any, path: tuple[str, ...]
 ) -> None:
-    assert model_check(DETAILS_MODEL[name]) is not None
+    assert model_check(details_model(name)) is not None
     stored = STORED[name]
     cases = [stored, {}, *_mutants(stored, random.Random(str(path)), 300)]
     for details in cases:

@@ -17,7 +17,8 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import JudgmentMeta, StoreWriter, TrialRow
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter, TrialRow
 
 ROW = TrialRow("s1", "baseline", "offline:default", 0, 7)
 

@@ -23,9 +23,10 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoreReader
+from proctor.store.records import JudgmentMeta
 from proctor.store.schema import migrate
 from proctor.store.scores import ScoreName
-from proctor.store.write.derived_rows import JudgmentMeta, Op, apply_derived, derive, insert_many
+from proctor.store.write.derived_rows import Op, apply_derived, derive, insert_many
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 
