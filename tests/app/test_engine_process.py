@@ -14,7 +14,7 @@ from proctor.engine.runs.options import RunOptions
 from proctor.store.lock import EngineLock
 from proctor.store.operator_commands import enqueue_command, list_commands
 from proctor.store.schema import configure, init_db
-from tests.engine.test_resume_scoring import _suite
+from tests.engine.runs.test_resume_scoring import _suite
 
 pytestmark = pytest.mark.slow
 

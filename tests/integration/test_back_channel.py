@@ -13,7 +13,7 @@ from proctor.engine.runs.agent_loop import run_agent
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool
 from proctor.scenarios.schema import Limits, StdioServer
 from proctor.store.events import Event, McpNotice, ToolCallRequest, ToolResult
-from tests.engine.test_agent_loop import ScriptedSession, _turn
+from tests.engine.runs.test_agent_loop import ScriptedSession, _turn
 
 pytestmark = pytest.mark.slow
 

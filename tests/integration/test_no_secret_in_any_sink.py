@@ -27,7 +27,7 @@ from proctor.app.commands.engine_process import run_engine_process
 from proctor.engine.runs.options import RunOptions
 from proctor.store.schema import init_db
 from proctor.store.write.sinks import SINKS
-from tests.engine.test_hostile_server import _trial_screen_with_every_entry_expanded
+from tests.engine.tools.test_hostile_server import _trial_screen_with_every_entry_expanded
 from tests.fakes.leaky_jsonrpc_server import GITHUB, SHAPES
 
 pytestmark = pytest.mark.slow

@@ -780,7 +780,7 @@ def test_a_log_message_is_recorded_unless_it_is_debug(everything_run: Run) -> No
     # message"} before this result (then one every 5 s, after the call: not recorded). On a
     # 2025-11-25 connection proctor sends no logging/setLevel, so every level reaches it; proctor
     # keeps info and above (its declared level) and drops debug: in 1 run of 8 there is no notice.
-    # (Which levels are kept is tested without the randomness in tests/engine/test_mcp_protocol.py.)
+    # (Which levels are kept is tested without the randomness in tests/engine/tools/test_mcp_protocol.py.)
     call_id = _call_id("toggle-simulated-logging")
     assert everything_run.result(call_id)["content"].startswith(
         "Started simulated, random-leveled logging for session undefined at a 5 second pace."

@@ -16,7 +16,7 @@ from proctor.scenarios.loader import load_suite
 from proctor.store.events import ListedTool
 from proctor.store.read.reader import StoreReader
 from tests.app.helpers import console, screen_text, wait_until
-from tests.engine.test_resume_scoring import _suite
+from tests.engine.runs.test_resume_scoring import _suite
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -22,7 +22,7 @@ from proctor.store.events import Event, McpNotice, ModelResponse, ToolCallReques
 from proctor.store.read.reader import StoreReader
 from proctor.store.write.writer import StoreWriter, TrialRow
 from tests.engine.mcp_helpers import FAKES
-from tests.engine.test_agent_loop import ScriptedSession, _turn
+from tests.engine.runs.test_agent_loop import ScriptedSession, _turn
 from tests.fakes.content_mcp_server import BLOB, PNG, WAV
 
 pytestmark = pytest.mark.slow

@@ -91,7 +91,7 @@ def test_sigkill_then_resume_finishes_every_trial_exactly_once(tmp_path: Path) -
 
 def test_without_resume_an_existing_run_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "run.db"
-    suite = Path(__file__).resolve().parents[2] / "scenarios" / "demo"
+    suite = Path(__file__).resolve().parents[3] / "scenarios" / "demo"
     base = [
         *PROCTOR,
         "run",

@@ -11,7 +11,7 @@ from proctor.app.cli import main
 from proctor.engine.runs.gold_check import unknown_gold_tools
 from proctor.scenarios.loader import load_suite
 
-DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "scenarios" / "demo"
 
 
 def _demo_copy(tmp_path: Path) -> Path:

@@ -18,7 +18,7 @@ from proctor.store.events import FinalAnswer, ToolCall, ToolResult
 from proctor.store.read.reader import StoreReader
 from proctor.store.scores import ScoreName
 
-DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo"
+DEMO = Path(__file__).resolve().parents[4] / "scenarios" / "demo"
 SPEC = ToolSpec("read", "", {"type": "object"}, "fs")
 
 

@@ -27,7 +27,7 @@ from proctor.scenarios.workspace import free_port
 from proctor.store.read.reader import StoreReader
 
 pytestmark = pytest.mark.slow
-SERVER = Path(__file__).resolve().parents[1] / "fakes" / "sse_mcp_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "fakes" / "sse_mcp_server.py"
 
 
 def _listening(port: int) -> bool:

@@ -14,7 +14,7 @@ from proctor.scenarios.schema import StdioServer
 
 NODE = shutil.which("node")
 FILESYSTEM = (
-    Path(__file__).resolve().parents[1] / "reference_servers" / "node_modules" / "@modelcontextprotocol"
+    Path(__file__).resolve().parents[2] / "reference_servers" / "node_modules" / "@modelcontextprotocol"
 )
 
 

@@ -24,7 +24,7 @@ from proctor.engine.tools.mcp_connection import McpConnection
 from proctor.engine.tools.supervise import KILLED_LOG, killed_notes
 from proctor.scenarios.schema import StdioServer
 
-RAW = Path(__file__).resolve().parents[1] / "fakes" / "raw_stdio_server.py"
+RAW = Path(__file__).resolve().parents[2] / "fakes" / "raw_stdio_server.py"
 
 
 def marked(marker: str) -> list[tuple[int, str]]:

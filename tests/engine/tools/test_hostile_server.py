@@ -27,7 +27,7 @@ from tests.fakes.hostile_mcp_server import PLANTED
 
 pytestmark = pytest.mark.slow
 
-SERVER = Path(__file__).resolve().parents[1] / "fakes" / "hostile_mcp_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "fakes" / "hostile_mcp_server.py"
 SUITE_TOKEN = "tok-planted-0123456789abcdef"  # handed to the server through the suite's env:
 FRAGMENTS = [p.splitlines()[1] if p.startswith("-----BEGIN") else p[:24] for p in PLANTED] + [SUITE_TOKEN]
 LOG_CAP = 50_000

@@ -22,7 +22,7 @@ from proctor.engine.reports.report_html import failed_transcripts, render_html
 
 pytest.importorskip("matplotlib", reason="the html extra (matplotlib) is not installed")
 
-DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "scenarios" / "demo"
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE_ARM = "<script>alert(1)</script>\x1b]8;;http://evil.example\x07arm"
 

@@ -13,7 +13,7 @@ from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.store.read.reader import StoreReader
 from proctor.store.scores import ScoreName, details_model
 
-FIXTURES = Path(__file__).parents[2] / ".." / "shared" / "fixtures" / "livemcpbench"
+FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures" / "livemcpbench"
 
 
 async def test_imported_trials_without_their_arm_in_the_suite_are_rejudged(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from proctor.scenarios.schema import HttpServer
 from proctor.scenarios.workspace import free_port
 
 pytestmark = pytest.mark.slow
-SERVER = Path(__file__).resolve().parents[1] / "fakes" / "failing_http_mcp_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "fakes" / "failing_http_mcp_server.py"
 
 
 def _start(port: int) -> subprocess.Popen[bytes]:

@@ -14,7 +14,7 @@ from proctor.store.events import ToolRecall
 from proctor.store.operator_commands import enqueue_command, list_commands
 from proctor.store.read.reader import StoreReader
 from proctor.store.schema import configure
-from tests.engine.test_resume_scoring import _suite
+from tests.engine.runs.test_resume_scoring import _suite
 
 
 async def test_a_tool_called_by_hand_is_recorded_apart_from_the_trial(tmp_path: Path) -> None:
