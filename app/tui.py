@@ -153,8 +153,11 @@ class ProctorApp(App[int]):
         self.feed.start_tail(
             self._post_batch,
             interval=self._poll_interval,
-            on_error=lambda exc: self.call_later(self.report_failure, "the live tail", exc),
+            on_error=self._tail_failed,
         )
+
+    def _tail_failed(self, error: BaseException) -> None:
+        self.call_later(self.report_failure, "the live tail", error)
 
     def _post_batch(self, batch: TailBatch) -> None:
         self.post_message(self.FeedBatch(batch))
