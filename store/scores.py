@@ -10,7 +10,8 @@ still reads; constructing one with an unknown keyword is a mypy error (pydantic'
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeVar, assert_never
 
@@ -78,11 +79,48 @@ class ScoreDetails(BaseModel):
 
 
 class GroundingCounts(BaseModel):
+    """How many citations were grounded, unresolved or hallucinated: of one trial (its grounding
+    score's details) or summed over several (an arm in the report and the console). The one
+    grounding count from scoring to screen; the rate and the sums are computed here only."""
+
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     grounded: int = 0
     unresolved: int = 0
     hallucinated: int = 0
+
+    @classmethod
+    def of(cls, statuses: Iterable[CitationStatus]) -> GroundingCounts:
+        """The counts of classified citations, one status each."""
+        tally = Counter(statuses)
+        return cls(
+            grounded=tally["grounded"], unresolved=tally["unresolved"], hallucinated=tally["hallucinated"]
+        )
+
+    @classmethod
+    def summed(cls, counts: Iterable[GroundingCounts]) -> GroundingCounts:
+        """Several trials' counts as one: citations add up, rates do not."""
+        grounded = unresolved = hallucinated = 0
+        for c in counts:
+            grounded += c.grounded
+            unresolved += c.unresolved
+            hallucinated += c.hallucinated
+        return cls(grounded=grounded, unresolved=unresolved, hallucinated=hallucinated)
+
+    @property
+    def total(self) -> int:
+        return self.grounded + self.unresolved + self.hallucinated
+
+    @property
+    def rate(self) -> float | None:
+        """grounded / all citations; None where there were none (no rate, rather than 0)."""
+        total = self.total
+        return self.grounded / total if total else None
+
+    @property
+    def label(self) -> str:
+        rate = self.rate
+        return "no citations" if rate is None else f"{rate:.1%} grounded"
 
 
 class CitationDetails(BaseModel):

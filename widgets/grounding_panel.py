@@ -7,27 +7,20 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from proctor.store.scores import GroundingCounts
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.text_panel import TextPanel
 
 
 @dataclass(frozen=True)
 class GroundingRow:
+    """One arm: its trials' citations counted together, and how many trials say nothing."""
+
     arm: str
-    grounded: int
-    unresolved: int
-    hallucinated: int
+    counts: GroundingCounts
     trials_scored: int
     without_citations: int
     unreadable: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.grounded + self.unresolved + self.hallucinated
-
-    @property
-    def rate(self) -> float | None:
-        return self.grounded / self.total if self.total else None
 
 
 def grounding_text(rows: Sequence[GroundingRow]) -> Text:
@@ -35,11 +28,12 @@ def grounding_text(rows: Sequence[GroundingRow]) -> Text:
     text = Text("citation grounding by arm\n", style="bold", end="")
     for row in rows:
         text.append(f"{one_line(row.arm, 16):<16} ")
-        rate = row.rate
+        counts = row.counts
+        rate = counts.rate
         text.append("  —  " if rate is None else f"{rate:5.0%}", style="bold")
-        text.append(f"  ✓{row.grounded}", style="green")
-        text.append(f" ?{row.unresolved}", style="yellow")
-        text.append(f" ✗{row.hallucinated}", style="red")
+        text.append(f"  ✓{counts.grounded}", style="green")
+        text.append(f" ?{counts.unresolved}", style="yellow")
+        text.append(f" ✗{counts.hallucinated}", style="red")
         text.append(f"  {row.without_citations}/{row.trials_scored} uncited", style="dim")
         if row.unreadable:
             text.append(f" · {row.unreadable} unreadable", style="bold red")

@@ -26,7 +26,7 @@ from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.workbench import WorkbenchScreen, tool_target
 from proctor.app.views.matrix_build import cell_of
-from proctor.app.views.score_views import Grounding, failure_of, grounding_of, not_applicable
+from proctor.app.views.score_views import TrialCitations, citations_of, failure_of, not_applicable
 from proctor.app.views.transcript_state import TranscriptState
 from proctor.app.views.trial_checks import checks_summary, checks_text
 from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, cause_of
@@ -66,7 +66,7 @@ class TrialScreen(ProctorScreen):
         self.transcript = TranscriptState(trial_id)
         self._shown_version = -1
         self._side_version = -1
-        self._grounding: Grounding | None = None
+        self._grounding: TrialCitations | None = None
         self._matches: list[int] = []
 
     def compose(self) -> ComposeResult:
@@ -118,7 +118,7 @@ class TrialScreen(ProctorScreen):
         failure = failure_of(scores)
         if failure is not None:
             self.transcript.mark_failing(failure.first_failing_call_id)
-        grounding = grounding_of(scores)
+        grounding = citations_of(scores)
         if grounding != self._grounding:
             self._grounding = grounding
             self.view.set_citations(grounding.badges() if grounding else [])

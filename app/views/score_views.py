@@ -8,6 +8,7 @@ panel. Text from details is untrusted and is sanitized where it is displayed.
 from __future__ import annotations
 
 import statistics
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import (
     CitationDetails,
     FailureModeDetails,
+    GroundingCounts,
     GroundingDetails,
     PassedDetails,
     ScoreDetails,
@@ -29,7 +31,9 @@ Scores = Mapping[ScoreName, ScoreRecord]
 
 
 @dataclass(frozen=True)
-class Grounding:
+class TrialCitations:
+    """A trial's citations as its grounding score checked them, and the commit they point into."""
+
     citations: tuple[CitationDetails, ...]
     commit: str
     repo: str
@@ -45,12 +49,12 @@ class FailureInfo:
     first_failing_call_id: str
 
 
-def grounding_of(scores: Scores) -> Grounding | None:
+def citations_of(scores: Scores) -> TrialCitations | None:
     record = scores.get(ScoreName.GROUNDING)
     if record is None:
         return None
     d = record.parsed(GroundingDetails)
-    return Grounding(tuple(d.citations), d.commit, d.repo)
+    return TrialCitations(tuple(d.citations), d.commit, d.repo)
 
 
 def failure_of(scores: Scores) -> FailureInfo | None:
@@ -78,24 +82,26 @@ def grounding_rows(
     scores: Mapping[int, Scores],
     unreadable: Mapping[int, Mapping[str, str]],
 ) -> list[GroundingRow]:
-    acc: dict[str, list[int]] = {}
+    """Per arm, its trials' grounding counts summed, the trials without citations, and the
+    trials whose grounding row could not be read (shown as such, never as zeros)."""
+    counts: dict[str, list[GroundingCounts]] = defaultdict(list)
+    uncited: Counter[str] = Counter()
+    broken: Counter[str] = Counter()
     for trial_id, problems in unreadable.items():
         trial = trials.get(trial_id)
         if ScoreName.GROUNDING in problems and trial is not None:
-            acc.setdefault(trial.arm, [0, 0, 0, 0, 0, 0])[5] += 1
+            broken[trial.arm] += 1
     for trial_id, by_name in scores.items():
         record = by_name.get(ScoreName.GROUNDING)
         trial = trials.get(trial_id)
         if record is None or trial is None:
             continue
-        row = acc.setdefault(trial.arm, [0, 0, 0, 0, 0, 0])
-        counts = record.parsed(GroundingDetails).counts
-        row[0] += counts.grounded
-        row[1] += counts.unresolved
-        row[2] += counts.hallucinated
-        row[3] += 1
-        row[4] += 1 if record.value is None else 0
-    return [GroundingRow(arm, *values) for arm, values in sorted(acc.items())]
+        counts[trial.arm].append(record.parsed(GroundingDetails).counts)
+        uncited[trial.arm] += record.value is None
+    return [
+        GroundingRow(arm, GroundingCounts.summed(counts[arm]), len(counts[arm]), uncited[arm], broken[arm])
+        for arm in sorted(counts.keys() | broken.keys())
+    ]
 
 
 def score_value(scores: Scores, name: ScoreName) -> float | None:
@@ -105,10 +111,10 @@ def score_value(scores: Scores, name: ScoreName) -> float | None:
 
 __all__ = [
     "FailureInfo",
-    "Grounding",
+    "TrialCitations",
     "arm_rows",
+    "citations_of",
     "failure_of",
-    "grounding_of",
     "grounding_rows",
     "is_not_judged",
     "not_applicable",

@@ -17,11 +17,10 @@ from proctor.engine.scoring import (
     Transcript,
     adoption,
     adoption_signals,
-    check_citations,
+    check_grounding,
     diagnose,
     efficiency,
     fairness,
-    grounding_report,
     judge_claims,
     judge_key_points,
     keyword_coverage,
@@ -37,11 +36,9 @@ from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinishe
 from proctor.store.scores import (
     ADOPTION_BASELINE,
     AdoptionDetails,
-    CitationDetails,
     EfficiencyDetails,
     FailureModeDetails,
     FairnessDetails,
-    GroundingCounts,
     GroundingDetails,
     LlmQualityDetails,
     PassedDetails,
@@ -143,33 +140,8 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
         out[name] = Scored.of(name, value, details)
 
     if trial.repo is not None:
-        results = check_citations(transcript.answer_text, trial.repo, cfg.symbol_tolerance_lines)
-        report = grounding_report(results)
-        put(
-            ScoreName.GROUNDING,
-            report.rate,
-            GroundingDetails(
-                counts=GroundingCounts(
-                    grounded=report.grounded, unresolved=report.unresolved, hallucinated=report.hallucinated
-                ),
-                label=report.label,
-                commit=trial.repo.commit,
-                repo=str(trial.repo.path),
-                tolerance=cfg.symbol_tolerance_lines,
-                citations=[
-                    CitationDetails(
-                        raw=r.citation.raw,
-                        path=r.resolved_path or r.citation.path,
-                        line=r.citation.line,
-                        line_end=r.citation.end_line,
-                        symbol=r.citation.symbol or r.citation.hint,
-                        status=r.status,
-                        reason=r.reason,
-                    )
-                    for r in results
-                ],
-            ),
-        )
+        grounding = check_grounding(transcript.answer_text, trial.repo, cfg.symbol_tolerance_lines)
+        put(ScoreName.GROUNDING, grounding.value, grounding.to_details())
     kw = keyword_coverage(transcript.answer_text, sc.keywords.required, sc.keywords.bonus)
     put(ScoreName.KEYWORDS, kw.value, kw.to_details())
     if sc.claims:
@@ -353,9 +325,8 @@ def _grounding_block(trial: TrialInput, deterministic: Scores) -> str | None:
     if minimum is None or grounding is None or grounding.value is None or grounding.value >= minimum:
         return None
     counts = grounding.parsed(GroundingDetails).counts
-    total = counts.grounded + counts.unresolved + counts.hallucinated
     return (
-        f"failed on grounding: {counts.grounded} of {total} citations grounded "
+        f"failed on grounding: {counts.grounded} of {counts.total} citations grounded "
         f"({grounding.value:.0%}) < scoring.pass_requires_grounding {minimum:.0%}"
     )
 

@@ -19,6 +19,7 @@ from proctor.engine.reports.verdicts import CLAIM_VALUE, Verdicts, judged_covera
 from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
+    GroundingCounts,
     GroundingDetails,
     PassedDetails,
     ScoreName,
@@ -62,21 +63,6 @@ class MeanCI:
 
 
 @dataclass(frozen=True)
-class Grounding:
-    grounded: int = 0
-    unresolved: int = 0
-    hallucinated: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.grounded + self.unresolved + self.hallucinated
-
-    @property
-    def rate(self) -> float | None:
-        return self.grounded / self.total if self.total else None
-
-
-@dataclass(frozen=True)
 class Tokens:
     reasoning: int
     tool_io: int
@@ -98,7 +84,7 @@ class ArmModelSummary:
     fairness: MeanCI | None
     adoption: MeanCI | None
     llm_quality: MeanCI | None
-    grounding: Grounding
+    grounding: GroundingCounts
     claims_pass: dict[float, float | None]
     claims_trials: int
     tfs: float | None
@@ -144,12 +130,15 @@ def claims_coverage(
     return fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
 
 
-def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> Grounding:
+def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> GroundingCounts | None:
     g = scores.get(ScoreName.GROUNDING)
     if g is None:
-        return Grounding(0, 0, 0)
-    counts = [g.detail(GroundingDetails, "counts", n) for n in ("grounded", "unresolved", "hallucinated")]
-    return Grounding(*cast(list[int], counts))
+        return None
+    # Field by field: ``detail`` reads ints as stored, where the whole ``counts`` would be validated.
+    grounded, unresolved, hallucinated = (
+        cast(int, g.detail(GroundingDetails, "counts", n)) for n in ("grounded", "unresolved", "hallucinated")
+    )
+    return GroundingCounts(grounded=grounded, unresolved=unresolved, hallucinated=hallucinated)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -287,7 +276,6 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
             for t, s in zip(trials, scores, strict=True)
             if (c := judged.get(t.id, value(s, ScoreName.CLAIMS))) is not None
         ]
-        grounding = [_grounding(s) for s in scores]
         fair, adopt, quality = _layers(scores)
         out.append(
             ArmModelSummary(
@@ -307,11 +295,7 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
                 fairness=mean_ci(fair, seed=index),
                 adoption=None if baseline else mean_ci(adopt, seed=index),
                 llm_quality=mean_ci(quality, seed=index),
-                grounding=Grounding(
-                    sum(g.grounded for g in grounding),
-                    sum(g.unresolved for g in grounding),
-                    sum(g.hallucinated for g in grounding),
-                ),
+                grounding=GroundingCounts.summed(g for s in scores if (g := _grounding(s)) is not None),
                 claims_pass={
                     th: (sum(c >= th for c in coverage) / len(coverage) if coverage else None)
                     for th in sorted({*CLAIM_THRESHOLDS, inputs.claims_threshold}, reverse=True)
@@ -333,7 +317,6 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
 __all__ = [
     "CLAIM_THRESHOLDS",
     "ArmModelSummary",
-    "Grounding",
     "MeanCI",
     "ReportInputs",
     "Tokens",

@@ -22,10 +22,9 @@ def _arms(arms: list[dict[str, Any]]) -> list[str]:
     rows = []
     for a in arms:
         g = a["grounding"]
-        total = g["grounded"] + g["unresolved"] + g["hallucinated"]
         grounding = (
             "no citations"
-            if not total
+            if g["rate"] is None
             else f"{g['grounded']}/{g['unresolved']}/{g['hallucinated']} ({pct(g['rate'])})"
         )
         claims = a["claims_pass_rate"]

@@ -6,14 +6,14 @@ from .claims import ClaimsResult, ClaimVerdict, judge_claims
 from .diagnosis import COGNITIVE_MODES, TOOL_CALL_MODES, Diagnosis, diagnose
 from .efficiency import Efficiency, efficiency
 from .grounding import (
-    GroundingReport,
+    GroundingCheck,
     GroundingResult,
-    GroundingStatus,
+    PinnedView,
     RepoIndex,
     RepoView,
     check_citations,
+    check_grounding,
     classify,
-    grounding_report,
 )
 from .keypoints import KeyPointCheck, KeyPointsResult, judge_key_points
 from .keywords import KeywordCoverage, keyword_coverage, mentions
@@ -42,13 +42,13 @@ __all__ = [
     "ClaimsResult",
     "Diagnosis",
     "Efficiency",
-    "GroundingReport",
+    "GroundingCheck",
     "GroundingResult",
-    "GroundingStatus",
     "KeyPointCheck",
     "KeyPointsResult",
     "KeywordCoverage",
     "LayerScore",
+    "PinnedView",
     "RepoIndex",
     "RepoView",
     "ToolCallRecord",
@@ -59,13 +59,13 @@ __all__ = [
     "adoption_signals",
     "argument_problems",
     "check_citations",
+    "check_grounding",
     "classify",
     "combine",
     "diagnose",
     "efficiency",
     "extract_citations",
     "fairness",
-    "grounding_report",
     "judge_claims",
     "judge_key_points",
     "keyword_coverage",

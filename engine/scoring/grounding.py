@@ -39,13 +39,14 @@ import weakref
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from proctor.scenarios.repo import RepoError, safe_relpath
+from proctor.store.scores import CitationDetails, CitationStatus, GroundingCounts, GroundingDetails
 
 from .citations import Citation, extract_citations
 
-GroundingStatus = Literal["grounded", "unresolved", "hallucinated"]
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _MEMO_LIMIT = 200_000
 
@@ -60,29 +61,65 @@ class RepoView(Protocol):
     def files(self) -> Iterable[str]: ...
 
 
+class PinnedView(RepoView, Protocol):
+    """A ``RepoView`` that names its commit and checkout, which the grounding score records."""
+
+    @property
+    def commit(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+
 @dataclass(frozen=True)
 class GroundingResult:
     citation: Citation
-    status: GroundingStatus
+    status: CitationStatus
     reason: str
     resolved_path: str | None = None
     symbol: str | None = None
     symbol_line: int | None = None
 
+    def to_details(self) -> CitationDetails:
+        return CitationDetails(
+            raw=self.citation.raw,
+            path=self.resolved_path or self.citation.path,
+            line=self.citation.line,
+            line_end=self.citation.end_line,
+            symbol=self.citation.symbol or self.citation.hint,
+            status=self.status,
+            reason=self.reason,
+        )
+
 
 @dataclass(frozen=True)
-class GroundingReport:
-    """Counts per bucket; ``rate`` is grounded/total, None when there were no citations."""
+class GroundingCheck:
+    """An answer's citations checked against one commit: the grounding score, its value the
+    share grounded (None without citations)."""
 
-    total: int
-    grounded: int
-    unresolved: int
-    hallucinated: int
-    rate: float | None
+    results: tuple[GroundingResult, ...]
+    commit: str
+    repo: str
+    tolerance: int
 
     @property
-    def label(self) -> str:
-        return "no citations" if self.rate is None else f"{self.rate:.1%} grounded"
+    def counts(self) -> GroundingCounts:
+        return GroundingCounts.of(r.status for r in self.results)
+
+    @property
+    def value(self) -> float | None:
+        return self.counts.rate
+
+    def to_details(self) -> GroundingDetails:
+        counts = self.counts
+        return GroundingDetails(
+            counts=counts,
+            label=counts.label,
+            commit=self.commit,
+            repo=self.repo,
+            tolerance=self.tolerance,
+            citations=[r.to_details() for r in self.results],
+        )
 
 
 class _FileInfo:
@@ -377,15 +414,7 @@ def check_citations(
     return out
 
 
-def grounding_report(results: Iterable[GroundingResult]) -> GroundingReport:
-    counts = {"grounded": 0, "unresolved": 0, "hallucinated": 0}
-    for r in results:
-        counts[r.status] += 1
-    total = sum(counts.values())
-    return GroundingReport(
-        total=total,
-        grounded=counts["grounded"],
-        unresolved=counts["unresolved"],
-        hallucinated=counts["hallucinated"],
-        rate=counts["grounded"] / total if total else None,
-    )
+def check_grounding(text: str, repo: PinnedView, tolerance: int = 5) -> GroundingCheck:
+    """The grounding score of an answer: its citations (each counted once) checked against ``repo``."""
+    results = check_citations(text, repo, tolerance)
+    return GroundingCheck(tuple(results), repo.commit, str(repo.path), tolerance)

@@ -101,3 +101,29 @@ async def test_round_trip_through_a_real_database_and_an_unknown_name(tmp_path: 
         )
     with StoreReader(db) as reader, pytest.raises(UnreadableScore, match="unknown score name 'vibes'"):
         reader.scores()
+
+
+def test_grounding_counts_tally_statuses_and_rate_is_grounded_over_all_citations() -> None:
+    counts = GroundingCounts.of(["grounded", "hallucinated", "grounded", "unresolved"])
+    assert (counts.grounded, counts.unresolved, counts.hallucinated, counts.total) == (2, 1, 1, 4)
+    assert counts.rate == 0.5 and counts.label == "50.0% grounded"
+
+
+def test_no_citations_have_no_rate_not_a_rate_of_zero() -> None:
+    assert GroundingCounts().rate is None and GroundingCounts().label == "no citations"
+    assert GroundingCounts(hallucinated=3).rate == 0.0
+
+
+def test_grounding_counts_of_several_trials_add_up() -> None:
+    trials = [GroundingCounts(grounded=2, unresolved=1), GroundingCounts(hallucinated=1), GroundingCounts()]
+    total = GroundingCounts.summed(trials)
+    assert total == GroundingCounts(grounded=2, unresolved=1, hallucinated=1)
+    assert total.rate == 0.5 and GroundingCounts.summed([]) == GroundingCounts()
+
+
+def test_the_rate_is_derived_never_stored() -> None:
+    """A stored grounding score keeps its three counts only: the rate is the score's value."""
+    stored = Scored.of(
+        ScoreName.GROUNDING, 0.5, GroundingDetails(counts=GroundingCounts(grounded=1, unresolved=1))
+    )
+    assert stored.details["counts"] == {"grounded": 1, "unresolved": 1, "hallucinated": 0}

@@ -194,8 +194,8 @@ def test_grounding_rows_sum_counts_per_arm() -> None:
         )
     )
     rows = {r.arm: r for r in state.grounding_rows()}
-    assert (rows["baseline"].grounded, rows["baseline"].total, rows["baseline"].rate) == (2, 4, 0.5)
-    assert rows["mcp"].rate is None and rows["mcp"].without_citations == 1
+    assert rows["baseline"].counts == GroundingCounts(grounded=2, unresolved=1, hallucinated=1)
+    assert rows["mcp"].counts.rate is None and rows["mcp"].without_citations == 1
 
 
 def test_a_malformed_score_row_is_kept_apart_and_named_not_shown_blank() -> None:
@@ -218,7 +218,7 @@ def test_a_malformed_score_row_is_kept_apart_and_named_not_shown_blank() -> None
     # A valid row for the same score (re-scoring) replaces the unreadable one.
     fixed = Scored.of(ScoreName.GROUNDING, 1.0, GroundingDetails(counts=GroundingCounts(grounded=2)))
     state.apply_batch(TailBatch(events=[stored(fixed, trial_id=1, event_id=101)]))
-    assert not state.unreadable[1] and state.grounding_rows()[0].grounded == 2
+    assert not state.unreadable[1] and state.grounding_rows()[0].counts.grounded == 2
 
 
 def test_a_score_this_proctor_does_not_know_is_shown_unreadable_not_fatal() -> None:

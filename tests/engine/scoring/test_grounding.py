@@ -1,4 +1,4 @@
-"""classify()/grounding_report(): the three buckets, resolution rules, hostile paths, a real PinnedRepo."""
+"""classify()/check_grounding(): the three buckets, resolution rules, hostile paths, a real PinnedRepo."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from proctor.engine.scoring import (
     Citation,
     GroundingResult,
     check_citations,
+    check_grounding,
     classify,
     extract_citations,
-    grounding_report,
 )
 from proctor.engine.scoring.grounding import RepoIndex, index_for
 from proctor.scenarios.repo import PinnedRepo, materialize, safe_relpath
+from proctor.store.scores import CitationDetails, GroundingCounts, GroundingDetails
 from tests.engine.scoring.memrepo import MemoryRepo, numbered
 
 # src/topic.py: 50 lines; line 20 defines TopicCreator, line 30 calls create().
@@ -134,7 +135,7 @@ def test_report_counts_and_rate() -> None:
     results = check_citations(
         "src/topic.py:1, src/topic.py:99, nope.py:1, topic.py:2 and src/topic.py:1 again", _repo()
     )
-    report = grounding_report(results)
+    report = GroundingCounts.of(r.status for r in results)
     # unique: topic:1 (g), topic:99 (h), nope (u), topic.py:2 (g); the repeat is dropped -> 2/4
     assert (report.total, report.grounded, report.hallucinated, report.unresolved) == (4, 2, 1, 1)
     assert report.rate == pytest.approx(0.5)
@@ -143,7 +144,7 @@ def test_report_counts_and_rate() -> None:
 
 
 def test_no_citations_is_reported_as_such() -> None:
-    report = grounding_report(check_citations("no references here", _repo()))
+    report = GroundingCounts.of(r.status for r in check_citations("no references here", _repo()))
     assert report.rate is None and report.total == 0
     assert report.label == "no citations"
 
@@ -231,7 +232,7 @@ def test_against_a_real_pinned_repo_with_an_escaping_symlink(tmp_path: Path) -> 
         ("../secret.txt", "unresolved"),
         (str(secret), "unresolved"),
     ]
-    report = grounding_report(results)
+    report = GroundingCounts.of(r.status for r in results)
     assert (report.grounded, report.hallucinated, report.unresolved) == (2, 1, 4)
     assert report.rate == pytest.approx(2 / 7)
 
@@ -262,3 +263,32 @@ def test_absolute_zero_windows_symbol_line_and_member_citations(text: str, statu
     repo = _CheckedOut({"src/topic.py": TOPIC, "src/util.py": numbered(10)})
     r = _cls(text, repo)
     assert (r.status, reason in r.reason) == (status, True), r.reason
+
+
+class _Pinned(_CheckedOut):
+    commit = "c0ffee" * 6 + "c0ff"
+
+
+def test_grounding_converts_itself_to_its_stored_details() -> None:
+    """The score's details name the commit, the checkout and each citation as it resolved."""
+    repo = _Pinned({"src/topic.py": TOPIC, "src/util.py": numbered(10)})
+    check = check_grounding("`TopicCreator` is at topic.py:20; see nope.py:1", repo, tolerance=3)
+    assert check.value == 0.5
+    assert check.to_details() == GroundingDetails(
+        counts=GroundingCounts(grounded=1, unresolved=1),
+        label="50.0% grounded",
+        commit=repo.commit,
+        repo="/srv/checkout",
+        tolerance=3,
+        citations=[
+            CitationDetails(raw="topic.py:20", path="src/topic.py", line=20, symbol="TopicCreator",
+                            status="grounded", reason=check.results[0].reason),
+            CitationDetails(raw="nope.py:1", path="nope.py", line=1, status="unresolved",
+                            reason=check.results[1].reason),
+        ],
+    )  # fmt: skip
+
+
+def test_an_answer_without_citations_scores_none_not_zero() -> None:
+    check = check_grounding("no references here", _Pinned({"a.py": "x\n"}))
+    assert check.value is None and check.to_details().label == "no citations"

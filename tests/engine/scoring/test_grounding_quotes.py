@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from proctor.engine.scoring import check_citations, extract_citations, grounding_report
+from proctor.engine.scoring import check_citations, extract_citations
+from proctor.store.scores import GroundingCounts
 
 
 class Repo:
@@ -46,5 +47,5 @@ def test_quote_at_the_cited_line_is_grounded_and_shifted_quote_is_hallucinated()
     assert [r.status for r in check_citations(near, REPO)] == ["grounded"]
     (r,) = check_citations(stale, REPO)
     assert r.status == "hallucinated" and "quoted code" in r.reason
-    report = grounding_report(check_citations("\n".join([good, stale]), REPO))
+    report = GroundingCounts.of(r.status for r in check_citations("\n".join([good, stale]), REPO))
     assert (report.grounded, report.hallucinated, report.rate) == (1, 1, 0.5)
