@@ -15,8 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 
 from proctor.app.screens.base import ProctorScreen
-from proctor.app.views.judgment_fold import population_sigma
 from proctor.app.views.state import ConsoleState
+from proctor.engine.stats import population_sd
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
@@ -44,7 +44,7 @@ def judge_detail(state: ConsoleState, trial_id: int) -> list[Text]:
     if not verdicts:
         return [*out, Text("no verdicts yet (r: judge it)", style="dim")]
     scores = [v.score for v in verdicts if v.score is not None]
-    sigma = population_sigma(scores)
+    sigma = population_sd(scores)
     line = Text(
         "overall: "
         + "  ".join(
@@ -163,7 +163,7 @@ class JudgeScreen(ProctorScreen):
             line.append(f"  {len(verdicts)} passes")
             if scores:
                 line.append(f" · mean {sum(scores) / len(scores):.2f}")
-                sigma = population_sigma(scores)
+                sigma = population_sd(scores)
                 if sigma is not None:
                     line.append(f" σ {sigma:.3f}", style="red" if sigma > state.variance_floor else "green")
             lines.append(line)

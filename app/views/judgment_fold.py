@@ -2,8 +2,10 @@
 
 Layers: *criterion* (one criterion of one trial across passes), *step* (when a verdict scores
 steps), *trial* (the overall score of one trial across passes) and *scenario* (the mean over a
-scenario's trials, per pass, across passes). Per-trial spreads are cached and recomputed only
-for trials whose verdicts changed, so live judgments cost little per flush.
+scenario's trials, per pass, across passes), each per judge. The cells are the console's; their
+σ and each layer's summary are the report's functions (engine/stats/variance.py). Per-trial
+spreads are cached and recomputed only for trials whose verdicts changed, so live judgments
+cost little per flush.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from proctor.engine.stats import CellSpread, cell_spread, layer_variance, means_by_pass, population_sd
 from proctor.store.events import Judged, TrialStarted
 from proctor.store.read.reader import JudgmentRecord, StoredEvent
 from proctor.widgets.variance_panel import VarianceRow
-
-LAYERS: tuple[str, ...] = ("criterion", "step", "trial", "scenario")
 
 
 @dataclass(frozen=True)
@@ -64,19 +65,13 @@ def _number(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def population_sigma(values: Sequence[float]) -> float | None:
-    """Population standard deviation; None for fewer than two values."""
-    if len(values) < 2:
-        return None
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-
-
-@dataclass
+@dataclass(frozen=True)
 class _TrialSpread:
-    criterion: list[float] = field(default_factory=list)
-    step: list[float] = field(default_factory=list)
-    trial: list[float] = field(default_factory=list)
+    """One trial's cells at the layers a verdict scores itself (per judge)."""
+
+    criterion: list[CellSpread]
+    step: list[CellSpread]
+    trial: list[CellSpread]
 
 
 def is_deterministic(judge: str) -> bool:
@@ -138,67 +133,55 @@ class JudgmentBook:
 
     def criterion_sigmas(self, trial_id: int) -> dict[tuple[str, str], float | None]:
         """σ per (judge, criterion) of one trial, for the judge view."""
-        values: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for v in self.verdicts(trial_id):
-            for name, score in v.part_scores("criteria").items():
-                values[(v.judge, name)].append(score)
-        return {k: population_sigma(xs) for k, xs in values.items()}
+        return {
+            (judge, name): population_sd(list(by_pass.values()))
+            for (judge, name), by_pass in _part_cells(self.verdicts(trial_id), "criteria").items()
+        }
 
     def variance_rows(self, scenario_of: Mapping[int, str]) -> list[VarianceRow]:
-        per_layer: dict[str, list[float]] = {"criterion": [], "step": [], "trial": []}
-        for trial_id in self.by_trial:
-            spread = self._spread_of(trial_id)
-            per_layer["criterion"].extend(spread.criterion)
-            per_layer["step"].extend(spread.step)
-            per_layer["trial"].extend(spread.trial)
-        per_layer["scenario"] = self._scenario_sigmas(scenario_of)
-        return [
-            VarianceRow(
-                layer,
-                sum(xs) / len(xs) if xs else None,
-                max(xs) if xs else None,
-                len(xs),
-            )
-            for layer, xs in ((layer, per_layer[layer]) for layer in LAYERS)
-        ]
+        spreads = [self._spread_of(trial_id) for trial_id in self.by_trial]
+        layers = (
+            layer_variance("criterion", (c for s in spreads for c in s.criterion)),
+            layer_variance("step", (c for s in spreads for c in s.step)),
+            layer_variance("trial", (c for s in spreads for c in s.trial)),
+            layer_variance("scenario", self._scenario_cells(scenario_of)),
+        )
+        return [VarianceRow(v.layer, v.mean_sd, v.max_sd, v.measured) for v in layers]
 
-    def _scenario_sigmas(self, scenario_of: Mapping[int, str]) -> list[float]:
-        by_pass: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    def _scenario_cells(self, scenario_of: Mapping[int, str]) -> list[CellSpread]:
+        """Per scenario and judge, each pass's mean over the scenario's trials, across passes."""
+        trials: dict[tuple[str | int, ...], dict[int, float]] = {}
         for trial_id, verdicts in self.by_trial.items():
             scenario = scenario_of.get(trial_id)
             if scenario is None:
                 continue
             for (judge, pass_no), v in verdicts.items():
-                if is_deterministic(judge):
-                    continue
                 score = v.score
-                if score is not None:
-                    by_pass[(scenario, judge)][pass_no].append(score)
-        out: list[float] = []
-        for passes in by_pass.values():
-            sigma = population_sigma([sum(xs) / len(xs) for xs in passes.values()])
-            if sigma is not None:
-                out.append(sigma)
-        return out
+                if score is not None and not is_deterministic(judge):
+                    trials.setdefault((scenario, judge, trial_id), {})[pass_no] = score
+        return [cell_spread(key, by_pass) for key, by_pass in means_by_pass(trials.items(), 2).items()]
+
+
+def _part_cells(verdicts: Sequence[Verdict], key: str) -> dict[tuple[str, str], dict[int, float]]:
+    """Per (judge, part) — ``criteria`` by name, ``steps`` by step — the score of each pass."""
+    cells: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for v in verdicts:
+        for name, score in v.part_scores(key).items():
+            cells[(v.judge, name)][v.pass_no] = score
+    return cells
 
 
 def _compute_spread(verdicts: Sequence[Verdict]) -> _TrialSpread:
-    spread = _TrialSpread()
-    by_judge: dict[str, list[Verdict]] = defaultdict(list)
+    overall: dict[tuple[str, ...], dict[int, float]] = defaultdict(dict)
     for v in verdicts:
-        if v.verdict is not None:
-            by_judge[v.judge].append(v)
-    for passes in by_judge.values():
-        for key, target in (("criteria", spread.criterion), ("steps", spread.step)):
-            values: dict[str, list[float]] = defaultdict(list)
-            for v in passes:
-                for name, score in v.part_scores(key).items():
-                    values[name].append(score)
-            target.extend(s for s in map(population_sigma, values.values()) if s is not None)
-        sigma = population_sigma([s for s in (v.score for v in passes) if s is not None])
-        if sigma is not None:
-            spread.trial.append(sigma)
-    return spread
+        score = v.score
+        if score is not None:
+            overall[(v.judge,)][v.pass_no] = score
+    return _TrialSpread(
+        criterion=[cell_spread(k, p) for k, p in _part_cells(verdicts, "criteria").items()],
+        step=[cell_spread(k, p) for k, p in _part_cells(verdicts, "steps").items()],
+        trial=[cell_spread(k, p) for k, p in overall.items()],
+    )
 
 
-__all__ = ["LAYERS", "JudgmentBook", "Verdict", "population_sigma"]
+__all__ = ["JudgmentBook", "Verdict"]

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal, NamedTuple
 
-Layer = Literal["criterion", "step", "scenario"]
+Layer = Literal["criterion", "step", "trial", "scenario"]
+"""The report's layers are criterion, step and scenario; the console also shows ``trial`` (the
+spread of a verdict's overall score), from the same functions (``cell_spread``, ``layer_variance``)."""
 
 DEFAULT_FLOOR = 0.05
 _FLOOR_TOLERANCE = 1e-12
@@ -65,6 +67,11 @@ class LayerVariance:
     mean_sd: float | None
     max_sd: float | None
 
+    @property
+    def measured(self) -> int:
+        """The cells with a σ: those judged at least twice."""
+        return sum(c.sd is not None for c in self.cells)
+
 
 @dataclass(frozen=True)
 class ArmModelVariance:
@@ -86,29 +93,32 @@ class ScenarioMean:
     n_passes: int
 
 
-def population_sd(values: Sequence[float]) -> float | None:
-    """σ with divisor n; ``None`` for fewer than two values (no spread can be observed)."""
-    if len(values) < 2:
-        return None
-    mean = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
-
-
-def _spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
-    # population_sd's arithmetic, inline (one call per cell of every layer); fsum is correctly
-    # rounded, so the order of the passes does not matter.
-    values = list(by_pass.values())
+def _mean_sd(values: Sequence[float]) -> tuple[float, float | None]:
+    # fsum is correctly rounded, so neither the mean nor σ depends on the order of the passes.
     n = len(values)
     mean = math.fsum(values) / n
-    sd = None if n < 2 else math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / n)
-    return CellSpread(key, n, mean, sd)
+    return mean, None if n < 2 else math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / n)
 
 
-def _layer(layer: Layer, cells: list[CellSpread]) -> LayerVariance:
-    sds = [c.sd for c in cells if c.sd is not None]
+def population_sd(values: Sequence[float]) -> float | None:
+    """σ with divisor n; ``None`` for fewer than two values (no spread can be observed)."""
+    return _mean_sd(values)[1] if len(values) >= 2 else None
+
+
+def cell_spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
+    """One cell's mean and σ across the passes that scored it (at least one)."""
+    values = list(by_pass.values())
+    mean, sd = _mean_sd(values)
+    return CellSpread(key, len(values), mean, sd)
+
+
+def layer_variance(layer: Layer, cells: Iterable[CellSpread]) -> LayerVariance:
+    """The cells of one layer with their σ summarised: mean and max over the cells that have one."""
+    kept = tuple(cells)
+    sds = [c.sd for c in kept if c.sd is not None]
     return LayerVariance(
         layer=layer,
-        cells=tuple(cells),
+        cells=kept,
         mean_sd=math.fsum(sds) / len(sds) if sds else None,
         max_sd=max(sds) if sds else None,
     )
@@ -138,8 +148,8 @@ def _check_rows(rows: Iterable[JudgeScoreRow]) -> list[JudgeScoreRow]:
     return checked
 
 
-def _means_by_pass(
-    cells: Iterable[tuple[tuple[str | int, ...], dict[int, float]]], parent: int
+def means_by_pass(
+    cells: Iterable[tuple[tuple[str | int, ...], Mapping[int, float]]], parent: int
 ) -> dict[tuple[str | int, ...], dict[int, float]]:
     """Per parent cell (the first ``parent`` parts of a cell's key), each pass's mean over the
     cells it scored in it."""
@@ -164,15 +174,19 @@ def _arm_model_variance(arm: str, model: str, rows: list[JudgeScoreRow]) -> ArmM
             criterion_scores[key] = {row.pass_no: row.score}
         else:
             by_pass[row.pass_no] = row.score
-    step_scores = _means_by_pass(criterion_scores.items(), 2)
-    scenario_scores = {key[0]: by_pass for key, by_pass in _means_by_pass(step_scores.items(), 1).items()}
+    step_scores = means_by_pass(criterion_scores.items(), 2)
+    scenario_scores = {key[0]: by_pass for key, by_pass in means_by_pass(step_scores.items(), 1).items()}
 
     return ArmModelVariance(
         arm=arm,
         model=model,
-        criterion=_layer("criterion", [_spread(k, criterion_scores[k]) for k in sorted(criterion_scores)]),
-        step=_layer("step", [_spread(k, step_scores[k]) for k in sorted(step_scores)]),
-        scenario=_layer("scenario", [_spread((k,), scenario_scores[k]) for k in sorted(scenario_scores)]),
+        criterion=layer_variance(
+            "criterion", [cell_spread(k, criterion_scores[k]) for k in sorted(criterion_scores)]
+        ),
+        step=layer_variance("step", [cell_spread(k, step_scores[k]) for k in sorted(step_scores)]),
+        scenario=layer_variance(
+            "scenario", [cell_spread((k,), scenario_scores[k]) for k in sorted(scenario_scores)]
+        ),
     )
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from random import Random
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,10 @@ from hypothesis import strategies as st
 from proctor.engine.stats import (
     JudgeScoreRow,
     ScenarioMean,
+    cell_spread,
     judge_variance,
+    layer_variance,
+    means_by_pass,
     population_sd,
     rank_arms,
     scenario_means,
@@ -199,3 +203,33 @@ def test_rank_groups_respect_floor(values: list[float], floor: float) -> None:
         assert all(a - b < floor for a, b in itertools.pairwise(group))
     for upper, lower in itertools.pairwise(ordered):
         assert upper[-1] - lower[0] >= floor - 1e-9
+
+
+def test_a_layer_summarises_the_cells_that_have_two_passes_or_more() -> None:
+    """The console builds its own cells (a trial's overall score, say) and summarises them here."""
+    cells = [
+        cell_spread(("t1", "j"), {1: 0.2, 2: 0.6}),
+        cell_spread(("t2", "j"), {1: 0.5}),
+        cell_spread(("t3", "j"), {3: 0.4, 1: 0.1, 2: 0.1}),
+    ]
+    assert (cells[1].n_passes, cells[1].mean, cells[1].sd) == (1, 0.5, None)
+    layer = layer_variance("trial", cells)
+    assert layer.measured == 2
+    assert layer.mean_sd == pytest.approx((0.2 + statistics.pstdev([0.1, 0.1, 0.4])) / 2)
+    assert layer.max_sd == pytest.approx(0.2)
+    empty = layer_variance("trial", [cell_spread(("t", "j"), {1: 0.3})])
+    assert (empty.measured, empty.mean_sd, empty.max_sd) == (0, None, None)
+
+
+def test_means_by_pass_average_each_pass_over_the_cells_under_one_parent() -> None:
+    cells = [(("s", "j", 1), {1: 0.2, 2: 0.4}), (("s", "j", 2), {1: 0.6}), (("u", "j", 3), {2: 1.0})]
+    means = means_by_pass(cells, 2)
+    assert means == {("s", "j"): {1: pytest.approx(0.4), 2: 0.4}, ("u", "j"): {2: 1.0}}
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=8), st.randoms())
+def test_a_cell_spread_is_population_sd_whatever_the_order_of_passes(scores: list[float], rnd: Random) -> None:
+    passes = list(enumerate(scores, start=1))
+    rnd.shuffle(passes)
+    cell = cell_spread(("c",), dict(passes))
+    assert cell.sd == population_sd(scores) and cell.n_passes == len(scores)
