@@ -16,7 +16,7 @@ from typing import Any, cast
 from proctor.engine.judges.panel import is_human
 from proctor.engine.reports.attribution import is_baseline
 from proctor.engine.reports.verdicts import CLAIM_VALUE, Verdicts, judged_coverage
-from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks
+from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks, sum_known
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
     GroundingCounts,
@@ -183,10 +183,6 @@ def _tool_match_by_epoch(
     )
 
 
-def _sum_known(values: Sequence[float | None]) -> float | None:
-    return None if any(v is None for v in values) else math.fsum(v for v in values if v is not None)
-
-
 def _pass_k(trials: Sequence[TrialRecord]) -> tuple[PassKSummary, ...]:
     outcomes: dict[str, list[bool]] = defaultdict(list)
     for t in trials:
@@ -227,7 +223,7 @@ def with_usage(
             judge=sum(u.judge for u in used),
             estimated=s.tokens.estimated,
         )
-        out.append(replace(s, tokens=tokens, judge_cost_usd=_sum_known([u.judge_cost_usd for u in used])))
+        out.append(replace(s, tokens=tokens, judge_cost_usd=sum_known([u.judge_cost_usd for u in used])))
     return out
 
 
@@ -306,7 +302,7 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
                 tool_match=match_mode(scores),
                 tool_match_by_epoch=_tool_match_by_epoch(trials, scores),
                 tokens=Tokens(0, 0, 0, 0, estimated=any(t.tokens_estimated for t in trials)),
-                cost_usd=_sum_known([t.cost_usd for t in done]),
+                cost_usd=sum_known([t.cost_usd for t in done]),
                 judge_cost_usd=None,
                 pass_k=_pass_k(trials),
             )

@@ -27,6 +27,7 @@ from proctor.engine.stats.paired import (
 )
 from proctor.engine.stats.pareto import CostScorePoint, ParetoFrontier, dominates, pareto_frontier
 from proctor.engine.stats.passk import PassKSummary, pass_at_k, pass_hat_k, pass_k_over_tasks
+from proctor.engine.stats.sums import sum_known
 from proctor.engine.stats.variance import (
     ArmModelVariance,
     CellSpread,
@@ -89,4 +90,5 @@ __all__ = [
     "scenario_means",
     "spearman_gate",
     "spearman_rho",
+    "sum_known",
 ]

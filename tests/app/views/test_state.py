@@ -126,6 +126,22 @@ def test_cost_rows_use_rows_for_finished_and_events_for_running_trials() -> None
     assert row.estimated is True
 
 
+def test_a_model_with_an_unpriced_trial_shows_no_dollar_total_rather_than_a_partial_one() -> None:
+    state = ConsoleState(clock=lambda: 1000.0)
+    trials = [
+        trial(1, status="finished", input_tokens=100, output_tokens=10, cost_usd=0.5, attempt=1),
+        trial(2, status="running", attempt=1),
+    ]
+    state.apply_snapshot(Snapshot(RUN, trials, start_id=100))
+    state.apply_batch(
+        TailBatch(events=[stored(response(30, 10, cost=0.25), trial_id=2, attempt=1, event_id=101)])
+    )
+    assert state.cost_rows()[0].cost_usd == pytest.approx(0.75)
+    unpriced = response(30, 10).model_copy(update={"cost_usd": None})
+    state.apply_batch(TailBatch(events=[stored(unpriced, trial_id=2, attempt=1, event_id=102)]))
+    assert state.cost_rows()[0].cost_usd is None
+
+
 def test_variance_by_layer_uses_population_sigma_and_updates_live() -> None:
     state = loaded_state()
     state.apply_details(

@@ -228,7 +228,9 @@ def test_means_by_pass_average_each_pass_over_the_cells_under_one_parent() -> No
 
 
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=8), st.randoms())
-def test_a_cell_spread_is_population_sd_whatever_the_order_of_passes(scores: list[float], rnd: Random) -> None:
+def test_a_cell_spread_is_population_sd_whatever_the_order_of_passes(
+    scores: list[float], rnd: Random
+) -> None:
     passes = list(enumerate(scores, start=1))
     rnd.shuffle(passes)
     cell = cell_spread(("c",), dict(passes))
