@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proctor.engine.stats import (
+from proctor.engine.stats.variance import (
     JudgeScoreRow,
     ScenarioMean,
     cell_spread,
