@@ -12,11 +12,12 @@ citing the lines of files it read as ``path:line``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proctor.engine.providers.offline.fill import Context, fill_tool, path_fields
-from proctor.engine.providers.offline.intent import tokens
+from proctor.engine.providers.offline.explicit import takes_path
+from proctor.engine.providers.offline.fill import Context, fill_tool, path_fields, resolve_path
+from proctor.engine.providers.offline.intent import Clause, tokens
 from proctor.engine.providers.offline.plan import Request, discovery_tool
 from proctor.engine.providers.offline.results import (
     content_lines,
@@ -25,6 +26,7 @@ from proctor.engine.providers.offline.results import (
     root_hint,
     roots_from,
 )
+from proctor.engine.providers.offline.schema import schema_props, schema_valid
 from proctor.engine.tools.toolbox import ToolSpec
 
 MAX_QUOTED = 8
@@ -105,7 +107,7 @@ class ActRun:
             elif last.is_error and index not in self._retried:
                 self._retried.add(index)
                 ctx = self._known.context(last.tool.server)
-                again = fill_tool(last.tool, request.clause, ctx)
+                again = fill_request(last.tool, request, ctx)
                 if again is not None and again != last.args:
                     return self._record(Call(index, last.tool, again, ctx.root))
             self._cursor += 1
@@ -123,7 +125,7 @@ class ActRun:
                     self._known.asked.add(finder.name)
                     return self._record(Call(-1, finder, {}))
             ctx = self._known.context(server)
-            args = fill_tool(tool, request.clause, ctx)
+            args = fill_request(tool, request, ctx)
             if args is None:
                 continue
             same = next(
@@ -213,6 +215,41 @@ class ActRun:
         if more > 0:
             out.append(f"    ... ({more} more lines)")
         return out
+
+
+def fill_request(tool: ToolSpec, request: Request, ctx: Context) -> dict[str, Any] | None:
+    """The tool's arguments for the request: values the prompt bound by name, the rest filled."""
+    if not request.bound:
+        return fill_tool(tool, request.clause, ctx)
+    bound = {
+        k: resolve_path(v, ctx) if takes_path(tool, k) and isinstance(v, str) else v for k, v in request.bound
+    }
+    schema = tool.input_schema
+    props = schema_props(schema)
+    rest_schema = {
+        **schema,
+        "properties": {k: v for k, v in props.items() if k not in bound},
+        "required": [k for k in schema.get("required", []) if k not in bound],
+    }
+    rest = fill_tool(replace(tool, input_schema=rest_schema), _without(request.clause, request.bound), ctx)
+    if rest is None:
+        return None
+    args = {k: {**rest, **bound}[k] for k in props if k in rest or k in bound}
+    return args if schema_valid(schema, args) else None
+
+
+def _without(clause: Clause, bound: tuple[tuple[str, Any], ...]) -> Clause:
+    """The clause without the values already bound, so no other property takes them again."""
+    used = {v for _, v in bound}
+    lit = clause.literals
+    left = replace(
+        lit,
+        quoted=tuple(v for v in lit.quoted if v not in used),
+        paths=tuple(v for v in lit.paths if v not in used),
+        names=tuple(v for v in lit.names if v not in used),
+        numbers=tuple(v for v in lit.numbers if v not in used),
+    )
+    return replace(clause, literals=left)
 
 
 def _is_content(call: Call) -> bool:

@@ -34,6 +34,7 @@ from proctor.engine.providers.offline.evidence import (
     concept_query,
     parse_result,
 )
+from proctor.engine.providers.offline.explicit import explicit_requests
 from proctor.engine.providers.offline.plan import plan_requests
 from proctor.engine.providers.offline.tools import (
     DEFINITION_QUERY,
@@ -184,6 +185,9 @@ class OfflineSession:
         """The action policy, when the prompt asks for actions some tool performs. A question
         about code, or a lookup of a code name ("find `compute_backoff`") with a search or symbol
         tool to do it, stays with the code-reading policy whenever that policy can start."""
+        explicit = MEMO.get(("explicit", task), tools, lambda: tuple(explicit_requests(task, tools)))
+        if explicit:  # the prompt names the tools to use: no ranking, no code-reading policy
+            return ActRun(list(explicit), tools, self._known)
         requests = MEMO.get(("plan", task), tools, lambda: tuple(plan_requests(task, tools)))
         matched = [r for r in requests if r.candidates]
         if not matched:

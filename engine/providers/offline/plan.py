@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from proctor.engine.providers.offline.intent import (
     Clause,
@@ -44,6 +45,7 @@ class Request:
 
     clause: Clause
     candidates: tuple[ToolSpec, ...]
+    bound: tuple[tuple[str, Any], ...] = ()  # values the prompt gave by name (explicit instructions)
 
 
 @dataclass(frozen=True)
