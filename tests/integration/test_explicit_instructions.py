@@ -96,7 +96,10 @@ def test_named_tools_are_called_on_the_real_servers(tmp_path: Path, monkeypatch:
             made[key] = [(e.tool, e.arguments) for e in events if isinstance(e, ToolCall)]
             answered[key] = [e.content for e in events if isinstance(e, ToolResult) and not e.is_error]
     checkout = made[("filesystem", "filesystem")][-1][1]["path"].removesuffix("/inventory/stock.py")
-    assert made[("filesystem", "filesystem")][-1] == ("read_text_file", {"path": f"{checkout}/inventory/stock.py"})
+    assert made[("filesystem", "filesystem")][-1] == (
+        "read_text_file",
+        {"path": f"{checkout}/inventory/stock.py"},
+    )
     assert '"apples": 3' in answered[("filesystem", "filesystem")][-1]
     assert made[("everything", "everything")] == [("echo", {"message": "hello"})]
     assert made[("git", "git")][-1] == ("git_log", {"repo_path": checkout})
