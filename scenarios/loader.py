@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +20,19 @@ from pydantic import BaseModel, ValidationError
 
 from proctor.scenarios.client_config import read_client_servers, read_env_file
 from proctor.scenarios.errors import SuiteError as SuiteError  # re-exported: callers import it from here
-from proctor.scenarios.schema import McpServersFile, Scenario, ServerConfig, StdioServer, Suite
+from proctor.scenarios.schema import (
+    McpServersFile,
+    Scenario,
+    ServerConfig,
+    StdioServer,
+    Suite,
+    replay_server_name,
+)
 from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes
 
 M = TypeVar("M", bound=BaseModel)
+#: The mock MCP server a ``replay:`` arm starts (by module name: the scenarios layer imports no engine).
+REPLAY_SERVER_MODULE = "proctor.engine.tools.recorded_server"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -201,6 +211,43 @@ def expand_server(name: str, cfg: ServerConfig, env: dict[str, str]) -> ServerCo
     )
 
 
+def _with_replay_servers(
+    suite: Suite, root: Path, suite_file: Path, servers: dict[str, ServerConfig], problems: list[str]
+) -> Suite:
+    """Each ``replay:`` arm gets the mock server that serves its recording, started like any
+    stdio server (so the pool, the gold check and every report treat it as one). Whether the
+    database and the run exist is checked when a run selects the arm (``engine.runs.replay_arms``):
+    a suite may define the arm before the run it serves has been recorded."""
+    arms = dict(suite.arms)
+    for arm_name, arm in suite.arms.items():
+        if arm.replay is None:
+            continue
+        name = replay_server_name(arm.replay)
+        if name in servers and name not in arm.servers:
+            problems.append(
+                f"{suite_file}: field 'arms.{arm_name}.replay': the server name {name!r} it needs is already "
+                "defined in mcpServers; rename that server"
+            )
+            continue
+        args = [
+            "-m",
+            REPLAY_SERVER_MODULE,
+            "--db",
+            str((root / arm.replay.db).resolve()),
+            "--run",
+            arm.replay.run,
+        ]
+        if arm.replay.arm:
+            args += ["--arm", arm.replay.arm]
+        servers[name] = StdioServer(
+            command=sys.executable,
+            args=args,
+            description=f"run {arm.replay.run} served back from its recording",
+        )
+        arms[arm_name] = arm.model_copy(update={"servers": [name]})
+    return suite.model_copy(update={"arms": arms}) if arms != suite.arms else suite
+
+
 def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
     """The suite and its scenarios; ``need_scenarios=False`` (``servers check``) allows none yet."""
     root = Path(root).resolve()
@@ -226,6 +273,7 @@ def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
             except SuiteError as exc:
                 problems.append(str(exc))
         servers |= suite.mcpServers
+        suite = _with_replay_servers(suite, root, suite_file, servers, problems)
         suite_text = _read_text(suite_file)
         for arm_name, arm in suite.arms.items():
             line = _line_of(suite_text, ["arms", arm_name, "servers"])

@@ -114,22 +114,41 @@ class ToolRetrieval(_Strict):
     top_k: int = Field(8, ge=1)
 
 
+class ReplaySource(_Strict):
+    """A recorded run whose tools and results a mock MCP server serves back (``replay:`` arms)."""
+
+    db: str = Field(min_length=1, description="the run database, relative to the suite folder")
+    run: str = Field(min_length=1, description="the run's id, as `proctor report` and the console show it")
+    arm: str | None = Field(None, description="the recorded arm to serve; needed when the run has several")
+
+
 class ArmSpec(_Strict):
-    """Tooling under test: ``baseline: true`` (built-in repo tools only) or MCP servers."""
+    """Tooling under test: ``baseline: true`` (built-in repo tools only), MCP servers, or a
+    recorded run served back (``replay: {db, run}``)."""
 
     baseline: bool = False
     servers: list[str] = []
     distractors: list[str] = []
     tool_retrieval: ToolRetrieval | None = None
+    replay: ReplaySource | None = None
     description: str = ""
 
     @model_validator(mode="after")
     def _baseline_or_servers(self) -> ArmSpec:
-        if self.baseline and (self.servers or self.distractors):
-            raise ValueError("a baseline arm has no MCP servers: drop 'servers'/'distractors' or 'baseline'")
-        if not self.baseline and not self.servers:
-            raise ValueError("an arm needs 'servers: [name, ...]' or 'baseline: true'")
+        if self.baseline and (self.servers or self.distractors or self.replay):
+            raise ValueError(
+                "a baseline arm has no MCP servers: drop 'servers'/'distractors'/'replay' or 'baseline'"
+            )
+        if self.replay is not None and self.servers and self.servers != [replay_server_name(self.replay)]:
+            raise ValueError("a replay arm serves the recorded tools: drop 'servers' (distractors may stay)")
+        if not self.baseline and not self.servers and self.replay is None:
+            raise ValueError("an arm needs 'servers: [name, ...]', 'replay: {db, run}' or 'baseline: true'")
         return self
+
+
+def replay_server_name(source: ReplaySource) -> str:
+    """The server a replay arm's recordings are served by, named after what it serves."""
+    return f"replay-{source.run}" + (f"-{source.arm}" if source.arm else "")
 
 
 class Limits(_Strict):

@@ -13,6 +13,7 @@ import asyncio
 import tempfile
 from pathlib import Path
 
+from proctor.engine.runs.replay_arms import servable_arms
 from proctor.engine.tools.baseline import SPECS as BASELINE_SPECS
 from proctor.engine.tools.mcp_toolbox import ServerPool, ServerStartError
 from proctor.scenarios.loader import LoadedSuite, SuiteError
@@ -61,12 +62,15 @@ async def offered_tools(loaded: LoadedSuite, arms: list[str]) -> dict[str, set[s
 def unknown_gold_tools(loaded: LoadedSuite, offered: dict[str, set[str]]) -> list[str]:
     """One line per gold call whose tool (on its server, if it names one) no arm offers."""
     everything = set().union(*offered.values()) if offered else set()
+    # A replay arm's server serves tools recorded from other servers: it stands in for any of them.
+    replay_servers = {a.servers[0] for a in loaded.suite.arms.values() if a.replay is not None and a.servers}
+    replayed = set().union(*(offered.get(s, set()) for s in replay_servers))
     problems = []
     for scenario in loaded.scenarios:
         where = loaded.scenario_files.get(scenario.id, loaded.root)
         for s, step in enumerate(scenario.gold_tool_calls):
             for c, call in enumerate(step):
-                pool = offered.get(call.server, set()) if call.server else everything
+                pool = (offered.get(call.server, set()) | replayed) if call.server else everything
                 if call.server and call.server not in loaded.servers:
                     defined = ", ".join(sorted(loaded.servers)) or "none"
                     problems.append(
@@ -86,7 +90,7 @@ async def check_gold_tools(loaded: LoadedSuite) -> str | None:
     """Raise SuiteError naming every gold call no arm can answer; return why nothing was checked."""
     if not any(s.gold_tool_calls for s in loaded.scenarios):
         return None
-    arms = list(loaded.suite.arms)
+    arms = servable_arms(loaded)  # a replay arm whose run is still to be recorded has nothing to offer
     servers = {s for a in arms for s in (*loaded.suite.arms[a].servers, *loaded.suite.arms[a].distractors)}
     if len(servers) > MAX_SERVERS_CHECKED:
         return f"gold tool names not checked before the run: {len(servers)} servers would have to start"

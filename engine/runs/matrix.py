@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Sequence
 
 from proctor.engine.providers.offline.gold import missing_gold
+from proctor.engine.runs.replay_arms import check_replay_arms
 from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.store.write.writer import TrialRow
 
@@ -55,14 +56,16 @@ def check_planned_size(
     """``check_size`` for a run about to start, from its command line (before any database exists)."""
     where = str(loaded.root / "suite.yaml")
     scenario_ids = select([s.id for s in loaded.scenarios], scenarios, "scenario", where)
+    arm_names = select(list(loaded.suite.arms), arms, "arm", where)
     check_size(
         loaded,
         epochs=epochs or loaded.suite.epochs,
         scenarios=len(scenario_ids),
-        arms=len(select(list(loaded.suite.arms), arms, "arm", where)),
+        arms=len(arm_names),
         models=len(models or loaded.suite.models),
     )
     check_playable(loaded, models or loaded.suite.models, scenario_ids)
+    check_replay_arms(loaded, arm_names)
 
 
 def check_playable(loaded: LoadedSuite, models: Sequence[str], scenario_ids: Sequence[str]) -> None:
@@ -89,6 +92,7 @@ def expand(
     scenario_ids = select([s.id for s in loaded.scenarios], scenarios, "scenario", where)
     check_size(loaded, epochs=epochs, scenarios=len(scenario_ids), arms=len(arm_names), models=len(models))
     check_playable(loaded, models, scenario_ids)
+    check_replay_arms(loaded, arm_names)
     return [
         TrialRow(scenario=s, arm=a, model=m, epoch=e, seed=epoch_seed(base_seed, e))
         for e in range(epochs)

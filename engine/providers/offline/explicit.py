@@ -95,10 +95,10 @@ def bound_arguments(text: str, tool: ToolSpec) -> dict[str, Any]:
     if (m := _FROM_TO.search(text)) is not None:
         for key in list(text_props):
             words = set(tokens(key))
-            raw = m.group(1) if words & _SOURCE else m.group(2) if words & _TARGET else None
-            if raw is not None:
-                out[key] = _unquote(raw)
-                used.add(raw)
+            side: str | None = m.group(1) if words & _SOURCE else m.group(2) if words & _TARGET else None
+            if side is not None:
+                out[key] = _unquote(side)
+                used.add(side)
                 text_props.remove(key)
     if text_props and (m := _FOR.search(text)) is not None and m.group(1).lower() not in _STOP:
         out[text_props.pop(0)] = _unquote(m.group(1))
