@@ -28,7 +28,7 @@ from proctor.store.read.reader import StoreReader
 
 pytestmark = pytest.mark.slow
 
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
+FAKES = Path(__file__).resolve().parents[2] / "fakes"
 GOLD = [
     [{"tool": "picture", "arguments": {}}, {"tool": "stats", "arguments": {}}],
     [{"tool": "everything", "arguments": {}}],
