@@ -53,18 +53,16 @@ def _suite(root: Path, run: str = "RUN") -> Path:
 
 
 def _results(db: Path, arm: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Each call and its result, in the order the calls were made (parallel results may land in any order)."""
     with StoreReader(db) as reader:
         (trial,) = [t for t in reader.trials() if t.arm == arm]
         events = [e.event for e in reader.trial_events(trial.id)]
-    calls = {e.call_id: e for e in events if isinstance(e, ToolCall)}
+    results = {e.call_id: e for e in events if isinstance(e, ToolResult)}
+    kept = {"content", "is_error", "structured", "blocks", "tool"}
     return [
-        (
-            calls[r.call_id].tool,
-            calls[r.call_id].arguments,
-            r.model_dump(include={"content", "is_error", "structured", "blocks", "tool"}),
-        )
-        for r in events
-        if isinstance(r, ToolResult)
+        (c.tool, c.arguments, results[c.call_id].model_dump(include=kept))
+        for c in events
+        if isinstance(c, ToolCall)
     ]
 
 
