@@ -18,10 +18,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from proctor.engine.reports import second_process
 from proctor.engine.reports.arm_comparisons import mcnemar_inputs
+from proctor.engine.reports.report_model import ToolUsageSection
 from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage, tool_usage_section
 from proctor.engine.stats import binomial_two_sided_half
 from proctor.store.read.reader import JudgeUsage, ModelCallUsage, StoreReader, TrialRecord
@@ -38,7 +38,7 @@ when a judge call was unpriced); ``aggregate.TrialUsage`` in plain values."""
 @dataclass(frozen=True)
 class EventSections:
     usage: dict[int, Phases]
-    tools: dict[str, Any]
+    tools: ToolUsageSection
     mcnemar: dict[tuple[int, int], float]
     """``binomial_two_sided_half(k, n)`` of each baseline comparison's McNemar test: scipy's
     binomial takes as long to load as this process reads events, so it loads here too."""
@@ -144,7 +144,7 @@ class PendingSections:
 
 def _read_plain(
     db: Path, up_to_id: int
-) -> tuple[dict[int, Phases], dict[str, Any], dict[tuple[int, int], float]]:
+) -> tuple[dict[int, Phases], ToolUsageSection, dict[tuple[int, int], float]]:
     # Plain values: run as ``python -m``, this module is ``__main__``, whose classes would not unpickle.
     sections = read_event_sections(db, up_to_id)
     return sections.usage, sections.tools, sections.mcnemar

@@ -23,7 +23,6 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +44,9 @@ from proctor.engine.reports.arm_comparisons import (
     fairness_ranking,
     variance_by_judge,
 )
-from proctor.engine.reports.error_causes import group_errors
+from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.event_sections import PendingSections
+from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.stats import intervals_ahead, remember_binomial
 from proctor.engine.suites import load_suite
@@ -182,7 +182,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def report_json(data: dict[str, Any]) -> bytes:
+def report_json(data: Report) -> bytes:
     """The report as ``proctor report --format json`` writes it: UTF-8 JSON, two-space indent,
     keys in the report's order (orjson; ``json.dumps(indent=2)`` took seconds on a large run).
 
@@ -209,7 +209,7 @@ def _json_default(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def build_report(db: Path) -> dict[str, Any]:
+def build_report(db: Path) -> Report:
     with _gc_paused():
         with StoreReader(db) as reader:
             upper = reader.max_event_id()
@@ -235,7 +235,7 @@ def _settings(config: dict[str, Any]) -> tuple[float, float]:
     )
 
 
-def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[str, Any]:
+def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> Report:
     """Every table is read once and every verdict validated once; each section is a pure
     function of what was read. The bootstrap intervals are drawn ahead in a thread (numpy lets go
     of the GIL) while this one builds the sections that do not need them."""
@@ -286,7 +286,12 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
             remember_binomial(read.mcnemar)  # the p-values the second process computed, if it did
             comparisons = baseline_comparisons(trials, score_map)
     summaries = with_usage(scored, trials, {tid: TrialUsage(*phases) for tid, phases in read.usage.items()})
-    report: dict[str, Any] = {
+    errors = (
+        [_error_group(c) for c in group_errors((t.arm, t.error) for t in trials if t.status == "error")]
+        if any(t.status == "error" for t in trials)
+        else None
+    )
+    report: Report = {
         "run": None
         if run is None
         else {
@@ -298,13 +303,7 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
             "finished": run.finished_at,
         },
         "notes": _notes(config, trials, judgments, score_map) + run_stop_notes(run, stopped, trials),
-    }
-    if any(t.status == "error" for t in trials):
-        # Only present when trials errored, so a report without errors reads as it always did.
-        report["errors"] = [
-            asdict(c) for c in group_errors((t.arm, t.error) for t in trials if t.status == "error")
-        ]
-    return report | {
+        "errors": [] if errors is None else errors,
         "trials": trial_rows,
         "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),
         "ranking": ranking_section(ranking),
@@ -312,6 +311,14 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> dict[
         "anchors": anchors_section(config, anchor_rows, commands),
         "tool_usage": read.tools,
     }
+    if errors is None:
+        # Only present when trials errored, so a report without errors reads as it always did.
+        del report["errors"]
+    return report
+
+
+def _error_group(c: ErrorCause) -> ErrorGroup:
+    return {"cause": c.cause, "trials": c.trials, "arms": c.arms, "first": c.first}
 
 
 def run_stop_notes(run: RunRecord | None, message: str, trials: list[TrialRecord]) -> list[str]:
@@ -327,11 +334,11 @@ def run_stop_notes(run: RunRecord | None, message: str, trials: list[TrialRecord
 
 def _trial_rows(
     trials: list[TrialRecord], scores: list[ScoreRecord], judgments: list[JudgmentRecord]
-) -> list[dict[str, Any]]:
-    by_trial: dict[int, dict[str, Any]] = {}
+) -> list[TrialEntry]:
+    by_trial: dict[int, dict[str, StoredScore]] = {}
     for s in scores:
         by_trial.setdefault(s.trial_id, {})[s.name] = {"value": s.value, "details": s.details}
-    passes: dict[int, list[dict[str, Any]]] = {}
+    passes: dict[int, list[JudgmentPass]] = {}
     for j in judgments:
         passes.setdefault(j.trial_id, []).append(
             {
@@ -345,8 +352,8 @@ def _trial_rows(
     return [_trial(t, by_trial.get(t.id, {}), passes.get(t.id, [])) for t in trials]
 
 
-def _trial(t: TrialRecord, scores: dict[str, Any], judgments: list[dict[str, Any]]) -> dict[str, Any]:
-    row: dict[str, Any] = {
+def _trial(t: TrialRecord, scores: dict[str, StoredScore], judgments: list[JudgmentPass]) -> TrialEntry:
+    row: TrialEntry = {
         "id": t.id,
         "scenario": t.scenario,
         "arm": t.arm,
@@ -369,8 +376,9 @@ def _trial(t: TrialRecord, scores: dict[str, Any], judgments: list[dict[str, Any
         "cost_usd": t.cost_usd,
         "wall_s": t.wall_s,
         "error": t.error or None,
+        "scores": scores,
+        "judgments": judgments,
     }
-    if scores:
-        row["scores"] = scores
-    row["judgments"] = judgments
+    if not scores:
+        del row["scores"]
     return row

@@ -8,12 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from proctor.engine.grading.anchor_files import AnchorError, check_hashes, read_lock
 from proctor.engine.judges.panel import PanelSummary, SuccessRate
 from proctor.engine.reports.aggregate import ArmModelSummary, MeanCI
 from proctor.engine.reports.arm_comparisons import BaselineComparison, JudgeVariance
+from proctor.engine.reports.report_model import (
+    AgreementRow,
+    AnchorsSection,
+    ArmEntry,
+    JsonObject,
+    JudgesSection,
+    JudgeVarianceRow,
+    LastCommand,
+    LayerSD,
+    LockFile,
+    MeanCIRow,
+    RankingSection,
+    SuccessRow,
+    VsBaseline,
+)
 from proctor.engine.stats import Agreement, LayerVariance, ParetoFrontier, Ranking
 from proctor.store.events import OperatorCommand
 from proctor.store.read.reader import AnchorRecord, StoredEvent
@@ -31,15 +45,15 @@ def agent_label(model: str) -> str:
     return OFFLINE_AGENT_LABEL if model.startswith("offline:") else f"{model} (LLM agent)"
 
 
-def _ci(m: MeanCI | None) -> dict[str, float | int] | None:
+def _ci(m: MeanCI | None) -> MeanCIRow | None:
     return None if m is None else {"mean": m.mean, "low": m.low, "high": m.high, "n": m.n}
 
 
-def _layer(layer: LayerVariance) -> dict[str, float | None]:
+def _layer(layer: LayerVariance) -> LayerSD:
     return {"mean_sd": layer.mean_sd, "max_sd": layer.max_sd}
 
 
-def _comparison(c: BaselineComparison | None) -> dict[str, Any] | None:
+def _comparison(c: BaselineComparison | None) -> VsBaseline | None:
     if c is None:
         return None
     d = c.fairness_delta
@@ -73,8 +87,8 @@ def _pareto(frontier: ParetoFrontier, arm: str, model: str) -> str | None:
     return None
 
 
-def _variance(variances: Sequence[JudgeVariance], arm: str, model: str) -> list[dict[str, Any]]:
-    out = []
+def _variance(variances: Sequence[JudgeVariance], arm: str, model: str) -> list[JudgeVarianceRow]:
+    out: list[JudgeVarianceRow] = []
     for jv in variances:
         for v in jv.by_arm_model:
             if v.arm != arm or v.model != model:
@@ -100,11 +114,11 @@ def arm_rows(
     frontier: ParetoFrontier,
     variances: Sequence[JudgeVariance],
     judges: Sequence[str],
-) -> list[dict[str, Any]]:
+) -> list[ArmEntry]:
     ranks = {(e.arm, e.model): g.rank for g in ranking.groups for e in g.entries}
     ties = {(e.arm, e.model): len(g.entries) for g in ranking.groups for e in g.entries}
     versus = {(c.arm, c.model): c for c in comparisons}
-    rows = []
+    rows: list[ArmEntry] = []
     for s in summaries:
         key = (s.arm, s.model)
         rows.append(
@@ -162,7 +176,7 @@ def arm_rows(
     return rows
 
 
-def ranking_section(ranking: Ranking) -> dict[str, Any]:
+def ranking_section(ranking: Ranking) -> RankingSection:
     return {
         "metric": "fairness (scenario means over epochs)",
         "floor": ranking.floor,
@@ -180,17 +194,17 @@ def percent(rate: float | None) -> float | None:
     return None if rate is None else round(100 * rate, 2)
 
 
-def _agreement(a: Agreement) -> dict[str, Any]:
+def _agreement(a: Agreement) -> AgreementRow:
     return {"n": a.n, "agreed": a.agreed, "rate": a.rate, "percent": percent(a.rate), "kappa": a.kappa}
 
 
-def _success(s: SuccessRate) -> dict[str, Any]:
+def _success(s: SuccessRate) -> SuccessRow:
     return {"judge": s.judge, "passed": s.passed, "n": s.n, "rate": s.rate, "percent": percent(s.rate)}
 
 
 def judges_section(
     judges: Sequence[str], panel: PanelSummary, floor: float, threshold: float
-) -> dict[str, Any]:
+) -> JudgesSection:
     votes = list(panel.majority.values())
     return {
         "models": list(judges),
@@ -244,7 +258,7 @@ def _lock_status(lock_file: str) -> str:
     return f"{len(changed)} locked file(s) changed: " + "; ".join(m.describe() for m in changed)
 
 
-def _last(commands: Sequence[StoredEvent], name: str) -> dict[str, Any] | None:
+def _last(commands: Sequence[StoredEvent], name: str) -> LastCommand | None:
     for e in reversed(commands):
         ev = e.event
         if isinstance(ev, OperatorCommand) and ev.command == name and ev.status != "received":
@@ -253,12 +267,12 @@ def _last(commands: Sequence[StoredEvent], name: str) -> dict[str, Any] | None:
 
 
 def anchors_section(
-    config: dict[str, Any], rows: Sequence[AnchorRecord], commands: Sequence[StoredEvent]
-) -> dict[str, Any]:
+    config: JsonObject, rows: Sequence[AnchorRecord], commands: Sequence[StoredEvent]
+) -> AnchorsSection:
     held = [str(h) for h in config.get("held_out", []) or []]
     locked = {r.scenario for r in rows}
     files = sorted({r.lock_file for r in rows})
-    lock_files = [{"path": f, "status": _lock_status(f)} for f in files]
+    lock_files: list[LockFile] = [{"path": f, "status": _lock_status(f)} for f in files]
     verification = _last(commands, "verify_anchors")
     if not held and not rows:
         status = "no held-out scenarios"

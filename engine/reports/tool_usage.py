@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from proctor.engine.reports.report_model import ToolUsageSection
 from proctor.store.events import Event, ToolCall, ToolResult, ToolsListed
 from proctor.store.read.reader import (
     StoredEvent,
@@ -333,7 +334,7 @@ def read_tool_usage(
     return counter.result()
 
 
-def tool_usage_section(usage: Iterable[ArmToolUsage], *, latency_recorded: bool = True) -> dict[str, Any]:
+def tool_usage_section(usage: Iterable[ArmToolUsage], *, latency_recorded: bool = True) -> ToolUsageSection:
     """The report's ``tool_usage`` key."""
     return {
         "latency_recorded": latency_recorded,
