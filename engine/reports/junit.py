@@ -14,10 +14,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from proctor.engine.reports.gate import FairnessGateResult
 from proctor.engine.reports.report_markdown import cell
+from proctor.engine.reports.report_model import Report, RunInfo, StoredScore, TrialEntry
 from proctor.store.display_text import sanitize
 from proctor.store.scores import (
     D,
@@ -42,10 +42,10 @@ class _Case:
     scenario: str
     arm: str
     model: str
-    trials: list[dict[str, Any]] = field(default_factory=list)
+    trials: list[TrialEntry] = field(default_factory=list)
 
 
-def _failure_reason(trial: dict[str, Any]) -> str:
+def _failure_reason(trial: TrialEntry) -> str:
     scores = trial.get("scores") or {}
     parts = [f"epoch {trial['epoch']}"]
     passed = _details(scores, ScoreName.PASSED, PassedDetails)
@@ -57,10 +57,10 @@ def _failure_reason(trial: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _details(scores: dict[str, Any], name: ScoreName, model: type[D]) -> D | None:
+def _details(scores: dict[str, StoredScore], name: ScoreName, model: type[D]) -> D | None:
     """A score's details from the report's per-trial JSON; unreadable ones add nothing to the reason."""
     stored = scores.get(name)
-    if not isinstance(stored, dict) or not isinstance(stored.get("details"), dict):
+    if stored is None or not isinstance(stored["details"], dict):
         return None
     try:
         return parse_details(name, stored["details"], model)
@@ -74,15 +74,15 @@ def _case_element(case: _Case, suite_name: str) -> tuple[ET.Element, str]:
         "testcase",
         name=xml_text(case.scenario if case.model == "" else f"{case.scenario} [{case.model}]"),
         classname=xml_text(f"{suite_name}.{case.arm}"),
-        time=f"{sum(float(t.get('wall_s') or 0.0) for t in case.trials):.3f}",
+        time=f"{sum(float(t['wall_s'] or 0.0) for t in case.trials):.3f}",
     )
     errored = [t for t in case.trials if t["status"] == "error"]
-    failed = [t for t in case.trials if t.get("passed") is False]
-    judged = [t for t in case.trials if t.get("passed") is not None]
+    failed = [t for t in case.trials if t["passed"] is False]
+    judged = [t for t in case.trials if t["passed"] is not None]
     n = len(case.trials)
     if errored:
         message = f"{len(errored)}/{n} trial(s) ended in error"
-        detail = "\n".join(f"epoch {t['epoch']}: {t.get('error') or 'error'}" for t in errored)
+        detail = "\n".join(f"epoch {t['epoch']}: {t['error'] or 'error'}" for t in errored)
         ET.SubElement(el, "error", message=xml_text(message), type="trial_error").text = xml_text(detail)
         outcome = "error"
     elif failed:
@@ -97,7 +97,7 @@ def _case_element(case: _Case, suite_name: str) -> tuple[ET.Element, str]:
         outcome = "skipped"
     else:
         outcome = "passed"
-    answers = [t.get("final_answer") for t in case.trials if t.get("final_answer")]
+    answers = [t["final_answer"] for t in case.trials if t["final_answer"]]
     if answers:
         ET.SubElement(el, "system-out").text = xml_text(str(answers[-1])[:MAX_OUTPUT_CHARS])
     return el, outcome
@@ -129,16 +129,16 @@ def _document(name: str, suites: Sequence[ET.Element]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def report_junit(report: dict[str, Any], gate: FairnessGateResult | None = None) -> str:
+def report_junit(report: Report, gate: FairnessGateResult | None = None) -> str:
     """The run report (``build_report``) as JUnit: a test suite per arm, a case per scenario x model.
 
     With ``gate``, a last test suite holds the gate's verdict, one case per MCP arm.
     """
-    run = report.get("run") or {}
+    run: RunInfo | dict[str, object] = report["run"] or {}
     suite_name = str(run.get("suite") or "proctor")
-    models = {t["model"] for t in report.get("trials", [])}
+    models = {t["model"] for t in report["trials"]}
     cases: dict[tuple[str, str, str], _Case] = {}
-    for t in report.get("trials", []):
+    for t in report["trials"]:
         model = t["model"] if len(models) > 1 else ""
         key = (t["arm"], t["scenario"], model)
         cases.setdefault(key, _Case(t["scenario"], t["arm"], model)).trials.append(t)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from proctor.engine.reports.md_format import cell, code_text, one_model, signed, table, who
 from proctor.engine.reports.md_verdict import comparisons
+from proctor.engine.reports.report_model import ArmEntry, FairnessDelta, Report
 from proctor.engine.stats import CostScorePoint, pareto_frontier
 
 _NICE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0)
@@ -36,7 +36,7 @@ def _col(x: float, span: float, width: int) -> int:
     return max(0, min(width - 1, round((x + span) / (2 * span) * (width - 1))))
 
 
-def _interval(d: dict[str, Any], span: float) -> str:
+def _interval(d: FairnessDelta, span: float) -> str:
     line = [" "] * FOREST_WIDTH
     zero = _col(0.0, span, FOREST_WIDTH)
     line[zero] = "│"
@@ -49,9 +49,9 @@ def _interval(d: dict[str, Any], span: float) -> str:
     return "".join(line)
 
 
-def forest_chart(report: dict[str, Any]) -> list[str]:
+def forest_chart(arms: Sequence[ArmEntry]) -> list[str]:
     """Δ fairness (arm − baseline) and its 95% CI per compared arm, on one shared axis."""
-    found = [(c, c.versus["fairness_delta"]) for c in comparisons(report.get("arms", []))]
+    found = [(c, c.versus["fairness_delta"]) for c in comparisons(arms)]
     drawn = [(c, d) for c, d in found if d is not None]
     if not drawn:
         return []
@@ -81,12 +81,12 @@ def forest_chart(report: dict[str, Any]) -> list[str]:
 @dataclass(frozen=True)
 class _Point:
     letter: str
-    entry: dict[str, Any]
+    entry: ArmEntry
     x: float | None
     y: float
 
 
-def _axis(arms: Sequence[dict[str, Any]]) -> tuple[str, str, list[float | None]]:
+def _axis(arms: Sequence[ArmEntry]) -> tuple[str, str, list[float | None]]:
     """(axis title, unit kind, x per arm): agent cost per trial when some is priced above $0, else tokens.
 
     The cost per trial is ``cost_frontier``'s (engine/reports/arm_comparisons.py), so on the cost axis
@@ -142,15 +142,15 @@ def _grid(
     return lines, (x0, x1), (y0, y1)
 
 
-def frontier_chart(report: dict[str, Any]) -> list[str]:
+def frontier_chart(report: Report) -> list[str]:
     """Mean fairness against cost (or tokens) per arm × model, frontier points starred."""
-    arms = [a for a in report.get("arms", []) if a.get("fairness") is not None][: len(_LETTERS)]
+    arms = [a for a in report["arms"] if a["fairness"] is not None][: len(_LETTERS)]
     if not arms:
         return []
     title, kind, xs = _axis(arms)
+    ys = [f["mean"] for a in arms if (f := a["fairness"]) is not None]
     points = [
-        _Point(_LETTERS[i], a, x, float(a["fairness"]["mean"]))
-        for i, (a, x) in enumerate(zip(arms, xs, strict=True))
+        _Point(_LETTERS[i], a, x, float(y)) for i, (a, x, y) in enumerate(zip(arms, xs, ys, strict=True))
     ]
     split = pareto_frontier(CostScorePoint(p.letter, "", p.x, p.y) for p in points)
     frontier = {p.arm for p in split.frontier}

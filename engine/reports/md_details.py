@@ -7,10 +7,10 @@ with the JSON report line for line.
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 from proctor.engine.reports.md_format import cell, column, folded, one_model, pct, seconds, size, table, who
 from proctor.engine.reports.md_verdict import tool_names
+from proctor.engine.reports.report_model import ArmModel, Report, ToolEntry, TrialEntry
 from proctor.engine.scoring.diagnosis import COGNITIVE_MODES, TOOL_CALL_MODES
 from proctor.store.scores import FailureModeDetails, ScoreName, UnreadableScore, parse_details
 
@@ -26,34 +26,34 @@ _MODE_MEANING = {
 Key = tuple[str, str]
 
 
-def _key(d: dict[str, Any]) -> Key:
+def _key(d: ArmModel) -> Key:
     return (str(d["arm"]), str(d["model"]))
 
 
-def _fairness(t: dict[str, Any]) -> float | None:
+def _fairness(t: TrialEntry) -> float | None:
     s = (t.get("scores") or {}).get(ScoreName.FAIRNESS)
-    v = s.get("value") if isinstance(s, dict) else None
+    v = None if s is None else s["value"]
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def _scenario_cell(trials: list[dict[str, Any]]) -> str:
+def _scenario_cell(trials: list[TrialEntry]) -> str:
     if not trials:
         return "–"
-    judged = [t for t in trials if t.get("passed") is not None]
+    judged = [t for t in trials if t["passed"] is not None]
     passed = sum(t["passed"] is True for t in judged)
     verdict = f"{passed}/{len(judged)}" if judged else "no verdict"
     fair = [v for t in trials if (v := _fairness(t)) is not None]
     mean = f"{statistics.fmean(fair):.3f}" if fair else "–"
-    errors = sum(t.get("status") == "error" for t in trials)
+    errors = sum(t["status"] == "error" for t in trials)
     return f"{verdict} · {mean}" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
 
 
-def scenarios_section(report: dict[str, Any]) -> list[str]:
-    arms = report.get("arms", [])
-    trials = report.get("trials", [])
+def scenarios_section(report: Report) -> list[str]:
+    arms = report["arms"]
+    trials = report["trials"]
     if not arms or not trials:
         return []
-    cells: dict[str, dict[Key, list[dict[str, Any]]]] = {}
+    cells: dict[str, dict[Key, list[TrialEntry]]] = {}
     for t in trials:
         cells.setdefault(str(t["scenario"]), {}).setdefault(_key(t), []).append(t)
     keys = [_key(a) for a in arms]
@@ -71,20 +71,20 @@ def scenarios_section(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def _errors(s: dict[str, Any]) -> str:
+def _errors(s: ToolEntry) -> str:
     if not s["results"]:
         return "–"
     return f"{s['errors']} ({pct(s['error_rate'])})"
 
 
-def _calls(s: dict[str, Any]) -> str:
+def _calls(s: ToolEntry) -> str:
     out = f"{s['calls']:,}"
     if s["no_result"]:
         out += f" ({s['no_result']} without result)"
     return out
 
 
-def _tool(s: dict[str, Any], listed: bool) -> str:
+def _tool(s: ToolEntry, listed: bool) -> str:
     return cell(s["tool"]) + ("" if s["offered"] or not listed else " (not offered)")
 
 
@@ -92,12 +92,12 @@ def _latency(v: float | None, recorded: bool) -> str:
     return seconds(v) if recorded else "not recorded"
 
 
-def tools_section(report: dict[str, Any]) -> list[str]:
-    usage = report.get("tool_usage")
-    if not usage or not usage.get("arms"):
+def tools_section(report: Report) -> list[str]:
+    usage = report["tool_usage"]
+    if not usage["arms"]:
         return []
     rows = []
-    recorded = bool(usage.get("latency_recorded", True))
+    recorded = bool(usage["latency_recorded"])
     for a in usage["arms"]:
         for s in a["tools"]:
             lat, total = s["latency_s"], s["result_bytes"]
@@ -153,9 +153,9 @@ def tools_section(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def _mode(t: dict[str, Any]) -> str:
+def _mode(t: TrialEntry) -> str:
     stored = (t.get("scores") or {}).get(ScoreName.FAILURE_MODE)
-    if not isinstance(stored, dict) or not isinstance(stored.get("details"), dict):
+    if stored is None or not isinstance(stored["details"], dict):
         return NOT_DIAGNOSED
     try:
         mode = parse_details(ScoreName.FAILURE_MODE, stored["details"], FailureModeDetails).mode
@@ -164,14 +164,14 @@ def _mode(t: dict[str, Any]) -> str:
     return mode or NOT_DIAGNOSED
 
 
-def failure_modes_section(report: dict[str, Any]) -> list[str]:
-    arms = report.get("arms", [])
-    trials = report.get("trials", [])
-    failed = [t for t in trials if t.get("passed") is False]
+def failure_modes_section(report: Report) -> list[str]:
+    arms = report["arms"]
+    trials = report["trials"]
+    failed = [t for t in trials if t["passed"] is False]
     out = ["## Failure modes", ""]
     if not arms:
         return []
-    if not any(t.get("passed") is not None for t in trials):
+    if not any(t["passed"] is not None for t in trials):
         return [*out, "No trial has a pass/fail verdict yet, so none has failed."]
     if not failed:
         return [*out, "No trial failed."]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
+from proctor.engine.reports.report_model import ArmModel, MeanCIRow
 from proctor.store.display_text import sanitize
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -51,7 +51,7 @@ def pct(v: object) -> str:
     return "–" if not isinstance(v, int | float) else f"{100 * v:.2f} %"
 
 
-def ci(m: dict[str, Any] | None) -> str:
+def ci(m: MeanCIRow | None) -> str:
     if m is None:
         return "–"
     if m["n"] < 2:
@@ -104,17 +104,17 @@ def folded(summary: str, body: list[str], *, over: int = 25) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
 
 
-def who(a: dict[str, Any]) -> str:
+def who(a: ArmModel) -> str:
     """``arm · model`` of a report entry, escaped."""
     return f"{cell(a['arm'])} · {cell(a['model'])}"
 
 
-def one_model(entries: Sequence[dict[str, Any]]) -> bool:
+def one_model(entries: Sequence[ArmModel]) -> bool:
     """Whether every entry has the same model (then wide tables name columns by arm alone)."""
     return len({e["model"] for e in entries}) <= 1
 
 
-def column(a: dict[str, Any], single_model: bool) -> str:
+def column(a: ArmModel, single_model: bool) -> str:
     """A column or chart label: the arm alone when the run has one model, else ``arm · model``."""
     return cell(a["arm"]) if single_model else who(a)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from proctor.engine.reports.aggregate import BOOTSTRAP_RESAMPLES
+from proctor.engine.reports.report_model import Report
 
 _SCORES = (
     (
@@ -112,8 +111,8 @@ _COLUMNS = (
 )
 
 
-def legend_section(report: dict[str, Any]) -> list[str]:
-    floor = report.get("ranking", {}).get("floor")
+def legend_section(report: Report) -> list[str]:
+    floor = report["ranking"]["floor"]
     out = ["## Legend", ""]
     for group in (_SCORES, _TESTS, _COLUMNS):
         out += [f"- **{name}**: {text}" for name, text in group]

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.md_format import cell, p_value, signed, who
+from proctor.engine.reports.report_model import (
+    ArmEntry,
+    FairnessDelta,
+    NeverCalledEntry,
+    RankingSection,
+    Report,
+    VsBaseline,
+)
 
 Finding = Literal["higher", "lower", "no_difference", "too_few", "no_scores"]
 ALPHA = 0.05
@@ -26,9 +34,9 @@ _MAX_NAMES = 8
 class Comparison:
     """One arm × model against its baseline, read from the report's ``vs_baseline``."""
 
-    arm: dict[str, Any]
-    versus: dict[str, Any]
-    baseline: dict[str, Any] | None
+    arm: ArmEntry
+    versus: VsBaseline
+    baseline: ArmEntry | None
 
     @property
     def finding(self) -> Finding:
@@ -44,10 +52,10 @@ class Comparison:
         return "no_difference"
 
 
-def comparisons(arms: Sequence[dict[str, Any]]) -> list[Comparison]:
+def comparisons(arms: Sequence[ArmEntry]) -> list[Comparison]:
     out = []
     for a in arms:
-        v = a.get("vs_baseline")
+        v = a["vs_baseline"]
         if v is None:
             continue
         base = next((b for b in arms if b["arm"] == v["baseline"] and b["model"] == a["model"]), None)
@@ -55,17 +63,17 @@ def comparisons(arms: Sequence[dict[str, Any]]) -> list[Comparison]:
     return out
 
 
-def _passes(a: dict[str, Any] | None) -> str:
+def _passes(a: ArmEntry | None) -> str:
     if a is None or not a["judged"]:
         return "no pass/fail verdicts"
     return f"{a['passed']}/{a['judged']}"
 
 
-def _delta(d: dict[str, Any]) -> str:
+def _delta(d: FairnessDelta) -> str:
     return f"Δ {signed(d['mean'])} on the 0–1 scale, 95% CI {signed(d['low'])} to {signed(d['high'])}"
 
 
-def _mcnemar(v: dict[str, Any]) -> str:
+def _mcnemar(v: VsBaseline) -> str:
     m = v["mcnemar"]
     counts = (
         f"{m['arm_only_passes']} pair(s) passed only with the arm, {m['baseline_only_passes']} only with "
@@ -81,7 +89,7 @@ def _sentence(c: Comparison, floor: float) -> str:
     d = c.versus["fairness_delta"]
     finding = c.finding
     name = f"**{who(c.arm)}**"
-    if finding == "no_scores":
+    if d is None:  # finding "no_scores"
         return f"{name}: no pair of trials has fairness scores on both sides yet, so nothing to compare."
     pairs = f"{d['n']} paired trials"
     if finding == "too_few":
@@ -131,8 +139,8 @@ def _lead(found: Sequence[Comparison], baseline: str) -> str:
     return " ".join(sentences) + " (Better or worse: the 95% CI of the paired difference excludes 0.)"
 
 
-def _top(ranking: dict[str, Any]) -> str | None:
-    groups = ranking.get("groups") or []
+def _top(ranking: RankingSection) -> str | None:
+    groups = ranking["groups"]
     if not groups:
         return None
     first = groups[0]["entries"]
@@ -148,10 +156,10 @@ def _top(ranking: dict[str, Any]) -> str | None:
     )
 
 
-def verdict_section(report: dict[str, Any]) -> list[str]:
-    arms = report.get("arms", [])
-    ranking = report.get("ranking", {})
-    floor = float(ranking.get("floor", 0.05))
+def verdict_section(report: Report) -> list[str]:
+    arms = report["arms"]
+    ranking = report["ranking"]
+    floor = float(ranking["floor"])
     found = comparisons(arms)
     out = ["## Verdict", ""]
     if not arms:
@@ -168,7 +176,7 @@ def verdict_section(report: dict[str, Any]) -> list[str]:
     return [*out, *(["", top] if top else [])]
 
 
-def tool_names(items: Sequence[dict[str, Any]], limit: int | None = None) -> str:
+def tool_names(items: Sequence[NeverCalledEntry], limit: int | None = None) -> str:
     """``tool, tool (server); tool (server)`` for never-called tools, grouped by server."""
     by_server: dict[str, list[str]] = {}
     for n in items[:limit]:
@@ -178,10 +186,10 @@ def tool_names(items: Sequence[dict[str, Any]], limit: int | None = None) -> str
     return text + (f"; and {more} more" if more > 0 else "")
 
 
-def _never_called(report: dict[str, Any]) -> list[str]:
-    baselines = {(a["arm"], a["model"]) for a in report.get("arms", []) if a["baseline"]}
+def _never_called(report: Report) -> list[str]:
+    baselines = {(a["arm"], a["model"]) for a in report["arms"] if a["baseline"]}
     out = []
-    for a in report.get("tool_usage", {}).get("arms", []):
+    for a in report["tool_usage"]["arms"]:
         never = a["never_called"]
         if not never or (a["arm"], a["model"]) in baselines:
             continue
@@ -193,20 +201,20 @@ def _never_called(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def _error_causes(report: dict[str, Any]) -> dict[tuple[str, str], list[ErrorCause]]:
+def _error_causes(report: Report) -> dict[tuple[str, str], list[ErrorCause]]:
     """Per arm × model, why its trials ended in error, grouped by cause."""
     errored: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for t in report.get("trials", []):
+    for t in report["trials"]:
         if t["status"] == "error":
             errored.setdefault((t["arm"], t["model"]), []).append((t["arm"], t["error"] or ""))
     return {key: group_errors(rows) for key, rows in errored.items()}
 
 
-def caveats_section(report: dict[str, Any]) -> list[str]:
+def caveats_section(report: Report) -> list[str]:
     """The report's notes, then what limits the verdict: attribution, errors, prices, tools, sample size."""
-    notes = [str(n) for n in report.get("notes", [])]
+    notes = [str(n) for n in report["notes"]]
     items = [cell(n) for n in notes if n]
-    arms = report.get("arms", [])
+    arms = report["arms"]
     found = comparisons(arms)
     items += [f"⚠ {cell(c.versus['caveat'])}." for c in found if not c.versus["attributable"]]
     imported = any(n.startswith("imported from") for n in notes)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import Literal
 
+from proctor.engine.reports.report_model import ArmEntry, MeanCIRow, Report
 from proctor.store.display_text import sanitize
 
 COLUMNS = [
@@ -73,16 +74,16 @@ def _safe(v: object) -> object:
     return "" if v is None else v
 
 
-def _ci(m: dict[str, Any] | None, key: str) -> object:
+def _ci(m: MeanCIRow | None, key: Literal["mean", "low", "high"]) -> object:
     return None if m is None else m[key]
 
 
-def row(a: dict[str, Any]) -> dict[str, object]:
-    v = a["vs_baseline"] or {}
-    delta = v.get("fairness_delta") or {}
+def row(a: ArmEntry) -> dict[str, object]:
+    v = a["vs_baseline"]
+    delta = None if v is None else v["fairness_delta"]
     sds = [x["scenario"]["mean_sd"] for x in a["judge_variance"] if x["scenario"]["mean_sd"] is not None]
     above = [x["above_floor"] for x in a["judge_variance"] if x["above_floor"] is not None]
-    top = a["pass_k"][-1] if a["pass_k"] else {}
+    top = a["pass_k"][-1] if a["pass_k"] else None
     g, t, c = a["grounding"], a["tokens"], a["claims_pass_rate"]
     values: dict[str, object] = {
         "arm": a["arm"],
@@ -94,7 +95,7 @@ def row(a: dict[str, Any]) -> dict[str, object]:
         "finished": a["finished"],
         "errors": a["errors"],
         "judged": a["judged"],
-        "not_judged": a.get("not_judged", 0),
+        "not_judged": a["not_judged"],
         "passed": a["passed"],
         "pass_rate": a["pass_rate"],
         "fairness_mean": _ci(a["fairness"], "mean"),
@@ -121,25 +122,25 @@ def row(a: dict[str, Any]) -> dict[str, object]:
         "judge_cost_usd": a["judge_cost_usd"],
         "rank": a["rank"],
         "pareto": a["pareto"],
-        "vs_baseline_mcnemar_p": (v.get("mcnemar") or {}).get("p_value"),
-        "vs_baseline_fairness_delta": delta.get("mean"),
-        "vs_baseline_delta_low": delta.get("low"),
-        "vs_baseline_delta_high": delta.get("high"),
-        "vs_baseline_attributable": v.get("attributable"),
+        "vs_baseline_mcnemar_p": None if v is None else v["mcnemar"]["p_value"],
+        "vs_baseline_fairness_delta": None if delta is None else delta["mean"],
+        "vs_baseline_delta_low": None if delta is None else delta["low"],
+        "vs_baseline_delta_high": None if delta is None else delta["high"],
+        "vs_baseline_attributable": None if v is None else v["attributable"],
         "judge_sd_scenario": max(sds) if sds else None,
         "judge_sd_above_floor": any(above) if above else None,
-        "pass_at_k": top.get("pass_at_k"),
-        "pass_hat_k": top.get("pass_hat_k"),
-        "k": top.get("k"),
+        "pass_at_k": None if top is None else top["pass_at_k"],
+        "pass_hat_k": None if top is None else top["pass_hat_k"],
+        "k": None if top is None else top["k"],
     }
     return {k: _safe(values[k]) for k in COLUMNS}
 
 
-def render_csv(report: dict[str, Any]) -> str:
+def render_csv(report: Report) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for a in report.get("arms", []):
+    for a in report["arms"]:
         writer.writerow(row(a))
     return out.getvalue()
 

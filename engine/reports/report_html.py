@@ -15,11 +15,11 @@ import html
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from proctor.engine.reports.html_charts import forest_svg, frontier_svg
 from proctor.engine.reports.md_charts import _axis
 from proctor.engine.reports.report_markdown import render_markdown
+from proctor.engine.reports.report_model import ArmModel, JsonObject, Report, RunInfo, TrialEntry
 from proctor.engine.stats import CostScorePoint, pareto_frontier
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -138,37 +138,35 @@ def _table(rows: list[list[str]]) -> str:
     return "".join(parts)
 
 
-def _who(a: dict[str, Any]) -> str:
+def _who(a: ArmModel) -> str:
     """A chart label: matplotlib escapes it for the SVG's XML, but control characters are ours to drop."""
     return _CONTROL.sub("", f"{a['arm']} · {a['model']}")
 
 
-def _charts(report: dict[str, Any]) -> dict[str, str]:
+def _charts(report: Report) -> dict[str, str]:
     """The drawn charts, keyed by the first line of the text chart each replaces."""
-    arms = report.get("arms", [])
+    arms = report["arms"]
     charts: dict[str, str] = {}
     forest = [
         (_who(a), float(d["mean"]), float(d["low"]), float(d["high"]))
         for a in arms
-        if (v := a.get("vs_baseline")) and (d := v.get("fairness_delta")) and d.get("low") is not None
+        if (v := a["vs_baseline"]) and (d := v["fairness_delta"]) and d["low"] is not None
     ]
     if forest:
         charts["Δ fairness (arm − baseline"] = forest_svg(forest)
-    placed = [a for a in arms if a.get("fairness") is not None]
+    placed = [(a, f["mean"]) for a in arms if (f := a["fairness"]) is not None]
     if placed:
-        title, _, xs = _axis(placed)
-        points = [(a, x) for a, x in zip(placed, xs, strict=True) if x is not None]
-        split = pareto_frontier(
-            CostScorePoint(_who(a), "", x, float(a["fairness"]["mean"])) for a, x in points
-        )
+        title, _, xs = _axis([a for a, _ in placed])
+        points = [(a, x, y) for (a, y), x in zip(placed, xs, strict=True) if x is not None]
+        split = pareto_frontier(CostScorePoint(_who(a), "", x, float(y)) for a, x, y in points)
         front = {p.arm for p in split.frontier}
-        drawn = [(_who(a), float(x), float(a["fairness"]["mean"]), _who(a) in front) for a, x in points]
+        drawn = [(_who(a), float(x), float(y), _who(a) in front) for a, x, y in points]
         if drawn:
             charts["mean fairness (0–1, up is better) against"] = frontier_svg(drawn, title)
     return charts
 
 
-def _transcript(events: Sequence[dict[str, Any]]) -> str:
+def _transcript(events: Sequence[JsonObject]) -> str:
     """A trial's calls, results and answer as escaped preformatted text, long results cut."""
     parts: list[str] = []
     for e in events:
@@ -193,8 +191,9 @@ def _transcript(events: Sequence[dict[str, Any]]) -> str:
     return "<pre>" + "\n".join(parts) + "</pre>"
 
 
-def _claims(t: dict[str, Any]) -> str:
-    claims = ((t.get("scores") or {}).get("claims") or {}).get("details") or {}
+def _claims(t: TrialEntry) -> str:
+    stored = (t.get("scores") or {}).get("claims")
+    claims = (None if stored is None else stored["details"]) or {}
     verdicts = claims.get("verdicts") or []
     if not verdicts:
         return ""
@@ -206,8 +205,8 @@ def _claims(t: dict[str, Any]) -> str:
     return f"<table><thead><tr><th>claim</th><th>verdict</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
 
 
-def failed_trials_section(report: dict[str, Any], transcripts: dict[int, list[dict[str, Any]]]) -> list[str]:
-    failed = [t for t in report.get("trials", []) if t.get("passed") is False or t.get("status") == "error"]
+def failed_trials_section(report: Report, transcripts: dict[int, list[JsonObject]]) -> list[str]:
+    failed = [t for t in report["trials"] if t["passed"] is False or t["status"] == "error"]
     if not failed:
         return []
     out = [
@@ -217,16 +216,16 @@ def failed_trials_section(report: dict[str, Any], transcripts: dict[int, list[di
     for t in failed:
         summary = (
             f"{clean(t['scenario'])} · {clean(t['arm'])} · {clean(t['model'])} · epoch {int(t['epoch'])}"
-            + (f" — error: {clean(t['error'])}" if t.get("error") else "")
+            + (f" — error: {clean(t['error'])}" if t["error"] else "")
         )
         body = _claims(t) + _transcript(transcripts.get(int(t["id"]), []))
         out.append(f'<details class="trial"><summary>{summary}</summary>{body}</details>')
     return out
 
 
-def render_html(report: dict[str, Any], transcripts: dict[int, list[dict[str, Any]]] | None = None) -> str:
+def render_html(report: Report, transcripts: dict[int, list[JsonObject]] | None = None) -> str:
     """The whole page; ``transcripts`` maps a trial id to its events as JSON-like dictionaries."""
-    run = report.get("run") or {}
+    run: RunInfo | dict[str, object] = report["run"] or {}
     title = f"proctor report: {run.get('suite', '?')} (run {run.get('id', '?')})"
     body = markdown_to_html(render_markdown(report), _charts(report))
     body += failed_trials_section(report, transcripts or {})
@@ -247,15 +246,11 @@ def render_html(report: dict[str, Any], transcripts: dict[int, list[dict[str, An
     )
 
 
-def failed_transcripts(db: Path, report: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+def failed_transcripts(db: Path, report: Report) -> dict[int, list[JsonObject]]:
     """Each failed trial's events (its current attempt), read from the store for the page's folds."""
     from proctor.store.read.reader import StoreReader
 
-    ids = [
-        int(t["id"])
-        for t in report.get("trials", [])
-        if t.get("passed") is False or t.get("status") == "error"
-    ]
+    ids = [int(t["id"]) for t in report["trials"] if t["passed"] is False or t["status"] == "error"]
     with StoreReader(db) as reader:
         return {i: [e.event.model_dump(mode="json") for e in reader.trial_events(i)] for i in ids}
 

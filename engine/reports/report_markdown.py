@@ -8,17 +8,27 @@ scenario, arm or tool name cannot break the layout or inject markup.
 
 from __future__ import annotations
 
-from typing import Any
-
 from proctor.engine.reports.md_charts import forest_chart, frontier_chart
 from proctor.engine.reports.md_details import failure_modes_section, scenarios_section, tools_section
 from proctor.engine.reports.md_format import cell, ci, money, pct, table
 from proctor.engine.reports.md_format import who as _who
 from proctor.engine.reports.md_legend import legend_section
 from proctor.engine.reports.md_verdict import caveats_section, verdict_section
+from proctor.engine.reports.report_model import (
+    AgreementRow,
+    AnchorsSection,
+    ArmEntry,
+    HumanAgreementRow,
+    JudgesSection,
+    LayerSD,
+    RankingSection,
+    Report,
+    RunInfo,
+    SuccessRow,
+)
 
 
-def _arms(arms: list[dict[str, Any]]) -> list[str]:
+def _arms(arms: list[ArmEntry]) -> list[str]:
     rows = []
     for a in arms:
         g = a["grounding"]
@@ -33,14 +43,14 @@ def _arms(arms: list[dict[str, Any]]) -> list[str]:
                 _who(a),
                 f"{a['passed']}/{a['judged']}"
                 + (f" ({a['errors']} errors)" if a["errors"] else "")
-                + (f" ({a['not_judged']} not judged: no checks)" if a.get("not_judged") else ""),
+                + (f" ({a['not_judged']} not judged: no checks)" if a["not_judged"] else ""),
                 ci(a["fairness"]),
                 "n/a (baseline)" if a["baseline"] else ci(a["adoption"]),
                 ci(a["llm_quality"]),
                 grounding,
                 f"{pct(claims.get('0.75'))} / {pct(claims.get('0.5'))}" if claims["trials"] else "–",
                 f"{pct(a['tfs'])} / {pct(a['tefs'])}"
-                + (f" ({cell(a['tool_match'])})" if a.get("tool_match") else ""),
+                + (f" ({cell(a['tool_match'])})" if a["tool_match"] else ""),
             ]
         )
     header = [
@@ -62,11 +72,11 @@ def _arms(arms: list[dict[str, Any]]) -> list[str]:
     return ["## Arms × models", "", *table(header, rows), *(["", legend] if tool_match else [])]
 
 
-def _tool_match_epochs(arms: list[dict[str, Any]]) -> list[str]:
+def _tool_match_epochs(arms: list[ArmEntry]) -> list[str]:
     rows = [
         [_who(a), str(e["epoch"]), pct(e["tfs"]), pct(e["tefs"])]
         for a in arms
-        if len(a.get("tool_match_by_epoch", [])) > 1
+        if len(a["tool_match_by_epoch"]) > 1
         for e in a["tool_match_by_epoch"]
     ]
     if not rows:
@@ -80,7 +90,7 @@ def _tool_match_epochs(arms: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _ranking(ranking: dict[str, Any]) -> list[str]:
+def _ranking(ranking: RankingSection) -> list[str]:
     out = [
         "## Ranking",
         "",
@@ -101,7 +111,7 @@ def _ranking(ranking: dict[str, Any]) -> list[str]:
     return out
 
 
-def _versus(arms: list[dict[str, Any]]) -> list[str]:
+def _versus(arms: list[ArmEntry]) -> list[str]:
     rows: list[list[str]] = []
     caveats: list[str] = []
     for a in arms:
@@ -136,7 +146,7 @@ def _versus(arms: list[dict[str, Any]]) -> list[str]:
         "McNemar exact p",
         "Δ fairness [95% CI]",
     ]
-    chart = forest_chart({"arms": arms})
+    chart = forest_chart(arms)
     return [
         "## Against the baseline",
         "",
@@ -148,7 +158,7 @@ def _versus(arms: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _pass_k(arms: list[dict[str, Any]]) -> list[str]:
+def _pass_k(arms: list[ArmEntry]) -> list[str]:
     rows = [
         [_who(a), str(p["k"]), pct(p["pass_at_k"]), pct(p["pass_hat_k"]), str(p["tasks"])]
         for a in arms
@@ -163,7 +173,7 @@ def _pass_k(arms: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _cost(arms: list[dict[str, Any]]) -> list[str]:
+def _cost(arms: list[ArmEntry]) -> list[str]:
     rows = []
     for a in arms:
         t = a["tokens"]
@@ -196,13 +206,13 @@ def _cost(arms: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _sd(layer: dict[str, Any]) -> str:
+def _sd(layer: LayerSD) -> str:
     if layer["mean_sd"] is None:
         return "– (1 pass)"
     return f"{layer['mean_sd']:.3f} / {layer['max_sd']:.3f}"
 
 
-def _variance(arms: list[dict[str, Any]], judges: dict[str, Any]) -> list[str]:
+def _variance(arms: list[ArmEntry], judges: JudgesSection) -> list[str]:
     rows = []
     for a in arms:
         for v in a["judge_variance"]:
@@ -226,7 +236,7 @@ def _variance(arms: list[dict[str, Any]], judges: dict[str, Any]) -> list[str]:
     )
 
 
-def _rate(d: dict[str, Any] | None) -> str:
+def _rate(d: AgreementRow | HumanAgreementRow | SuccessRow | None) -> str:
     if d is None or d["percent"] is None:
         return "–"
     count = d["agreed"] if "agreed" in d else d["passed"]
@@ -237,7 +247,7 @@ def _kappa(k: float | None) -> str:
     return "–" if k is None else f"{k:.2f}"
 
 
-def _judges(judges: dict[str, Any]) -> list[str]:
+def _judges(judges: JudgesSection) -> list[str]:
     out = ["## Judges", ""]
     out += [f"- {cell(label)}" for label in judges["labels"].values()] or ["- none"]
     panel, human = judges["panel"], judges["human"]
@@ -254,7 +264,7 @@ def _judges(judges: dict[str, Any]) -> list[str]:
                 cell(s["judge"]),
                 _rate(s),
                 _rate(agreement.get(s["judge"])),
-                _kappa(agreement.get(s["judge"], {}).get("kappa")),
+                _kappa(None if (h := agreement.get(s["judge"])) is None else h["kappa"]),
             ]
             for s in panel["success"]
         ]
@@ -299,7 +309,7 @@ def _judges(judges: dict[str, Any]) -> list[str]:
     return out
 
 
-def _anchors(anchors: dict[str, Any]) -> list[str]:
+def _anchors(anchors: AnchorsSection) -> list[str]:
     out = ["## Anchors", "", f"Status: **{cell(anchors['status'])}**"]
     if anchors["held_out"]:
         out.append(f"- held out: {', '.join(cell(h) for h in anchors['held_out'])}")
@@ -313,9 +323,9 @@ def _anchors(anchors: dict[str, Any]) -> list[str]:
     return out
 
 
-def _run_line(report: dict[str, Any]) -> str:
-    run = report.get("run") or {}
-    trials = report.get("trials", [])
+def _run_line(report: Report) -> str:
+    run: RunInfo | dict[str, object] = report["run"] or {}
+    trials = report["trials"]
     done = sum(t["status"] in ("finished", "error") for t in trials)
     shape = [
         (len({t["scenario"] for t in trials}), "scenario"),
@@ -331,10 +341,10 @@ def _run_line(report: dict[str, Any]) -> str:
     )
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    run = report.get("run") or {}
+def render_markdown(report: Report) -> str:
+    run: RunInfo | dict[str, object] = report["run"] or {}
     title = f"# proctor report: {cell(run.get('suite', '?'))} (run {cell(run.get('id', '?'))})"
-    arms = report.get("arms", [])
+    arms = report["arms"]
     sections = [
         verdict_section(report),
         caveats_section(report),

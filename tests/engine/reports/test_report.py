@@ -16,6 +16,7 @@ from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, build_report
 from proctor.engine.reports.report_csv import COLUMNS, render_csv
 from proctor.engine.reports.report_markdown import cell, render_markdown
+from proctor.engine.reports.report_model import ArmEntry
 from proctor.store.events import OperatorCommand, Scored, Usage
 from proctor.store.read.reader import StoreReader
 from proctor.store.records import JudgmentMeta
@@ -197,7 +198,8 @@ def test_csv_neutralizes_formulas() -> None:
     assert row["arm"] == "'=HYPERLINK(1)"
 
 
-def _minimal_arm() -> dict[str, object]:
+def _minimal_arm() -> ArmEntry:
+    """An arm × model entry with every key the report model declares (a renderer reads them all)."""
     return {
         "arm": "a",
         "model": "m",
@@ -208,20 +210,25 @@ def _minimal_arm() -> dict[str, object]:
         "finished": 0,
         "errors": 0,
         "judged": 0,
+        "not_judged": 0,
         "passed": 0,
         "pass_rate": None,
         "fairness": None,
         "adoption": None,
+        "adoption_na": None,
         "llm_quality": None,
         "grounding": {"grounded": 0, "unresolved": 0, "hallucinated": 0, "rate": None},
         "claims_pass_rate": {"trials": 0},
         "tfs": None,
         "tefs": None,
+        "tool_match": None,
+        "tool_match_by_epoch": [],
         "tokens": {"reasoning": 0, "tool_io": 0, "output": 0, "judge": 0, "estimated": False},
         "cost_usd": None,
         "judge_cost_usd": None,
         "pass_k": [],
         "rank": None,
+        "tied_with": None,
         "pareto": None,
         "vs_baseline": None,
         "judge_variance": [],

@@ -247,7 +247,7 @@ def test_hostile_names_are_escaped_everywhere(tool_store: Path) -> None:
     fences = [line for line in md.splitlines() if line.startswith("```")]
     assert len(fences) % 2 == 0 and all(line in ("```text", "```") for line in fences)
     # Inside a code block the name loses its backticks (so the fence cannot close early).
-    chart = "\n".join(forest_chart(build_report(tool_store)))
+    chart = "\n".join(forest_chart(build_report(tool_store)["arms"]))
     assert "mcp|'x'" in chart and chart.count("```") == 2
     assert code_text("a`bcd\x1b[2J", 4) == "a'b…"  # the escape is removed whole, then cut
 
