@@ -1,0 +1,143 @@
+"""The report model is the JSON report's shape: every format is type-checked against
+engine/reports/report_model.py, so these tests hold it to what ``proctor report --format json``
+writes on a real run. Every object must have exactly the keys its TypedDict declares (all the
+required ones, no undeclared one) and values of the declared kinds, or the model has drifted."""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddict
+
+import orjson
+import pytest
+
+from proctor.engine.reports import report_model
+from proctor.engine.reports.report import build_report, report_json
+from proctor.engine.runs.imported_runs import save_import
+from proctor.engine.runs.options import RunOptions
+from proctor.engine.runs.session import run_suite
+from proctor.scenarios.demo import SUITE_DIR
+from proctor.scenarios.importers.livemcpbench import read_livemcpbench
+from proctor.scenarios.loader import load_suite
+
+NOT_WRITTEN = {"ArmModel", "ErrorGroup", "LockedAnchor", "LockFile", "LastCommand"}
+"""Parts neither run below writes (no trial errors, no locked anchors; ``ArmModel`` is what the
+per arm × model entries share, never a value of its own)."""
+FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures"
+
+
+class Drift(AssertionError):
+    pass
+
+
+def conform(value: object, declared: Any, path: str, seen: set[str]) -> None:
+    """Raises ``Drift`` naming the path where ``value`` (decoded JSON) leaves ``declared``."""
+    origin = get_origin(declared)
+    if declared is Any:
+        return
+    if is_typeddict(declared):
+        if not isinstance(value, dict):
+            raise Drift(f"{path}: {type(value).__name__} where {declared.__name__} is declared")
+        seen.add(declared.__name__)
+        required, optional = declared.__required_keys__, declared.__optional_keys__
+        if missing := required - value.keys():
+            raise Drift(f"{path}: keys {sorted(missing)} of {declared.__name__} are not in the report")
+        if extra := value.keys() - required - optional:
+            raise Drift(f"{path}: keys {sorted(extra)} are not declared in {declared.__name__}")
+        hints = get_type_hints(declared)
+        if list(value) != (order := [k for k in hints if k in value]):
+            raise Drift(f"{path}: keys written in the order {list(value)}, declared {order}")
+        for key, item in value.items():
+            conform(item, hints[key], f"{path}.{key}", seen)
+    elif origin in (Union, types.UnionType):
+        options = [a for a in get_args(declared) if a is not type(None)]
+        if value is None and len(options) < len(get_args(declared)):
+            return
+        errors = []
+        for option in options:
+            try:
+                conform(value, option, path, seen)
+                return
+            except Drift as err:
+                errors.append(str(err))
+        raise Drift("; ".join(errors))
+    elif origin in (list, tuple):  # a tuple is written as a JSON array
+        if not isinstance(value, list):
+            raise Drift(f"{path}: {type(value).__name__} where an array is declared")
+        (item_type, *_) = get_args(declared)
+        for i, item in enumerate(value):
+            conform(item, item_type, f"{path}[{i}]", seen)
+    elif origin is dict:
+        key_type, item_type = get_args(declared)
+        if not isinstance(value, dict) or not all(isinstance(k, key_type) for k in value):
+            raise Drift(f"{path}: not an object with {key_type.__name__} keys")
+        for key, item in value.items():
+            conform(item, item_type, f"{path}.{key}", seen)
+    elif declared is float:  # as for mypy, an int is a float
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise Drift(f"{path}: {value!r} where a number is declared")
+    elif declared is int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise Drift(f"{path}: {value!r} where an integer is declared")
+    elif not isinstance(value, declared):
+        raise Drift(f"{path}: {value!r} where {declared.__name__} is declared")
+
+
+def _model_types() -> set[str]:
+    return {name for name in report_model.__all__ if is_typeddict(getattr(report_model, name))}
+
+
+def _json(db: Path) -> dict[str, Any]:
+    decoded = orjson.loads(report_json(build_report(db)))
+    assert isinstance(decoded, dict)
+    return decoded
+
+
+@pytest.fixture(scope="module")
+def demo_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The bundled demo, run offline: every arm and score, one judge."""
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
+    assert asyncio.run(run_suite(load_suite(SUITE_DIR), RunOptions(db=db))) == "finished"
+    return _json(db)
+
+
+@pytest.fixture(scope="module")
+def livemcpbench_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """LiveMCPBench's published subset, imported: ten judges, human labels, no recorded times."""
+    source = FIXTURES / "livemcpbench"
+    if not source.exists():
+        pytest.skip(f"shared fixture {source} is absent (the shared/ folder beside the repository)")
+    saved = save_import(read_livemcpbench(source), tmp_path_factory.mktemp("live"))
+    return _json(saved.db)
+
+
+@pytest.mark.slow
+def test_the_json_report_has_exactly_the_declared_keys_and_kinds(
+    demo_json: dict[str, Any], livemcpbench_json: dict[str, Any]
+) -> None:
+    seen: set[str] = set()
+    conform(demo_json, report_model.Report, "report", seen)
+    conform(livemcpbench_json, report_model.Report, "report", seen)
+    # Every part of the model was held to an output, but for those neither run writes.
+    assert _model_types() - seen == NOT_WRITTEN
+
+
+@pytest.mark.slow
+def test_a_renamed_key_is_caught(demo_json: dict[str, Any]) -> None:
+    arm = demo_json["arms"][0]
+    renamed = {**demo_json, "arms": [{("passes" if k == "passed" else k): v for k, v in arm.items()}]}
+    with pytest.raises(
+        Drift, match=r"report\.arms\[0\]: keys \['passed'\] of ArmEntry are not in the report"
+    ):
+        conform(renamed, report_model.Report, "report", set())
+    added = {**demo_json, "tool_usage": {**demo_json["tool_usage"], "drift": []}}
+    with pytest.raises(Drift, match=r"keys \['drift'\] are not declared in ToolUsageSection"):
+        conform(added, report_model.Report, "report", set())
+
+
+def test_a_value_of_another_kind_is_caught() -> None:
+    with pytest.raises(Drift, match=r"x\.mean: 'high' where a number is declared"):
+        conform({"mean": "high", "low": 0, "high": 1, "n": 2}, report_model.MeanCIRow, "x", set())
+    conform({"mean": 0.5, "low": 0, "high": 1, "n": 2}, report_model.MeanCIRow, "x", set())
