@@ -1,7 +1,8 @@
 """The report model is the JSON report's shape: every format is type-checked against
 engine/reports/report_model.py, so these tests hold it to what ``proctor report --format json``
-writes on a real run. Every object must have exactly the keys its TypedDict declares (all the
-required ones, no undeclared one) and values of the declared kinds, or the model has drifted."""
+writes on real runs. Every object must have exactly the keys its TypedDict declares (all the
+required ones, no undeclared one, in the declared order) and values of the declared kinds, or the
+model has drifted."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 import orjson
 import pytest
 
+from proctor.engine.grading.anchors import lock_anchors
 from proctor.engine.reports import report_model
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.runs.imported_runs import save_import
@@ -21,10 +23,13 @@ from proctor.engine.runs.session import run_suite
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.scenarios.loader import load_suite
+from proctor.store.events import OperatorCommand, TrialFinished, Usage
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import StoreWriter
+from tests.engine.judging_fixture import RUN_ID, build_run
 
-NOT_WRITTEN = {"ArmModel", "ErrorGroup", "LockedAnchor", "LockFile", "LastCommand"}
-"""Parts neither run below writes (no trial errors, no locked anchors; ``ArmModel`` is what the
-per arm × model entries share, never a value of its own)."""
+NOT_WRITTEN = {"ArmModel"}
+"""What the per arm × model entries share: never a value of its own."""
 FIXTURES = Path(__file__).parents[3] / ".." / "shared" / "fixtures"
 
 
@@ -113,14 +118,42 @@ def livemcpbench_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     return _json(saved.db)
 
 
+@pytest.fixture(scope="module")
+def anchored_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A scored run with its anchors locked and verified, and a trial that ended in error."""
+
+    async def make() -> Path:
+        fx = await build_run(tmp_path_factory.mktemp("anchored"))
+        lock_anchors(fx.suite_dir, fx.db)
+        with StoreReader(fx.db) as reader:
+            first = reader.trials()[0]
+        failed = TrialFinished(
+            status="error",
+            stop="error",
+            final_answer="",
+            tool_calls=0,
+            usage=Usage(),
+            cost_usd=None,
+            wall_s=0.1,
+            error="srv: could not start: no such file",
+        )
+        async with await StoreWriter.open(fx.db) as w:
+            w.emit(RUN_ID, OperatorCommand(command="verify_anchors", args={}, status="done", message="ok"))
+            w.emit(RUN_ID, failed, trial_id=first.id, attempt=first.attempt)
+        return fx.db
+
+    return _json(asyncio.run(make()))
+
+
 @pytest.mark.slow
 def test_the_json_report_has_exactly_the_declared_keys_and_kinds(
-    demo_json: dict[str, Any], livemcpbench_json: dict[str, Any]
+    demo_json: dict[str, Any], livemcpbench_json: dict[str, Any], anchored_json: dict[str, Any]
 ) -> None:
     seen: set[str] = set()
-    conform(demo_json, report_model.Report, "report", seen)
-    conform(livemcpbench_json, report_model.Report, "report", seen)
-    # Every part of the model was held to an output, but for those neither run writes.
+    for report in (demo_json, livemcpbench_json, anchored_json):
+        conform(report, report_model.Report, "report", seen)
+    assert "errors" in anchored_json and anchored_json["anchors"]["last_verification"] is not None
+    # Every part of the model was held to an output.
     assert _model_types() - seen == NOT_WRITTEN
 
 
@@ -141,3 +174,8 @@ def test_a_value_of_another_kind_is_caught() -> None:
     with pytest.raises(Drift, match=r"x\.mean: 'high' where a number is declared"):
         conform({"mean": "high", "low": 0, "high": 1, "n": 2}, report_model.MeanCIRow, "x", set())
     conform({"mean": 0.5, "low": 0, "high": 1, "n": 2}, report_model.MeanCIRow, "x", set())
+
+
+def test_keys_out_of_the_declared_order_are_caught() -> None:
+    with pytest.raises(Drift, match=r"x: keys written in the order \['low', 'mean', 'high', 'n'\]"):
+        conform({"low": 0, "mean": 0.5, "high": 1, "n": 2}, report_model.MeanCIRow, "x", set())
