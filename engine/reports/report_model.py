@@ -2,8 +2,9 @@
 
 ``build_report`` returns a ``Report``; json, md, csv, junit, html and the gate's JUnit read it,
 so a key renamed or dropped in one place is a mypy error in every renderer instead of a
-``KeyError`` in one format at run time (tests/engine/test_report_model.py also checks that the
-demo's JSON report has exactly the keys declared here).
+``KeyError`` in one format at run time. Renderers subscript the keys a report always has:
+mypy checks a subscript's key, not a ``.get``'s. tests/engine/reports/test_report_model.py holds
+the model to real output: the JSON report of real runs has exactly these keys, in this order.
 
 TypedDicts rather than classes: at run time a report is the plain dictionaries it always was,
 built once by report.py and its section builders, so ``orjson.dumps`` writes the same bytes at
@@ -238,6 +239,8 @@ class RankingSection(TypedDict):
 # --- judges -------------------------------------------------------------------------------
 
 
+# @final: the Markdown report tells these three apart by key (``"agreed" in row``), which mypy
+# narrows only over final TypedDicts.
 @final
 class AgreementRow(TypedDict):
     n: int
