@@ -35,6 +35,8 @@ BAD_INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("proctor.engine.providers.registry", "ProviderConfigError"),
     ("proctor.engine.reports.gate", "GateInputError"),
     ("proctor.app.commands.servers", "CallInputError"),
+    ("proctor.engine.replay.replayer", "ReplayError"),
+    ("proctor.engine.drift.runs_diff", "DriftError"),
 )
 
 _SubParsers = Any  # argparse's _SubParsersAction is private; add_parser is all we use
@@ -135,6 +137,20 @@ def _add_runs(sub: _SubParsers) -> None:
     )
     call.add_argument("--json", action="store_true", help="print the recorded result as JSON")
     _command(call, "servers:call_command")
+    replay = sub.add_parser(
+        "replay",
+        help="make a recorded run's tool calls again (no model) into a new run, and diff the results",
+    )
+    replay.add_argument("source", type=Path, metavar="DB", help="the recorded run database")
+    replay.add_argument("--db", type=Path, required=True, help="the new run database to write (a new file)")
+    replay.add_argument(
+        "--suite", type=Path, help="the suite whose servers answer now (default: the one the run recorded)"
+    )
+    replay.add_argument("--arms", type=_csv, help="comma-separated arms to replay (default: all)")
+    replay.add_argument(
+        "--concurrency", type=_positive, help="trials replayed at once (default: the suite's)"
+    )
+    _command(replay, "replay:replay_command")
 
 
 def _add_judging(sub: _SubParsers) -> None:
@@ -337,11 +353,18 @@ def _add_interop(sub: _SubParsers) -> None:
     )
     _command(export, "export:export_command")
 
-    gate = sub.add_parser("gate", help="CI gate: fail (exit 3) unless MCP arms beat the baseline's fairness")
+    gate = sub.add_parser(
+        "gate",
+        help="CI gate: fail (exit 3) unless MCP arms beat the baseline's fairness, or when a replay drifted",
+    )
     gate.add_argument("db", type=Path, help="the run database to gate (from proctor run --db)")
-    gate.add_argument("--baseline", required=True, help="the baseline arm")
+    gate.add_argument("--baseline", help="the baseline arm (with --min-delta)")
+    gate.add_argument("--min-delta", type=_finite, help="required mean fairness gain (e.g. 0.05)")
     gate.add_argument(
-        "--min-delta", type=_finite, required=True, help="required mean fairness gain (e.g. 0.05)"
+        "--max-changed",
+        type=int,
+        metavar="N",
+        help="a replay run (proctor replay): fail when more than N calls changed or newly erred",
     )
     gate.add_argument(
         "--arm", action="append", default=[], help="an MCP arm to check (repeatable; default: all)"

@@ -248,6 +248,24 @@ def _with_replay_servers(
     return suite.model_copy(update={"arms": arms}) if arms != suite.arms else suite
 
 
+def _unknown_ignore_servers(
+    suite: Suite, servers: dict[str, ServerConfig], suite_file: Path, text: str
+) -> list[str]:
+    """A ``replay.ignore`` rule naming a server the suite does not define would never apply."""
+    problems = []
+    for k, rule in enumerate(suite.replay.ignore):
+        if any(c in rule.server for c in "*?[") or rule.server in servers:
+            continue
+        line = _line_of(text, ["replay", "ignore", k, "server"])
+        at = f":{line}" if line else ""
+        known = ", ".join(sorted(servers)) or "none defined"
+        problems.append(
+            f"{suite_file}{at}: field 'replay.ignore.{k}.server': unknown server {rule.server!r} "
+            f"(defined: {known}; or '*' for every server)"
+        )
+    return problems
+
+
 def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
     """The suite and its scenarios; ``need_scenarios=False`` (``servers check``) allows none yet."""
     root = Path(root).resolve()
@@ -288,6 +306,7 @@ def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
                     problems.append(
                         f"{suite_file}{at}: field 'arms.{arm_name}.servers': server {s!r} is disabled"
                     )
+        problems += _unknown_ignore_servers(suite, servers, suite_file, suite_text)
 
     scenario_dir = root / "scenarios"
     files = sorted(scenario_dir.glob("*.yaml")) + sorted(scenario_dir.glob("*.yml"))

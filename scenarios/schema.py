@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import re2
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+
+from proctor.scenarios.json_paths import parse_path
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
@@ -217,6 +220,56 @@ class ProviderSpec(_Strict):
     api_key_env: str | None = None
 
 
+class IgnoreRule(_Strict):
+    """What a replay's diff leaves out of one server's (or tool's) results: volatile fields.
+
+    ``server`` and ``tool`` are names or globs (``*``, ``git_*``); ``paths`` are JSON paths into
+    the result's JSON (its structuredContent, and its text when that is a JSON document);
+    ``patterns`` are regular expressions (RE2 syntax) masked wherever they match in the text.
+    """
+
+    server: str = "*"
+    tool: str = "*"
+    paths: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=list)
+
+    @field_validator("paths")
+    @classmethod
+    def _paths_parse(cls, v: list[str]) -> list[str]:
+        for text in v:
+            parse_path(text)  # a JsonPathError (a ValueError) names the path and the fix
+        return v
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns_compile(cls, v: list[str]) -> list[str]:
+        for text in v:
+            if not text:
+                raise ValueError(
+                    "an empty pattern would match everywhere; write what to mask, e.g. '\\d{4}-\\d\\d'"
+                )
+            try:
+                re2.compile(text)
+            except re2.error as exc:
+                raise ValueError(
+                    f"{text!r} is not a regular expression RE2 accepts ({exc}); no lookaround or "
+                    "backreferences, and escape backslashes in YAML ('\\d' in single quotes)"
+                ) from exc
+        return v
+
+    @model_validator(mode="after")
+    def _masks_something(self) -> IgnoreRule:
+        if not self.paths and not self.patterns:
+            raise ValueError("give 'paths' (JSON paths, e.g. [$.timestamp]) or 'patterns' (regexes), or both")
+        return self
+
+
+class ReplaySpec(_Strict):
+    """``proctor replay``'s settings: the fields its diff ignores, per server and tool."""
+
+    ignore: list[IgnoreRule] = Field(default_factory=list)
+
+
 class Suite(_Strict):
     name: str
     description: str = ""
@@ -234,6 +287,7 @@ class Suite(_Strict):
     providers: dict[str, ProviderSpec] = {}
     anchors_lock: str | None = None
     system_prompt: str | None = None
+    replay: ReplaySpec = Field(default_factory=ReplaySpec)
 
     @field_validator("models")
     @classmethod

@@ -33,12 +33,12 @@ MAY_IMPORT = {
 # Top to bottom; a sub-package may import its own layer's package and the layers below it.
 # The engine's own modules (engine/*.py) sit below every layer.
 ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("runs",),
+    ("runs", "replay"),
     ("reports", "authoring"),
     ("grading",),
     ("judges",),
     ("providers",),
-    ("tools", "scoring", "stats"),
+    ("tools", "scoring", "stats", "drift"),
 )
 NO_TEXTUAL = ("engine", "store", "scenarios", "app.views")
 STORE_WINGS = ("read", "write")

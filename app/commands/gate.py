@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.reports.drift_gate import DriftGateResult, decide_drift, format_drift
 from proctor.engine.reports.gate import (
     FairnessGateResult,
+    GateInputError,
     decide,
     error_causes,
     errored_trials,
@@ -24,31 +26,55 @@ from proctor.store.read.reader import StoreReader
 
 
 def gate_command(args: argparse.Namespace) -> int:
-    result = decide(
-        load_fairness(args.db),
-        baseline=args.baseline,
-        min_delta=args.min_delta,
-        arms=args.arm or None,
-        models=args.model or None,
-        errored=errored_trials(args.db, args.model or None),
-        causes=error_causes(args.db, args.model or None),
-    )
-    print(format_table(result))
-    _write_ci_files(args, result)
+    fairness_gate = args.baseline is not None or args.min_delta is not None
+    if fairness_gate and (args.baseline is None or args.min_delta is None):
+        raise GateInputError(
+            "give both --baseline ARM and --min-delta X (e.g. --baseline baseline --min-delta 0.05)"
+        )
+    if not fairness_gate and args.max_changed is None:
+        raise GateInputError(
+            "give --baseline ARM and --min-delta X (arms against the baseline), "
+            "or --max-changed N (a replay run's drift)"
+        )
+    result = None
+    if fairness_gate:
+        result = decide(
+            load_fairness(args.db),
+            baseline=args.baseline,
+            min_delta=args.min_delta,
+            arms=args.arm or None,
+            models=args.model or None,
+            errored=errored_trials(args.db, args.model or None),
+            causes=error_causes(args.db, args.model or None),
+        )
+        print(format_table(result))
+    drift = None
+    if args.max_changed is not None:
+        drift = decide_drift(args.db, args.max_changed)
+        print(format_drift(drift))
+    _write_ci_files(args, result, drift)
     anchors_ok = True if args.require_anchors is None else _anchors_hold(args)
-    return ExitCode.OK if result.passed and anchors_ok else ExitCode.FAILED
+    passed = (result is None or result.passed) and (drift is None or drift.passed)
+    return ExitCode.OK if passed and anchors_ok else ExitCode.FAILED
 
 
-def _write_ci_files(args: argparse.Namespace, result: FairnessGateResult) -> None:
+def _write_ci_files(
+    args: argparse.Namespace, result: FairnessGateResult | None, drift: DriftGateResult | None
+) -> None:
     """JUnit XML when asked; a Markdown summary when GitHub Actions offers a step summary file."""
     if args.junit is not None:
         from proctor.engine.reports.report import build_report
 
-        args.junit.write_text(report_junit(build_report(args.db), result), encoding="utf-8")
+        args.junit.write_text(report_junit(build_report(args.db), result, drift), encoding="utf-8")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as f:
-            f.write(gate_markdown(result) + "\n")
+            if result is not None:
+                f.write(gate_markdown(result) + "\n")
+            if drift is not None:
+                f.write(
+                    f"### proctor gate: drift {'passed' if drift.passed else 'failed'}\n\n{drift.reason}\n"
+                )
 
 
 def _anchors_hold(args: argparse.Namespace) -> bool:

@@ -15,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from proctor.engine.reports.drift_gate import DriftGateResult
+from proctor.engine.reports.drift_section import junit_cases
 from proctor.engine.reports.gate import FairnessGateResult
 from proctor.engine.reports.report_markdown import cell
 from proctor.engine.reports.report_model import Report, RunInfo, StoredScore, TrialEntry
@@ -129,10 +131,14 @@ def _document(name: str, suites: Sequence[ET.Element]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def report_junit(report: Report, gate: FairnessGateResult | None = None) -> str:
-    """The run report (``build_report``) as JUnit: a test suite per arm, a case per scenario x model.
+def report_junit(
+    report: Report, gate: FairnessGateResult | None = None, drift: DriftGateResult | None = None
+) -> str:
+    """The run report (``build_report``) as JUnit: a test suite per arm, a case per scenario x model
+    (a replay run: a suite per server, a case per call).
 
-    With ``gate``, a last test suite holds the gate's verdict, one case per MCP arm.
+    With ``gate``, a last test suite holds the gate's verdict, one case per MCP arm; with ``drift``,
+    one case for the drift gate.
     """
     run: RunInfo | dict[str, object] = report["run"] or {}
     suite_name = str(run.get("suite") or "proctor")
@@ -146,9 +152,45 @@ def report_junit(report: Report, gate: FairnessGateResult | None = None) -> str:
     for (arm, _, _), case in sorted(cases.items()):
         by_arm[arm].append(_case_element(case, suite_name))
     suites = [_suite(f"{suite_name} / {arm}", elements) for arm, elements in sorted(by_arm.items())]
+    if report.get("drift"):  # a replay run: a case per call, not per trial (nothing judged them)
+        suites = _drift_suites(report, suite_name)
     if gate is not None:
         suites.append(_gate_suite(gate))
+    if drift is not None:
+        el = ET.Element(
+            "testcase", name=f"at most {drift.max_changed} call(s) drifted", classname="proctor.gate"
+        )
+        if not drift.passed:
+            ET.SubElement(el, "failure", message=xml_text(drift.reason), type="gate").text = xml_text(
+                drift.reason
+            )
+        suites.append(_suite("gate (drift)", [(el, "passed" if drift.passed else "failure")]))
     return _document(f"proctor run {run.get('id', '?')}", suites)
+
+
+def _drift_suites(report: Report, suite_name: str) -> list[ET.Element]:
+    """One test suite per server, one case per replayed call (``drift_section.junit_cases``)."""
+    suites = []
+    for server, calls in sorted(junit_cases(report).items()):
+        cases = []
+        for name, outcome, message, text in calls:
+            el = ET.Element(
+                "testcase", name=xml_text(name), classname=xml_text(f"{suite_name}.drift.{server}")
+            )
+            if outcome == "failure":
+                ET.SubElement(el, "failure", message=xml_text(message), type="drift").text = xml_text(
+                    text[:MAX_OUTPUT_CHARS]
+                )
+            elif outcome == "skipped":
+                ET.SubElement(el, "skipped", message=xml_text(message))
+            cases.append((el, outcome))
+        suites.append(_suite(f"{suite_name} / drift / {server}", cases))
+    if not suites and "error" in report["drift"]:
+        el = ET.Element("testcase", name="drift", classname=xml_text(f"{suite_name}.drift"))
+        message = xml_text(report["drift"]["error"])
+        ET.SubElement(el, "error", message=message, type="drift").text = message
+        suites.append(_suite(f"{suite_name} / drift", [(el, "error")]))
+    return suites
 
 
 def _gate_suite(result: FairnessGateResult) -> ET.Element:

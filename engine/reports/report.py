@@ -44,6 +44,7 @@ from proctor.engine.reports.arm_comparisons import (
     fairness_ranking,
     variance_by_judge,
 )
+from proctor.engine.reports.drift_section import drift_section
 from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.event_sections import PendingSections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
@@ -220,6 +221,9 @@ def build_report(db: Path) -> Report:
             with StoreReader(db) as reader:
                 report = _assemble(reader, upper, events)
             report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors
+            drift = drift_section(db, (report["run"] or {}).get("config") or {})
+            if drift is not None:  # a replay run: its calls against the recording
+                report["drift"] = drift
             return report
         finally:
             events.close()

@@ -13,6 +13,7 @@ import csv
 import io
 from typing import Literal
 
+from proctor.engine.reports.drift_section import drift_csv
 from proctor.engine.reports.report_model import ArmEntry, MeanCIRow, Report
 from proctor.store.display_text import sanitize
 
@@ -137,6 +138,8 @@ def row(a: ArmEntry) -> dict[str, object]:
 
 
 def render_csv(report: Report) -> str:
+    if report.get("drift"):  # a replay run: one row per call
+        return drift_csv(report)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()

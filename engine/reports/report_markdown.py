@@ -8,6 +8,7 @@ scenario, arm or tool name cannot break the layout or inject markup.
 
 from __future__ import annotations
 
+from proctor.engine.reports.drift_section import drift_markdown
 from proctor.engine.reports.md_charts import forest_chart, frontier_chart
 from proctor.engine.reports.md_details import failure_modes_section, scenarios_section, tools_section
 from proctor.engine.reports.md_format import cell, ci, money, pct, table
@@ -363,6 +364,8 @@ def render_markdown(report: Report) -> str:
         _anchors(report["anchors"]),
         legend_section(report),
     ]
+    if report.get("drift"):  # a replay run: nothing was judged; its calls against the recording are all
+        sections = [drift_markdown(report)]
     out = [title, "", _run_line(report)]
     for section in sections:
         if section:

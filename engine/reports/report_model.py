@@ -417,6 +417,8 @@ class Report(TypedDict):
     judges: JudgesSection
     anchors: AnchorsSection
     tool_usage: ToolUsageSection
+    drift: NotRequired[JsonObject]
+    """Only on a replay run: its calls diffed against the recording (engine/reports/drift_section)."""
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from proctor.engine.providers.base import (
     UserMessage,
 )
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.tools.caps import cap_stored, cap_structured, cap_text
+from proctor.engine.tools.caps import cap_block, cap_stored, cap_structured, cap_text
 from proctor.engine.tools.toolbox import (
     CURRENT_SAMPLER,
     Blob,
@@ -40,7 +40,6 @@ from proctor.engine.tools.toolbox import (
 from proctor.scenarios.schema import Limits
 from proctor.store.events import (
     AssistantMessage,
-    ContentBlock,
     ErrorEvent,
     Event,
     FinalAnswer,
@@ -244,7 +243,7 @@ async def _call_tool(
             error_type=outcome.error_type,
             latency_s=outcome.latency_s,
             structured=cap_structured(outcome.structured, limits.tool_result_store_chars),
-            blocks=[_capped_block(b, limits.tool_result_store_chars) for b in outcome.blocks],
+            blocks=[cap_block(b, limits.tool_result_store_chars) for b in outcome.blocks],
         )
     )
     sent = cap_text(outcome.content, limits.tool_result_model_chars, what="sent to the model")
@@ -279,13 +278,6 @@ def _images(outcome: ToolCallOutcome) -> tuple[ToolImage, ...]:
         and b.sha256 in data
         and len(data[b.sha256]) <= MAX_MODEL_IMAGE_BYTES
     )
-
-
-def _capped_block(block: ContentBlock, chars: int) -> ContentBlock:
-    """Text blocks are capped like the content; the rest are labels and stay whole."""
-    if block.text is None or len(block.text) <= chars:
-        return block
-    return block.model_copy(update={"text": cap_stored(block.text, chars)})
 
 
 def _tool_io_share(messages: list[Message], input_tokens: int) -> int:

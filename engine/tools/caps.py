@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from proctor.store.events import ContentBlock
 from proctor.store.redaction import redact
 
 
@@ -41,4 +42,11 @@ def cap_structured(value: dict[str, Any] | None, limit: int) -> dict[str, Any] |
     return {"truncated": f"structured content of {size:,} characters was not kept (limit {limit:,})"}
 
 
-__all__ = ["cap_stored", "cap_structured", "cap_text"]
+def cap_block(block: ContentBlock, limit: int) -> ContentBlock:
+    """Text blocks are capped like the content; the rest are labels and stay whole."""
+    if block.text is None or len(block.text) <= limit:
+        return block
+    return block.model_copy(update={"text": cap_stored(block.text, limit)})
+
+
+__all__ = ["cap_block", "cap_stored", "cap_structured", "cap_text"]
