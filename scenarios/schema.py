@@ -220,6 +220,23 @@ class ProviderSpec(_Strict):
     api_key_env: str | None = None
 
 
+def mask_pattern(text: str) -> Any:
+    """``text`` compiled by RE2 (linear time: results may be megabytes), or a ValueError that says
+    why and how to write it."""
+    if not text:
+        raise ValueError("an empty pattern would match everywhere; write what to mask, e.g. '\\d{4}-\\d\\d'")
+    options = re2.Options()
+    options.log_errors = False  # the error is ours to report, not RE2's log line on stderr
+    try:
+        return re2.compile(text, options=options)
+    except re2.error as exc:
+        detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(
+            f"{text!r} is not a regular expression RE2 accepts ({detail}); no lookaround or "
+            "backreferences, and in YAML write '\\d' in single quotes"
+        ) from exc
+
+
 class IgnoreRule(_Strict):
     """What a replay's diff leaves out of one server's (or tool's) results: volatile fields.
 
@@ -244,17 +261,7 @@ class IgnoreRule(_Strict):
     @classmethod
     def _patterns_compile(cls, v: list[str]) -> list[str]:
         for text in v:
-            if not text:
-                raise ValueError(
-                    "an empty pattern would match everywhere; write what to mask, e.g. '\\d{4}-\\d\\d'"
-                )
-            try:
-                re2.compile(text)
-            except re2.error as exc:
-                raise ValueError(
-                    f"{text!r} is not a regular expression RE2 accepts ({exc}); no lookaround or "
-                    "backreferences, and escape backslashes in YAML ('\\d' in single quotes)"
-                ) from exc
+            mask_pattern(text)  # a ValueError that names the pattern and the fix
         return v
 
     @model_validator(mode="after")

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-import re2
-
 from proctor.scenarios.json_paths import JsonPath, mask_path, parse_path
-from proctor.scenarios.schema import IgnoreRule
+from proctor.scenarios.schema import IgnoreRule, mask_pattern
 
 MASK = "<ignored>"
 
@@ -63,7 +61,7 @@ class Masks:
             (
                 r,
                 tuple(parse_path(p) for p in r.paths),
-                tuple(re2.compile(p) for p in r.patterns),
+                tuple(mask_pattern(p) for p in r.patterns),
             )
             for r in self.rules
         ]

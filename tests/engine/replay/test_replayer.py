@@ -1,0 +1,254 @@
+"""``proctor replay`` on a recording written event by event, against an mcp SDK server whose
+answers a test changes: routing (exposed names, the router's ``execute``, built-in tools, a
+server the suite no longer has), steps played in parallel, only the current attempt, the new
+run's link back, and the CLI's refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from proctor.app.cli import main
+from proctor.engine.drift.runs_diff import replay_drift
+from proctor.store.events import ToolCall, ToolResult, TrialFinished, TrialStarted, Usage
+from proctor.store.read.reader import StoreReader
+from proctor.store.write.writer import StoreWriter, TrialRow
+
+SERVER = Path(__file__).with_name("drift_server.py")
+MODEL = "offline:default"
+
+
+def proctor(*args: str | Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _suite(root: Path, data: Path) -> Path:
+    (root / "scenarios").mkdir(parents=True)
+    suite = {
+        "name": "drifty",
+        "mcpServers": {
+            "drift": {"command": sys.executable, "args": [str(SERVER)], "env": {"DRIFT_DATA": str(data)}}
+        },
+        "arms": {"baseline": {"baseline": True}, "mcp": {"servers": ["drift"]}},
+    }
+    (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+    (root / "scenarios" / "s.yaml").write_text("id: s\nprompt: look things up\n")
+    return root
+
+
+Step = list[tuple[str, str, str, dict[str, Any], tuple[str, str, str, bool]]]
+
+
+async def _write_recording(db: Path, suite: Path) -> None:
+    """Trial 1 (arm mcp): an abandoned first attempt, then the calls below; trial 2 (baseline)."""
+
+    def result(call_id: str, server: str, tool: str, content: str, error: bool = False) -> ToolResult:
+        return ToolResult(
+            call_id=call_id,
+            server=server,
+            tool=tool,
+            content=content,
+            is_error=error,
+            error_type="tool_error" if error else "",
+            latency_s=0.01,
+        )
+
+    steps: list[list[tuple[ToolCall, ToolResult]]] = [
+        [
+            (
+                ToolCall(call_id="c0", server="drift", tool="lookup", arguments={"key": "a"}),
+                result("c0", "drift", "lookup", "1"),
+            )
+        ],
+        [
+            (
+                ToolCall(call_id="c1", server="drift", tool="pause", arguments={"seconds": 1}),
+                result("c1", "drift", "pause", "slept"),
+            ),
+            (
+                ToolCall(call_id="c2", server="drift", tool="pause", arguments={"seconds": 1}),
+                result("c2", "drift", "pause", "slept"),
+            ),
+        ],
+        [
+            (
+                ToolCall(call_id="c3", server="builtin", tool="grep", arguments={"pattern": "x"}),
+                result("c3", "builtin", "grep", "x.py:1"),
+            )
+        ],
+        [
+            (
+                ToolCall(
+                    call_id="c4",
+                    server="proctor-router",
+                    tool="execute",
+                    arguments={"tool": "lookup", "arguments": {"key": "b"}},
+                ),
+                result("c4", "drift", "lookup", "2"),
+            )
+        ],
+        [
+            (
+                ToolCall(call_id="c5", server="drift", tool="drift__lookup", arguments={"key": "c"}),
+                result("c5", "drift", "lookup", "no such key: c", True),
+            )
+        ],
+        [
+            (
+                ToolCall(call_id="c6", server="gone", tool="lookup", arguments={"key": "d"}),
+                result("c6", "gone", "lookup", "4"),
+            )
+        ],
+    ]
+    end = TrialFinished(
+        status="finished",
+        stop="answer",
+        final_answer="ok",
+        tool_calls=7,
+        usage=Usage(),
+        cost_usd=0.0,
+        wall_s=1.0,
+    )
+    w = await StoreWriter.open(db)
+    try:
+        await w.create_run("rec", "drifty", {"suite": "drifty", "suite_dir": str(suite)})
+        await w.add_trials("rec", [TrialRow("s", "mcp", MODEL, 0, 7), TrialRow("s", "baseline", MODEL, 0, 7)])
+        w.emit(
+            "rec",
+            TrialStarted(scenario="s", arm="mcp", model=MODEL, epoch=0, seed=7, attempt=1),
+            trial_id=1,
+            attempt=1,
+        )
+        w.emit(
+            "rec",
+            ToolCall(call_id="old", server="drift", tool="lookup", arguments={"key": "zzz"}),
+            trial_id=1,
+            attempt=1,
+        )
+        await w.requeue([1])
+        w.emit(
+            "rec",
+            TrialStarted(scenario="s", arm="mcp", model=MODEL, epoch=0, seed=7, attempt=2),
+            trial_id=1,
+            attempt=2,
+        )
+        for step in steps:
+            for call, _ in step:
+                w.emit("rec", call, trial_id=1, attempt=2)
+            for _, res in step:
+                w.emit("rec", res, trial_id=1, attempt=2)
+        w.emit("rec", end, trial_id=1, attempt=2)
+        w.emit(
+            "rec",
+            TrialStarted(scenario="s", arm="baseline", model=MODEL, epoch=0, seed=7, attempt=1),
+            trial_id=2,
+            attempt=1,
+        )
+        w.emit(
+            "rec",
+            ToolCall(call_id="b0", server="builtin", tool="grep", arguments={"pattern": "y"}),
+            trial_id=2,
+            attempt=1,
+        )
+        w.emit("rec", result("b0", "builtin", "grep", "y.py:2"), trial_id=2, attempt=1)
+        w.emit("rec", end, trial_id=2, attempt=1)
+    finally:
+        await w.close()
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps({"a": "1", "b": "20", "c": "3"}))  # b changed, c now exists
+    db = tmp_path / "rec.db"
+    asyncio.run(_write_recording(db, _suite(tmp_path / "suite", data)))
+    return db, data
+
+
+def test_replay_routes_every_recorded_call_and_diffs_it(recording: tuple[Path, Path], tmp_path: Path) -> None:
+    db, _ = recording
+    new = tmp_path / "new.db"
+    code, out, err = proctor("replay", db, "--db", new)
+    assert code == 0, out + err
+    assert (
+        "replayed 6 call(s) of 2 trial(s)" in err
+        and "2 call(s) to proctor's built-in tools not replayed" in err
+    )
+    drift = replay_drift(new)
+    assert drift is not None
+    assert [(c.key[1], c.call_id, c.server, c.tool, c.diff.status) for c in drift.calls] == [
+        ("mcp", "c0", "drift", "lookup", "identical"),
+        ("mcp", "c1", "drift", "pause", "identical"),
+        ("mcp", "c2", "drift", "pause", "identical"),
+        ("mcp", "c3", "builtin", "grep", "skipped"),
+        ("mcp", "c4", "drift", "lookup", "changed"),  # through the router: the tool it ran
+        ("mcp", "c5", "drift", "lookup", "fixed_error"),  # an exposed name: the server's own tool
+        ("mcp", "c6", "gone", "lookup", "new_error"),  # the suite has no such server any more
+        ("baseline", "b0", "builtin", "grep", "skipped"),
+    ]
+    assert drift.drifted == 2 and drift.totals["skipped"] == 2
+    by_id = {c.call_id: c for c in drift.calls}
+    assert by_id["c4"].diff.text_diff[1:] == ("-2", "+20")
+    assert "the suite has no server 'gone'" in by_id["c6"].diff.notes[0]
+
+    with StoreReader(new) as reader:
+        run = reader.run()
+        assert run is not None
+        assert (
+            run.config["replay"]["source_run"] == "rec"
+            and run.config["replay"]["source_db_relative"] == "rec.db"
+        )
+        trials = {t.arm: t for t in reader.trials()}
+        assert {a: (t.status, t.stop, t.tool_calls, t.seed) for a, t in trials.items()} == {
+            "mcp": ("finished", "replayed", 6, 7),
+            "baseline": ("finished", "replayed", 0, 7),
+        }
+        events = reader.trial_events(trials["mcp"].id)
+    calls = [e for e in events if isinstance(e.event, ToolCall)]
+    assert [e.event.tool for e in calls] == ["lookup", "pause", "pause", "execute", "drift__lookup", "lookup"]
+    assert "zzz" not in json.dumps(
+        [e.event.arguments for e in calls]
+    )  # the abandoned attempt is not replayed
+    # The two pauses of one step ran together: the second answered well before 2 s after the first call.
+    pauses = {e.event.call_id: e.ts for e in events if getattr(e.event, "tool", "") == "pause"}
+    results = [e.ts for e in events if isinstance(e.event, ToolResult) and e.event.tool == "pause"]
+    assert max(results) - min(pauses.values()) < 1.8
+
+
+def test_replay_of_one_arm_and_the_refusals(recording: tuple[Path, Path], tmp_path: Path) -> None:
+    db, _ = recording
+    new = tmp_path / "one-arm.db"
+    assert proctor("replay", db, "--db", new, "--arms", "baseline")[0] == 0
+    drift = replay_drift(new)
+    assert drift is not None and [c.call_id for c in drift.calls] == ["b0"]
+
+    code, _, err = proctor("replay", db, "--db", new)
+    assert code == 2 and "already holds a run" in err
+    code, _, err = proctor("replay", db, "--db", db)
+    assert code == 2 and "is the recording itself" in err
+    code, _, err = proctor("replay", db, "--db", tmp_path / "x.db", "--arms", "nope")
+    assert code == 2 and "--arms: nope not in the recording (its arms: baseline, mcp)" in err
+    code, _, err = proctor("replay", tmp_path / "missing.db", "--db", tmp_path / "y.db")
+    assert code == 2 and "no such run database" in err
+
+
+def test_report_and_gate_say_when_the_recording_is_gone(recording: tuple[Path, Path], tmp_path: Path) -> None:
+    db, _ = recording
+    new = tmp_path / "sub" / "new.db"
+    assert proctor("replay", db, "--db", new)[0] == 0
+    db.rename(tmp_path / "moved.db")
+    code, out, _ = proctor("report", new, "--format", "json")
+    assert code == 0 and "is gone" in json.loads(out)["drift"]["error"]
+    code, _, err = proctor("gate", new, "--max-changed", "5")
+    assert code == 2 and "is gone; put it back" in err
