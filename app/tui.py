@@ -316,8 +316,18 @@ class ProctorApp(App[int]):
     def open_compare(self, trial_id: int) -> None:
         if trial_id in self.state.trials:
             from proctor.app.screens.compare import CompareScreen
+            from proctor.app.views.recording import DriftError, recording_of
+            from proctor.widgets.sanitize import sanitize
 
-            self.push_screen(CompareScreen(trial_id, self.state))
+            problem = ""
+
+            try:  # a replay run compares each trial with its recording
+                recording = recording_of(self.feed.db_path, self.state.run)
+            except DriftError as exc:
+                problem, recording = str(exc), None
+            self.push_screen(CompareScreen(trial_id, self.state, recording))
+            if problem:  # after the push: a notice belongs to the screen it is shown on
+                self.notify(sanitize(problem), severity="warning", timeout=8, markup=False)
 
     def _pop_to_dashboard(self) -> None:
         while len(self.screen_stack) > 1:

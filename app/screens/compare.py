@@ -6,7 +6,9 @@ sequence alignment with gaps), one row per aligned pair: a mark (same / result �
 only left / only right), the left call and the right call or "— no matching call —". The lower
 pane shows the selected row in full: both calls, their argument differences, and the diff of
 their results (or "same result"). ``n``/``N`` jump to the next/previous difference, ``enter``
-gives the lower pane the whole height. All tool text is sanitized and shown as ``rich`` Text,
+gives the lower pane the whole height. On a replay run (``proctor replay``) one side is the
+recording: the trial of the same key in the database the run replayed (``views.recording``),
+so each replayed call stands beside the recorded one. All tool text is sanitized and shown as ``rich`` Text,
 never as markup; a row cut to fit ends in "…" and the lower pane has it whole.
 """
 
@@ -31,6 +33,7 @@ from proctor.app.views.compare_text import (
     row_detail,
     row_line,
 )
+from proctor.app.views.recording import Recording, TrialKey
 from proctor.app.views.state import ConsoleState
 from proctor.app.views.transcript_state import TranscriptState
 from proctor.store.read.reader import StoredEvent, TrialRecord
@@ -61,12 +64,16 @@ class CompareScreen(ProctorScreen):
         Binding("w", "swap", "Swap sides"),
     ]
 
-    def __init__(self, trial_id: int, state: ConsoleState) -> None:
+    def __init__(self, trial_id: int, state: ConsoleState, recording: Recording | None = None) -> None:
         super().__init__(id="compare")
         chosen = state.trials[trial_id]
         self.scenario, self.epoch = chosen.scenario, chosen.epoch
+        self.recording = recording
+        self.recorded_side = "left" if recording is not None else ""
         others = [a for a in state.arms() if a != "baseline"]
-        if chosen.arm == "baseline":
+        if recording is not None:  # the recording of the same trial, then the replay
+            self.sides = {"left": (chosen.arm, chosen.model), "right": (chosen.arm, chosen.model)}
+        elif chosen.arm == "baseline":
             right_arm = others[0] if others else chosen.arm
             self.sides = {"left": ("baseline", chosen.model), "right": (right_arm, chosen.model)}
         else:
@@ -92,12 +99,24 @@ class CompareScreen(ProctorScreen):
         self._ensure_loaded()
         self.flush()
 
+    def _recorded_key(self) -> TrialKey:
+        """The replayed side's trial key: the recording shows the trial of the same key."""
+        other = "right" if self.recorded_side == "left" else "left"
+        arm, model = self.sides[other]
+        return (self.scenario, arm, model, self.epoch)
+
     def trial(self, side: str) -> TrialRecord | None:
+        if self.recording is not None and side == self.recorded_side:
+            return self.recording.trial(self._recorded_key())
         arm, model = self.sides[side]
         return self.state.find_trial(self.scenario, arm, model, self.epoch)
 
     def _ensure_loaded(self) -> None:
+        if self.recording is not None and self._recorded_key() not in self.recording.transcripts:
+            self.run_worker(self._load_recorded(self._recorded_key()), group="load", exit_on_error=False)
         for side in ("left", "right"):
+            if side == self.recorded_side:
+                continue
             trial = self.trial(side)
             if trial is not None and trial.id not in self.transcripts:
                 self.transcripts[trial.id] = TranscriptState(trial.id)
@@ -109,12 +128,24 @@ class CompareScreen(ProctorScreen):
         self.transcripts[trial_id].load(loaded.events, loaded.texts)
         self.flush()
 
+    async def _load_recorded(self, key: TrialKey) -> None:
+        assert self.recording is not None
+        await self.recording.load(key)
+        self._shown = ()  # the recorded side arrived: rebuild
+        self.flush()
+
+    async def on_unmount(self) -> None:
+        if self.recording is not None:
+            await self.recording.close()
+
     def consume(self, events: list[StoredEvent]) -> None:
         for t in self.transcripts.values():
             t.feed(events)
 
     def _side(self, side: str) -> Side:
         trial = self.trial(side)
+        if self.recording is not None and side == self.recorded_side:
+            return trial, self.recording.transcripts.get(self._recorded_key())
         return trial, (self.transcripts.get(trial.id) if trial else None)
 
     def _aligned(self, left: Side, right: Side) -> list[CompareRow]:
@@ -152,11 +183,19 @@ class CompareScreen(ProctorScreen):
     def _rebuild(self, left: Side, right: Side, rows_view: LinesView) -> None:
         console = self.app.console
         title = Text(f"compare · {one_line(self.scenario, 50)} · epoch {self.epoch}", style="bold")
+        if self.recording is not None:
+            sides = ("recorded", "replayed") if self.recorded_side == "left" else ("replayed", "recorded")
+            title.append(f" · {sides[0]} (left) vs {sides[1]} (right)", style="bold cyan")
         self.query_one("#compare-title", TextPanel).show_text(title)
         self.rows = self._aligned(left, right)
         head_panel = self.query_one("#compare-head", TextPanel)
         width = rows_view.content_width  # the head's columns stand over the rows'
-        head = head_text(self.state, self.rows, left, right, console, width)
+        name = self.recording.name if self.recording is not None else ""
+        recorded = (
+            name if self.recorded_side == "left" else "",
+            name if self.recorded_side == "right" else "",
+        )
+        head = head_text(self.state, self.rows, left, right, console, width, recorded)
         head_panel.show_text(head)
         lines = [row_line(row, width) for row in self.rows]
         lines.append(answer_line(left, right, width))
@@ -221,6 +260,11 @@ class CompareScreen(ProctorScreen):
         self.app.pop_screen()
 
     def action_cycle(self, side: str, what: str) -> None:
+        if side == self.recorded_side:
+            self.notify(
+                f"the {side} side is the recording of the other side's trial: change that side", timeout=3
+            )
+            return
         arm, model = self.sides[side]
         if what == "arm":
             options = self.state.arms()
@@ -234,6 +278,8 @@ class CompareScreen(ProctorScreen):
 
     def action_swap(self) -> None:
         self.sides = {"left": self.sides["right"], "right": self.sides["left"]}
+        if self.recording is not None:
+            self.recorded_side = "right" if self.recorded_side == "left" else "left"
         self.flush()
 
 

@@ -66,9 +66,17 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… {len(text) - limit:,} more chars"
 
 
-def _label(trial: TrialRecord | None, state: ConsoleState) -> Text:
+def _label(trial: TrialRecord | None, state: ConsoleState, recorded_in: str = "") -> Text:
     if trial is None:
         return Text("(no such trial)", style="dim")
+    if recorded_in:  # a replay run's recording: a trial of another database, shown as such
+        text = Text(
+            f"recorded #{trial.id} {one_line(trial.arm, 24)} / {one_line(trial.model, 28)}",
+            style="bold",
+            end="",
+        )
+        text.append(f"  {trial.status} in {one_line(recorded_in, 40)}", style="dim")
+        return text
     text = Text(f"#{trial.id} {one_line(trial.arm, 24)} / {one_line(trial.model, 28)}", style="bold", end="")
     text.append(f"  {state.statuses.get(trial.id, '?')}")
     return text
@@ -205,11 +213,22 @@ def answer_line(left: Side, right: Side, width: int) -> Text:
 
 
 def head_text(
-    state: ConsoleState, rows: list[CompareRow], left: Side, right: Side, console: Console, width: int
+    state: ConsoleState,
+    rows: list[CompareRow],
+    left: Side,
+    right: Side,
+    console: Console,
+    width: int,
+    recorded: tuple[str, str] = ("", ""),
 ) -> Text:
-    """Over the rows, in their columns: the two trials, their scores, and what the alignment found."""
-    lines = head_lines("trials", _label(left[0], state), _label(right[0], state), console, width)
-    scores = _scores(state, left[0], right[0], width)
+    """Over the rows, in their columns: the two trials, their scores, and what the alignment found.
+
+    ``recorded`` names, per side, the database a side's trial comes from when it is not the
+    console's (a replay run's recording); such a side has no scores here."""
+    lines = head_lines(
+        "trials", _label(left[0], state, recorded[0]), _label(right[0], state, recorded[1]), console, width
+    )
+    scores = _scores(state, None if recorded[0] else left[0], None if recorded[1] else right[0], width)
     if scores.plain:
         lines.append(scores)
     summary = wrap_texts([_summary(rows, left, right)], console, width - MARK_WIDTH - 1)
