@@ -7,7 +7,7 @@ each replayed call pairs with its recording by trial key, call id and occurrence
 the replay did not make (the baseline's built-in tools, the router's ``route``) is ``skipped``. Only each trial's
 current attempt counts, on both sides. Counts are kept per server and in total.
 
-Reads take the event fields as plain JSON (``StoreReader.extract``), never every event's model:
+Reads take the event fields as plain JSON (``StoreReader.payloads``), never every event's model:
 two runs of 10,000 calls each are read and diffed in well under two seconds.
 """
 
@@ -21,7 +21,6 @@ from typing import Any
 
 from proctor.engine.drift.masks import Masks
 from proctor.engine.drift.result_diff import DRIFTED, STATUSES, CallDiff, RecordedResult, Status, diff_results
-from proctor.store.events import Event, ToolCall, ToolResult
 from proctor.store.read.reader import StoreReader
 
 TrialKey = tuple[str, str, str, int]
@@ -33,7 +32,7 @@ class DriftError(ValueError):
     """A drift cannot be computed (the run is no replay, or its source database is gone): bad input."""
 
 
-@dataclass
+@dataclass(slots=True)
 class RecordedCall:
     call_id: str
     server: str
@@ -56,7 +55,7 @@ class TrialCalls:
     calls: list[RecordedCall]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallDrift:
     key: TrialKey
     old_trial: int
@@ -65,8 +64,12 @@ class CallDrift:
     call_id: str
     server: str
     tool: str
-    arguments: str
+    arguments: Any
     diff: CallDiff
+
+    @property
+    def arguments_text(self) -> str:
+        return json.dumps(self.arguments, ensure_ascii=False, sort_keys=True, default=str)
 
     @property
     def name(self) -> str:
@@ -108,46 +111,32 @@ def read_calls(reader: StoreReader, trial_ids: set[int] | None = None) -> dict[T
     # A call after a result starts a new step: calls requested together are recorded together,
     # before any of their results (the agent loop and every importer write them so).
     steps: dict[int, tuple[int, bool]] = {}  # trial -> (current step, a result seen since)
-    for trial_id, attempt, abandoned, got in reader.extract(
-        ("tool_call", "tool_result"), reader.max_event_id(), _fast, _slow
+    for trial_id, attempt, abandoned, kind, obj in reader.payloads(
+        ("tool_call", "tool_result"), reader.max_event_id()
     ):
         if trial_id is None or abandoned or trial_id not in trials or attempt != trials[trial_id].attempt:
             continue
-        if isinstance(got, RecordedCall):
+        call_id = str(obj.get("call_id", ""))
+        if kind == "tool_call":
+            call = RecordedCall(
+                call_id, str(obj.get("server", "")), str(obj.get("tool", "")), obj.get("arguments")
+            )
             step, after_result = steps.get(trial_id, (-1, True))
             if after_result:
                 step += 1
             steps[trial_id] = (step, False)
-            got.step = step
-            calls[trial_id].append(got)
-            open_calls[trial_id].setdefault(got.call_id, []).append(got)
+            call.step = step
+            calls[trial_id].append(call)
+            open_calls[trial_id].setdefault(call_id, []).append(call)
             continue
-        call_id, server, tool, result = got
         if trial_id in steps:
             steps[trial_id] = (steps[trial_id][0], True)
         waiting = open_calls[trial_id].get(call_id)
         if waiting:
             call = waiting.pop(0)
-            call.result, call.result_server, call.result_tool = result, server, tool
+            call.result = RecordedResult.of_payload(obj)
+            call.result_server, call.result_tool = str(obj.get("server", "")), str(obj.get("tool", ""))
     return {t.key: TrialCalls(t.id, calls[t.id]) for t in trials.values()}
-
-
-_ResultRow = tuple[str, str, str, RecordedResult]
-
-
-def _fast(kind: str, obj: dict[str, Any]) -> RecordedCall | _ResultRow:
-    if kind == "tool_call":
-        return RecordedCall(obj["call_id"], obj["server"], obj["tool"], obj["arguments"])
-    return (obj["call_id"], obj["server"], obj["tool"], RecordedResult.of_payload(obj))
-
-
-def _slow(event: Event) -> RecordedCall | _ResultRow | None:
-    if isinstance(event, ToolCall):
-        return RecordedCall(event.call_id, event.server, event.tool, event.arguments)
-    if isinstance(event, ToolResult):
-        payload = event.model_dump(mode="json")
-        return (event.call_id, event.server, event.tool, RecordedResult.of_payload(payload))
-    return None
 
 
 def diff_runs(old: StoreReader, new: StoreReader, masks: Masks, *, source_run: str = "") -> Drift:
@@ -194,7 +183,7 @@ def _pair_trial(
             old.call_id,
             server,
             tool,
-            json.dumps(old.arguments, ensure_ascii=False, sort_keys=True, default=str),
+            old.arguments,
             diff,
         )
 

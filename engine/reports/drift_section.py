@@ -74,7 +74,7 @@ def _call(c: CallDrift) -> dict[str, Any]:
         "call_id": c.call_id,
         "server": c.server,
         "tool": c.tool,
-        "arguments": c.arguments,
+        "arguments": c.arguments_text,
         "status": c.diff.status,
     }
     if c.diff.status != "identical" or c.diff.notes:

@@ -250,6 +250,23 @@ class StoreReader:
             if got is not None and got is not SKIP:
                 yield trial_id, attempt, bool(abandoned), got
 
+    def payloads(
+        self, kinds: Sequence[str], up_to_id: int
+    ) -> Iterator[tuple[int | None, int, bool, str, dict[str, Any]]]:
+        """(trial_id, attempt, abandoned, kind, payload as plain JSON) of events of ``kinds`` in id
+        order, unvalidated: for readers that take a few fields with defaults of their own (the
+        drift of a replay reads 20,000 results this way in a fraction of ``extract``'s time).
+        A payload that does not decode to an object is skipped."""
+        for _id, trial_id, attempt, abandoned, kind, encoding, payload in self._rows_of_kinds(
+            kinds, up_to_id
+        ):
+            try:
+                obj = orjson.loads(decode_payload(encoding, payload))
+            except (orjson.JSONDecodeError, zlib.error):
+                continue
+            if type(obj) is dict:
+                yield trial_id, attempt, bool(abandoned), kind, obj
+
     def _rows_of_kinds(self, kinds: Sequence[str], up_to_id: int) -> Iterator[tuple[Any, ...]]:
         """(id, trial_id, attempt, abandoned, kind, encoding, payload) of events of ``kinds``, in
         id order: one indexed read per kind (each in its index's order), merged by SQLite."""
