@@ -45,14 +45,16 @@ def replay_command(args: argparse.Namespace) -> int:
 def print_drift(out: Console, drift: Drift) -> None:
     """The per-server counts, then one line per call that did not stay identical (first 20)."""
     table = Table(title=f"drift against {one_line(drift.source_db, 80)}", title_justify="left")
-    table.add_column("server")
-    for status in STATUSES:
+    table.add_column("server", overflow="fold")
+    # The four classes always; missing and skipped only when some call is so.
+    columns = [x for x in STATUSES if x not in ("missing", "skipped") or drift.totals[x]]
+    for status in columns:
         table.add_column(status.replace("_", " "), justify="right")
     for s in drift.servers:
-        table.add_row(Text(one_line(s.server, 40)), *(str(s.counts[x]) for x in STATUSES))
-    table.add_row(Text("all", style="bold"), *(str(drift.totals[x]) for x in STATUSES))
+        table.add_row(Text(one_line(s.server, 40)), *(str(s.counts[x]) for x in columns))
+    table.add_row(Text("all", style="bold"), *(str(drift.totals[x]) for x in columns))
     out.print(table)
-    shown = [c for c in drift.calls if c.diff.status != "identical"]
+    shown = [c for c in drift.calls if c.diff.status in ("changed", "new_error", "fixed_error")]
     for c in shown[:20]:
         out.print(Text(f"{one_line(c.name, 90)}: {one_line(c.diff.summary(), 120)}"))
     if len(shown) > 20:

@@ -17,6 +17,7 @@ from proctor.app.views.cost_fold import UsageBook, cost_rows
 from proctor.app.views.feed import Details, Snapshot, TailBatch
 from proctor.app.views.judgment_fold import JudgmentBook
 from proctor.app.views.score_views import arm_rows, grounding_rows, is_not_judged
+from proctor.engine.drift.runs_diff import REPLAYED_STOP
 from proctor.engine.reports.attribution import is_baseline
 from proctor.store.events import OperatorCommand, Scored, ServersStarting, TrialStarted
 from proctor.store.read.reader import (
@@ -43,8 +44,11 @@ def display_status(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord] |
     """queued, running, scoring (finished, not yet scored), passed, failed, not judged or error.
 
     "not judged": scored, but nothing gave a verdict: the trial's scenario defines no check (see
-    Scenario.has_checks), or none that applies, or the trial has no answer.
+    Scenario.has_checks), or none that applies, or the trial has no answer, or it was replayed
+    (``proctor replay``: calls made again, no model, nothing to judge).
     """
+    if trial.status == "finished" and trial.stop == REPLAYED_STOP:
+        return "not judged"
     if trial.status == "finished":
         if trial.passed is None:
             passed = (scores or {}).get(ScoreName.PASSED)

@@ -25,6 +25,7 @@ from proctor.store.read.reader import StoreReader
 
 TrialKey = tuple[str, str, str, int]
 REPLAY_KEY = "replay"  # the run config's key that makes a run a replay
+REPLAYED_STOP = "replayed"  # a replayed trial's ``stop``: no model played it, nothing judges it
 SKIPPED_NOTE = "not replayed: answered by proctor itself (a built-in tool or route), not by a server"
 
 
@@ -221,6 +222,7 @@ def replay_drift(new_db: Path) -> Drift | None:
 
 
 __all__ = [
+    "REPLAYED_STOP",
     "REPLAY_KEY",
     "CallDrift",
     "Drift",

@@ -22,9 +22,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from proctor.engine.drift.runs_diff import REPLAY_KEY, RecordedCall, TrialCalls, read_calls
+from proctor.engine.drift.runs_diff import REPLAY_KEY, REPLAYED_STOP, RecordedCall, TrialCalls, read_calls
 from proctor.engine.replay.server_calls import ReplayServers
 from proctor.engine.suites import load_suite
 from proctor.scenarios.loader import LoadedSuite
@@ -42,7 +42,6 @@ from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 ATTEMPT = 1
-STOP = "replayed"
 
 
 class ReplayError(ValueError):
@@ -149,7 +148,7 @@ async def replay_run(
         raise ReplayError(EngineLock.held_message(options.db))
     started = time.perf_counter()
     run_id = f"replay-{uuid.uuid4().hex[:8]}"
-    status = "interrupted"
+    status: Literal["finished", "interrupted"] = "interrupted"
     counts = [0, 0]  # calls made, calls skipped
     try:
         writer = await StoreWriter.open(options.db)
@@ -184,7 +183,7 @@ async def replay_run(
             try:
                 await servers.aclose()
             finally:
-                writer.emit(run_id, RunFinished(run_id=run_id, status=status))  # type: ignore[arg-type]
+                writer.emit(run_id, RunFinished(run_id=run_id, status=status))
                 await writer.close()
     finally:
         lock.release()
@@ -233,7 +232,7 @@ async def _replay_trial(
     emit(
         TrialFinished(
             status="finished",
-            stop=STOP,
+            stop=REPLAYED_STOP,
             final_answer="",
             tool_calls=made,
             usage=Usage(),

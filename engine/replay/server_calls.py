@@ -77,8 +77,8 @@ class ReplayServers:
         """Start (or reuse) the servers of the trial's arm and of its calls; list their tools."""
         arm = self.loaded.suite.arms.get(record.arm)
         names = [*arm.servers, *arm.distractors] if arm is not None else []
-        for c in calls:
-            t = target_of(c)
+        for call in calls:
+            t = target_of(call)
             if t is not None and t.server in self.loaded.servers and t.server not in names:
                 names.append(t.server)
         conns: dict[str, McpConnection] = {}
