@@ -56,7 +56,7 @@ def print_drift(out: Console, drift: Drift) -> None:
     out.print(table)
     shown = [c for c in drift.calls if c.diff.status in ("changed", "new_error", "fixed_error")]
     for c in shown[:20]:
-        out.print(Text(f"{one_line(c.name, 90)}: {one_line(c.diff.summary(), 120)}"))
+        out.print(Text(f"{one_line(c.name, 90)}: {one_line(c.diff.summary(), 200)}"))
     if len(shown) > 20:
         out.print(
             Text(f"… {len(shown) - 20} more; proctor report DB --format md lists them all", style="dim")

@@ -31,6 +31,7 @@ DIFF_INPUT_LINES = 2000
 VALUE_CHARS = 200
 LINE_CHARS = 300
 JSON_CHARS = 2_000_000
+SHORT_VALUES = 100  # a one-change summary shows both values up to this length
 
 
 @dataclass(slots=True)
@@ -93,18 +94,25 @@ class CallDiff:
         return self.status in DRIFTED
 
     def summary(self) -> str:
-        """One line: what changed, for a table cell or a JUnit message."""
+        """One line: what changed, for a table cell or a JUnit message (a single short change
+        with both values, else the first paths)."""
         if self.status == "identical":
             return "identical"
-        parts = [self.status.replace("_", " ")]
+        head = self.status.replace("_", " ")
+        if self.notes and self.status != "changed":
+            return f"{head}: {self.notes[0]}"
+        if len(self.changes) == 1 and not self.more_changes:
+            c = self.changes[0]
+            values = {"~": f"{c.old} -> {c.new}", "+": f"added {c.new}", "-": f"removed {c.old}"}[c.op]
+            if len(values) <= SHORT_VALUES:
+                return f"{head}: {c.path}: {values}"
         if self.changes:
             paths = ", ".join(c.path for c in self.changes[:3])
             extra = len(self.changes) - 3 + self.more_changes
-            parts.append(f"{paths}{f' and {extra} more' if extra > 0 else ''}")
-        elif self.text_diff:
-            parts.append(f"text differs ({len(self.text_diff) + self.more_lines} diff lines)")
-        parts += list(self.notes[:1])
-        return ": ".join(parts[:2]) + (f" ({parts[2]})" if len(parts) > 2 else "")
+            return f"{head}: {paths}{f' and {extra} more' if extra > 0 else ''}"
+        if self.text_diff:
+            return f"{head}: text differs ({len(self.text_diff) + self.more_lines} diff lines)"
+        return f"{head}: {self.notes[0]}" if self.notes else head
 
     def details(self) -> list[str]:
         """Every line a reader needs: notes, changed paths with both values, the text diff."""

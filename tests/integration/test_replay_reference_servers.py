@@ -1,7 +1,7 @@
 """``proctor replay`` against real servers: record a run, change what the server sees, replay, diff.
 
-The recording is a real ``proctor run``: a scripted OpenAI-compatible model (a local fake) asks
-for the calls, and the real servers answer them (``@modelcontextprotocol/server-filesystem`` from
+The recording is a real ``proctor run`` with ``offline:gold``, which plays the scenario's gold calls
+(a step's calls in one turn, in parallel) with no model, and the real servers answer them (``@modelcontextprotocol/server-filesystem`` from
 npm and ``mcp-server-git`` from PyPI, pinned in ``tests/reference_servers``; ``make test``
 installs them). Then the files or the repository change, the run is replayed through the CLI
 with no model, and each call's drift class is checked: identical, changed, new error, fixed
@@ -24,23 +24,19 @@ import yaml
 
 from proctor.app.cli import main
 from proctor.store.read.reader import StoreReader
-from tests.fakes import fake_openai as fo
-from tests.fakes.http_fake import SseReply
 
 pytestmark = pytest.mark.slow
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference_servers"
 FILESYSTEM = REFERENCE / "node_modules" / ".bin" / "mcp-server-filesystem"
 GIT_SERVER = REFERENCE / ".venv-git" / "bin" / "mcp-server-git"
-KEY_VAR = "PROCTOR_REPLAY_TEST_KEY"
 
 
 @pytest.fixture(autouse=True)
-def _servers_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+def _servers_installed() -> None:
     missing = [p for p in (FILESYSTEM, GIT_SERVER) if not p.exists()]
     if missing:
         pytest.fail(f"reference servers not installed ({', '.join(map(str, missing))}); run `make test`")
-    monkeypatch.setenv(KEY_VAR, "sk-test-not-a-real-key")
 
 
 def proctor(*args: str | Path) -> tuple[int, str, str]:
@@ -53,43 +49,38 @@ def proctor(*args: str | Path) -> tuple[int, str, str]:
 Call = tuple[str, dict[str, Any]]
 
 
-def _script(*steps: list[Call]) -> list[SseReply]:
-    """One model turn per step (its calls requested together), then an answer."""
-    replies = []
-    n = 0
-    for step in steps:
-        pieces = []
-        for k, (tool, args) in enumerate(step):
-            pieces.append(fo.CallPiece(k, json.dumps(args), call_id=f"call_{n}", name=tool))
-            n += 1
-        replies.append(fo.completion_reply(calls=pieces))
-    return [*replies, fo.completion_reply(text=["Done."])]
-
-
-def _suite(root: Path, servers: dict[str, Any], extra: dict[str, Any] | None = None) -> Path:
+def _suite(
+    root: Path,
+    servers: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+    steps: list[list[Call]] | None = None,
+) -> Path:
+    """One scenario whose gold calls are ``steps`` (a step's calls are requested together)."""
     (root / "scenarios").mkdir(parents=True)
+    [server] = list(servers)
     suite = {
         "name": "replayed",
         "mcpServers": servers,
-        "arms": {"mcp": {"servers": list(servers)}},
-        "models": ["openai:gpt-fake"],
+        "arms": {"mcp": {"servers": [server]}},
+        "models": ["offline:gold"],
         "concurrency": {"global": 1},
     } | (extra or {})
+    scenario: dict[str, Any] = {"id": "one", "prompt": "Look around."}
+    if steps:
+        scenario["gold_tool_calls"] = [
+            [{"tool": tool, "arguments": args, "server": server} for tool, args in step] for step in steps
+        ]
     (root / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
-    (root / "scenarios" / "one.yaml").write_text(yaml.safe_dump({"id": "one", "prompt": "Look around."}))
+    (root / "scenarios" / "one.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False))
     return root
 
 
 def _record(tmp: Path, servers: dict[str, Any], steps: list[list[Call]]) -> Path:
-    """A real run: the scripted model asks, the real servers answer."""
-    script = _script(*steps)
-    with fo.FakeOpenAI() as model:
-        model.enqueue(*script)
-        providers = {"providers": {"openai": {"base_url": model.openai_base_url, "api_key_env": KEY_VAR}}}
-        suite = _suite(tmp / "suite", servers, providers)
-        db = tmp / "recorded.db"
-        code, out, err = proctor("run", suite, "--headless", "--db", db)
-        assert code == 0, out + err
+    """A real run: offline:gold asks for the calls, the real servers answer."""
+    suite = _suite(tmp / "suite", servers, steps=steps)
+    db = tmp / "recorded.db"
+    code, out, err = proctor("run", suite, "--headless", "--db", db)
+    assert code == 0, out + err
     return db
 
 
@@ -133,11 +124,11 @@ def test_replay_classifies_each_filesystem_call_after_the_files_changed(tmp_path
     assert code == 0, out + err
     drift = _drift(new)
     assert _statuses(drift) == {
-        "call_0": "identical",
-        "call_1": "changed",
-        "call_2": "new_error",
-        "call_3": "fixed_error",
-        "call_4": "changed",
+        "gold_1": "identical",
+        "gold_2": "changed",
+        "gold_3": "new_error",
+        "gold_4": "fixed_error",
+        "gold_5": "changed",
     }
     changed = {c["call_id"]: c for c in drift["calls"]}
     assert {
@@ -145,9 +136,9 @@ def test_replay_classifies_each_filesystem_call_after_the_files_changed(tmp_path
         "op": "~",
         "old": '"alpha\\n"',
         "new": '"alpha, second edition\\n"',
-    } in changed["call_1"]["changes"]
-    assert "ENOENT" in changed["call_2"]["notes"][0]
-    assert any(line.startswith("-modified: ") for line in changed["call_4"]["text_diff"]), changed["call_4"]
+    } in changed["gold_2"]["changes"]
+    assert "ENOENT" in changed["gold_3"]["notes"][0]
+    assert any(line.startswith("-modified: ") for line in changed["gold_5"]["text_diff"]), changed["gold_5"]
     assert drift["servers"] == [
         {
             "server": "fs",
@@ -170,7 +161,7 @@ def test_replay_classifies_each_filesystem_call_after_the_files_changed(tmp_path
         [trial] = reader.trials()
         kinds = [(e.kind, getattr(e.event, "call_id", "")) for e in reader.trial_events(trial.id)]
     tool_events = [k for k in kinds if k[0] in ("tool_call", "tool_result")]
-    assert tool_events[:2] == [("tool_call", "call_0"), ("tool_call", "call_1")]
+    assert tool_events[:2] == [("tool_call", "gold_1"), ("tool_call", "gold_2")]
     assert trial.status == "finished" and trial.tool_calls == 5
 
     assert proctor("gate", new, "--max-changed", "2")[0] == 3
@@ -206,7 +197,7 @@ def test_replay_classifies_each_filesystem_call_after_the_files_changed(tmp_path
     masked = tmp_path / "masked.db"
     code, out, err = proctor("replay", db, "--suite", masked_suite, "--db", masked)
     assert code == 0, out + err
-    assert _statuses(_drift(masked))["call_4"] == "identical"
+    assert _statuses(_drift(masked))["gold_5"] == "identical"
     assert proctor("gate", masked, "--max-changed", "2")[0] == 0
 
     code, out, _ = proctor("report", new, "--format", "md")
@@ -263,10 +254,10 @@ def test_replay_against_a_new_git_commit_sees_only_the_log_change(tmp_path: Path
     assert code == 0, out + err
     drift = _drift(new)
     assert _statuses(drift) == {
-        "call_0": "changed",  # a new head: another hash, date and message
-        "call_1": "identical",  # the first commit itself did not change
-        "call_2": "identical",  # a clean tree then and now
-        "call_3": "identical",  # the same error both times
+        "gold_1": "changed",  # a new head: another hash, date and message
+        "gold_2": "identical",  # the first commit itself did not change
+        "gold_3": "identical",  # a clean tree then and now
+        "gold_4": "identical",  # the same error both times
     }
     log = drift["calls"][0]["text_diff"]
     assert "-Message: first" in log and "+Message: second" in log
