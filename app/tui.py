@@ -320,7 +320,6 @@ class ProctorApp(App[int]):
             from proctor.widgets.sanitize import sanitize
 
             problem = ""
-
             try:  # a replay run compares each trial with its recording
                 recording = recording_of(self.feed.db_path, self.state.run)
             except DriftError as exc:
