@@ -140,7 +140,7 @@ def drift_markdown(report: Mapping[str, Any]) -> list[str]:
             ]
             lines = [code_text(x, 300) for x in call_lines(c)]
             if lines:
-                body += ["", "  ```diff", *(f"  {x}" for x in lines), "  ```"]
+                body += ["", "```diff", *lines, "```"]
         if len(shown) > MD_CALLS:
             body += ["", f"… {len(shown) - MD_CALLS} more; `--format json` lists every call."]
         out += ["", *folded(f"{len(shown)} call(s) that differ", body, over=40)]
