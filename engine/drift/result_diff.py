@@ -2,7 +2,7 @@
 
 ``identical`` (after the suite's masks), ``changed``, ``new_error`` (only the replay erred),
 ``fixed_error`` (only the recording erred), ``missing`` (a side has no result: a trial cut
-short) or ``skipped`` (not replayed: proctor's own tools, the baseline's and the router's
+short, a replay interrupted) or ``skipped`` (not replayed: proctor's own tools, the baseline's and the router's
 ``route``, have no server to replay against). JSON is compared structurally (structuredContent,
 and the text when both sides are JSON documents): each changed leaf is named by its path, so
 ``$.commits[0].date`` changing reads as that and not as a re-indented document. Other text is

@@ -4,7 +4,8 @@ A replay run (``proctor replay``) records in its config where it came from (``re
 source database and run, and the suite's ``replay.ignore`` rules it ran under). Its trials have
 the recorded trials' keys (scenario, arm, model, epoch) and its calls the recorded calls' ids, so
 each replayed call pairs with its recording by trial key, call id and occurrence; a recorded call
-the replay did not make (the baseline's built-in tools, the router's ``route``) is ``skipped``. Only each trial's
+a finished replay did not make (the baseline's built-in tools, the router's ``route``) is
+``skipped``, one an interrupted replay never reached is ``missing``. Only each trial's
 current attempt counts, on both sides. Counts are kept per server and in total.
 
 Reads take the event fields as plain JSON (``StoreReader.payloads``), never every event's model:
@@ -27,6 +28,7 @@ TrialKey = tuple[str, str, str, int]
 REPLAY_KEY = "replay"  # the run config's key that makes a run a replay
 REPLAYED_STOP = "replayed"  # a replayed trial's ``stop``: no model played it, nothing judges it
 SKIPPED_NOTE = "not replayed: answered by proctor itself (a built-in tool or route), not by a server"
+STOPPED_NOTE = "not replayed: the replay stopped before this call (interrupted)"
 
 
 class DriftError(ValueError):
@@ -54,6 +56,7 @@ class RecordedCall:
 class TrialCalls:
     trial_id: int
     calls: list[RecordedCall]
+    finished: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +140,7 @@ def read_calls(reader: StoreReader, trial_ids: set[int] | None = None) -> dict[T
             call = waiting.pop(0)
             call.result = RecordedResult.of_payload(obj)
             call.result_server, call.result_tool = str(obj.get("server", "")), str(obj.get("tool", ""))
-    return {t.key: TrialCalls(t.id, calls[t.id]) for t in trials.values()}
+    return {t.key: TrialCalls(t.id, calls[t.id], t.status in ("finished", "error")) for t in trials.values()}
 
 
 def diff_runs(old: StoreReader, new: StoreReader, masks: Masks, *, source_run: str = "") -> Drift:
@@ -172,8 +175,10 @@ def _pair_trial(
         twins = by_id.get(old.call_id)
         new = twins.pop(0) if twins else None
         server, tool = (new or old).answered_by
-        if new is None:
+        if new is None and replayed.finished:
             diff = CallDiff("skipped", notes=(SKIPPED_NOTE,))
+        elif new is None:
+            diff = CallDiff("missing", notes=(STOPPED_NOTE,))
         else:
             diff = diff_results(old.result, new.result, masks.for_call(server, tool))
         yield CallDrift(
