@@ -142,7 +142,9 @@ def _add_runs(sub: _SubParsers) -> None:
         help="make a recorded run's tool calls again (no model) into a new run, and diff the results",
     )
     replay.add_argument("source", type=Path, metavar="DB", help="the recorded run database")
-    replay.add_argument("--db", type=Path, required=True, help="the new run database to write (a new file)")
+    replay.add_argument(
+        "--db", type=Path, required=True, metavar="NEW", help="the new run database to write (a new file)"
+    )
     replay.add_argument(
         "--suite", type=Path, help="the suite whose servers answer now (default: the one the run recorded)"
     )
