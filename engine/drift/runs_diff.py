@@ -41,10 +41,14 @@ class RecordedCall:
     server: str
     tool: str
     arguments: Any
-    result: RecordedResult | None = None
+    payload: dict[str, Any] | None = None  # the ``tool_result`` event's payload, as plain JSON
     result_server: str = ""
     result_tool: str = ""
     step: int = 0  # calls of one step were requested together (the model's one turn): parallel
+
+    @property
+    def result(self) -> RecordedResult | None:
+        return None if self.payload is None else RecordedResult.of_payload(self.payload)
 
     @property
     def answered_by(self) -> tuple[str, str]:
@@ -138,7 +142,7 @@ def read_calls(reader: StoreReader, trial_ids: set[int] | None = None) -> dict[T
         waiting = open_calls[trial_id].get(call_id)
         if waiting:
             call = waiting.pop(0)
-            call.result = RecordedResult.of_payload(obj)
+            call.payload = obj
             call.result_server, call.result_tool = str(obj.get("server", "")), str(obj.get("tool", ""))
     return {t.key: TrialCalls(t.id, calls[t.id], t.status in ("finished", "error")) for t in trials.values()}
 
@@ -180,7 +184,11 @@ def _pair_trial(
         elif new is None:
             diff = CallDiff("missing", notes=(STOPPED_NOTE,))
         else:
-            diff = diff_results(old.result, new.result, masks.for_call(server, tool))
+            diff = (
+                IDENTICAL
+                if _same(old.payload, new.payload)
+                else diff_results(old.result, new.result, masks.for_call(server, tool))
+            )
         yield CallDrift(
             key,
             recorded.trial_id,
@@ -192,6 +200,16 @@ def _pair_trial(
             old.arguments,
             diff,
         )
+
+
+IDENTICAL = CallDiff("identical")
+_COMPARED = ("content", "is_error", "structured", "blocks")
+
+
+def _same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Both results recorded and equal in every field a diff reads (most calls of a replay): no
+    need to build, mask and walk them."""
+    return a is not None and b is not None and all(a.get(k) == b.get(k) for k in _COMPARED)
 
 
 def replay_source(new_db: Path, config: Mapping[str, Any]) -> tuple[Path, str, Masks]:
