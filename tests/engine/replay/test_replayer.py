@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sqlite3
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -18,8 +19,10 @@ import yaml
 
 from proctor.app.cli import main
 from proctor.engine.drift.runs_diff import replay_drift
+from proctor.engine.replay.replayer import ReplayOptions, replay_run
 from proctor.store.events import ToolCall, ToolResult, TrialFinished, TrialStarted, Usage
 from proctor.store.read.reader import StoreReader
+from proctor.store.schema import SchemaError
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 SERVER = Path(__file__).with_name("drift_server.py")
@@ -198,6 +201,18 @@ def test_replay_routes_every_recorded_call_and_diffs_it(recording: tuple[Path, P
         ("baseline", "b0", "builtin", "grep", "skipped"),
     ]
     assert drift.drifted == 2 and drift.totals["skipped"] == 2
+    assert proctor("gate", new, "--max-changed", "1")[0] == 3
+    code, out, _ = proctor("gate", new, "--max-changed", "2")
+    assert code == 0 and "2 call(s) drifted (1 changed, 1 new error), at most the 2 allowed" in out
+    for flags, needle in (
+        ((), "give --baseline ARM and --min-delta X"),
+        (("--baseline", "baseline"), "give both --baseline ARM and --min-delta X"),
+        (("--max-changed", "-1"), "give 0 or more"),
+    ):
+        code, _, err = proctor("gate", new, *flags)
+        assert code == 2 and needle in err, err
+    code, _, err = proctor("gate", db, "--max-changed", "0")
+    assert code == 2 and "not a replay run" in err
     by_id = {c.call_id: c for c in drift.calls}
     assert by_id["c4"].diff.text_diff[1:] == ("-2", "+20")
     assert "the suite has no server 'gone'" in by_id["c6"].diff.notes[0]
@@ -252,3 +267,44 @@ def test_report_and_gate_say_when_the_recording_is_gone(recording: tuple[Path, P
     assert code == 0 and "is gone" in json.loads(out)["drift"]["error"]
     code, _, err = proctor("gate", new, "--max-changed", "5")
     assert code == 2 and "is gone; put it back" in err
+
+
+def test_an_interrupted_replay_keeps_what_it_made_and_the_rest_is_missing(
+    recording: tuple[Path, Path], tmp_path: Path
+) -> None:
+    db, _ = recording
+    new = tmp_path / "cut.db"
+
+    async def cut_during_the_pauses() -> None:
+        task = asyncio.create_task(replay_run(ReplayOptions(db, new)))
+        deadline = asyncio.get_running_loop().time() + 60
+        while not _has_call(new, "c1"):  # the parallel step has started
+            assert asyncio.get_running_loop().time() < deadline, "the replay never reached the pauses"
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cut_during_the_pauses())
+    with StoreReader(new) as reader:
+        run = reader.run()
+        assert run is not None and run.status == "interrupted"
+    drift = replay_drift(new)
+    assert drift is not None
+    statuses = {c.call_id: c.diff.status for c in drift.calls}
+    assert statuses["c0"] == "identical"
+    assert {statuses[c] for c in ("c1", "c2", "c4", "c5", "c6")} == {"missing"}
+    assert statuses["b0"] == "skipped"  # the baseline trial finished: its built-in call was skipped
+
+
+def _has_call(db: Path, call_id: str) -> bool:
+    if not db.exists():
+        return False
+    try:
+        with StoreReader(db) as reader:
+            return any(
+                isinstance(e.event, ToolCall) and e.event.call_id == call_id
+                for e in reader.events_of_kind("tool_call")
+            )
+    except (sqlite3.DatabaseError, SchemaError):  # the schema is not there yet
+        return False
