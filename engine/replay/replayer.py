@@ -148,7 +148,7 @@ async def replay_run(
         raise ReplayError(EngineLock.held_message(options.db))
     started = time.perf_counter()
     run_id = f"replay-{uuid.uuid4().hex[:8]}"
-    status: Literal["finished", "interrupted"] = "interrupted"
+    status: Literal["finished", "interrupted", "error"] = "interrupted"
     counts = [0, 0]  # calls made, calls skipped
     try:
         writer = await StoreWriter.open(options.db)
@@ -177,7 +177,11 @@ async def replay_run(
                 if on_trial is not None:
                     on_trial(record, made)
 
-            await asyncio.gather(*(one(t, c) for t, c in plan.trials))
+            try:
+                await asyncio.gather(*(one(t, c) for t, c in plan.trials))
+            except Exception:
+                status = "error"  # a suite variable unset, a disk full: said by the caller
+                raise
             status = "finished"
         finally:
             try:
