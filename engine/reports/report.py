@@ -221,7 +221,8 @@ def build_report(db: Path) -> Report:
             with StoreReader(db) as reader:
                 report = _assemble(reader, upper, events)
             report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors
-            drift = drift_section(db, (report["run"] or {}).get("config") or {})
+            run = report["run"]
+            drift = drift_section(db, run["config"] if run is not None else {})
             if drift is not None:  # a replay run: its calls against the recording
                 report["drift"] = drift
             return report
