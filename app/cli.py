@@ -37,6 +37,8 @@ BAD_INPUT_ERRORS: tuple[tuple[str, str], ...] = (
     ("proctor.app.commands.servers", "CallInputError"),
     ("proctor.engine.replay.replayer", "ReplayError"),
     ("proctor.engine.drift.runs_diff", "DriftError"),
+    ("proctor.app.commands.tools", "SurfaceInputError"),
+    ("proctor.engine.tools.surface_lock", "ToolLockError"),
 )
 
 _SubParsers = Any  # argparse's _SubParsersAction is private; add_parser is all we use
@@ -153,6 +155,35 @@ def _add_runs(sub: _SubParsers) -> None:
         "--concurrency", type=_positive, help="trials replayed at once (default: the suite's)"
     )
     _command(replay, "replay:replay_command")
+    _add_tools(sub)
+
+
+def _add_tools(sub: _SubParsers) -> None:
+    tools = sub.add_parser("tools", help="tool surfaces: diff two of them, lock a suite's by SHA-256")
+    tools_sub = tools.add_subparsers(dest="tools_command", required=True)
+    diff = tools_sub.add_parser(
+        "diff",
+        help="tools added, removed, renamed; schema changes (breaking or not); descriptions word by word "
+        "(exit 0 same, 1 different)",
+    )
+    for side in ("old", "new"):
+        diff.add_argument(
+            side,
+            type=Path,
+            help="a run database, a suite folder (its servers listed now) or a tools.lock.json",
+        )
+    diff.add_argument("--format", choices=("text", "json"), default="text")
+    _command(diff, "tools:diff_command")
+    lock = tools_sub.add_parser(
+        "lock", help="write SUITE/tools.lock.json: the SHA-256 of each server's tool definitions"
+    )
+    lock.add_argument("suite", type=Path, help="a suite folder")
+    lock.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the servers against the lock without writing (exit 3 if they differ)",
+    )
+    _command(lock, "tools:lock_command")
 
 
 def _add_judging(sub: _SubParsers) -> None:
@@ -380,6 +411,13 @@ def _add_interop(sub: _SubParsers) -> None:
     )
     gate.add_argument(
         "--suite", type=Path, help="the suite folder for --require-anchors (default: the run's)"
+    )
+    gate.add_argument(
+        "--tools-lock",
+        type=Path,
+        metavar="LOCKFILE",
+        help="the tool lock the run's tool definitions must match (default: tools.lock.json beside the "
+        "run's suite, when there is one)",
     )
     gate.add_argument(
         "--junit",

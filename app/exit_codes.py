@@ -8,6 +8,8 @@ from enum import IntEnum
 class ExitCode(IntEnum):
     OK = 0
     """The command did what it was asked (a run completed, even with failed answers)."""
+    DIFFERS = 1
+    """``proctor tools diff``: the two tool surfaces differ (as diff(1) and ``git diff --exit-code``)."""
     BAD_INPUT = 2
     """Bad input: suite, config, database or flags; the message names the file, the field and the fix."""
     FAILED = 3

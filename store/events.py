@@ -96,6 +96,11 @@ class ListedTool(BaseModel):
     server: str
     description: str
     input_schema: dict[str, Any]
+    # The rest of the server's definition, pinned by a tool lock; left out of the stored JSON when
+    # the server did not send it, so tool lists recorded before these fields read the same.
+    title: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    output_schema: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
+    annotations: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ToolsListed(_Event):

@@ -22,6 +22,7 @@ from proctor.engine.reports.gate import (
 )
 from proctor.engine.reports.junit import gate_markdown, report_junit
 from proctor.scenarios.loader import SuiteError
+from proctor.store.display_text import sanitize
 from proctor.store.read.reader import StoreReader
 
 
@@ -55,7 +56,25 @@ def gate_command(args: argparse.Namespace) -> int:
     _write_ci_files(args, result, drift)
     anchors_ok = True if args.require_anchors is None else _anchors_hold(args)
     passed = (result is None or result.passed) and (drift is None or drift.passed)
-    return ExitCode.OK if passed and anchors_ok else ExitCode.FAILED
+    tools_ok = _tool_lock_holds(args)
+    return ExitCode.OK if passed and anchors_ok and tools_ok else ExitCode.FAILED
+
+
+def _tool_lock_holds(args: argparse.Namespace) -> bool:
+    """The run's tool definitions against the suite's tool lock (or ``--tools-lock``); silent
+    when there is no lock, so a gate without one prints what it always printed."""
+    from proctor.engine.reports.tool_surface import gate_tool_lock
+
+    check = gate_tool_lock(args.db, args.tools_lock)
+    if check is None:
+        return True
+    if check.holds:
+        print(f"tool lock: holds ({sanitize(check.path)})")
+        return True
+    print(f"tool lock: FAILED, the run's tools differ from {sanitize(check.path)}:")
+    for line in check.summary_lines():
+        print(f"  {line}")
+    return False
 
 
 def _write_ci_files(

@@ -49,6 +49,7 @@ from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.event_sections import PendingSections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
+from proctor.engine.reports.tool_surface import surface_report
 from proctor.engine.stats import intervals_ahead, remember_binomial
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.supervise import killed_notes
@@ -315,6 +316,7 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> Repor
         "judges": judges_section(machine_judges, panel, floor, threshold),
         "anchors": anchors_section(config, anchor_rows, commands),
         "tool_usage": read.tools,
+        "tool_surface": surface_report(reader, upper, trials, config),
     }
     if errors is None:
         # Only present when trials errored, so a report without errors reads as it always did.

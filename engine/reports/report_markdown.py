@@ -27,6 +27,7 @@ from proctor.engine.reports.report_model import (
     RunInfo,
     SuccessRow,
 )
+from proctor.engine.reports.tool_surface import tool_surface_markdown
 
 
 def _arms(arms: list[ArmEntry]) -> list[str]:
@@ -355,6 +356,7 @@ def render_markdown(report: Report) -> str:
         scenarios_section(report),
         failure_modes_section(report),
         tools_section(report),
+        tool_surface_markdown(report),
         _cost(arms),
         frontier_chart(report),
         _pass_k(arms),

@@ -101,7 +101,13 @@ async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFi
             ToolsListed(
                 tools=[
                     ListedTool(
-                        name=t.name, server=t.server, description=t.description, input_schema=t.input_schema
+                        name=t.name,
+                        server=t.server,
+                        description=t.description,
+                        input_schema=t.input_schema,
+                        title=t.title,
+                        output_schema=t.output_schema,
+                        annotations=t.annotations,
                     )
                     for t in _offered(toolbox)
                 ]

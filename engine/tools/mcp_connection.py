@@ -37,6 +37,7 @@ from proctor.engine.tools.server_secrets import server_secrets
 from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.stdio_lines import stdio_lines
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, kill_group, supervised
+from proctor.engine.tools.surface import from_mcp_tool
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
@@ -204,8 +205,12 @@ class McpConnection:
                     input_schema=dict(t.input_schema),
                     server=self.name,
                     server_description=self.description,
+                    title=definition.title,
+                    output_schema=definition.output_schema,
+                    annotations=definition.annotations,
                 )
                 for t in tools
+                for definition in (from_mcp_tool(self.name, t),)
             ]
             self._specs = (tools, built)
         return list(self._specs[1])

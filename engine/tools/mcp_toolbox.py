@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -123,11 +124,7 @@ class McpToolbox:
                     continue
                 exposed = f"{c.name}__{spec.name}"
                 self._routes[exposed] = (c, spec.name)
-                self._specs.append(
-                    ToolSpec(
-                        exposed, spec.description, spec.input_schema, spec.server, spec.server_description
-                    )
-                )
+                self._specs.append(dataclasses.replace(spec, name=exposed))
 
     @classmethod
     async def open(

@@ -19,6 +19,11 @@ class ToolSpec:
     input_schema: dict[str, Any]
     server: str = ""
     server_description: str = ""
+    # The rest of the server's definition (``tools/list``): not sent to the model, but pinned by a
+    # tool lock (engine/tools/surface.py), since a client may show or act on them.
+    title: str | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,113 @@
+"""A recorded run's tool surface, folded from its ``tools_listed`` events (one per trial).
+
+Each trial records the tools its model was offered, with their servers' definitions. From these
+come the run's surface (server -> tool -> definition, for a diff or a lock check) and each
+trial's per-turn definition cost in tokens. A payload recurs verbatim in every trial of an arm,
+so each distinct one is parsed and counted once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctor.engine.tools.baseline import SERVER as BASELINE_SERVER
+from proctor.engine.tools.definition_tokens import definition_tokens
+from proctor.engine.tools.retrieval import ROUTE
+from proctor.engine.tools.surface import Surface, ToolDefinition, own_name, surface_of
+from proctor.store.events import Event, ToolsListed
+
+BUILT_IN = "(built-in)"  # the label of tools without a server
+# Tools proctor serves itself (the baseline's, tool retrieval's router): costs, never a surface.
+PROCTOR_SERVERS = frozenset({"", BASELINE_SERVER, ROUTE.server})
+
+
+def is_mcp(d: ToolDefinition) -> bool:
+    return d.server not in PROCTOR_SERVERS
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One ``tools_listed`` payload: the tools offered in a trial, under their servers' own names."""
+
+    tools: tuple[ToolDefinition, ...]
+    tokens: tuple[int, ...]  # each tool's definition tokens, in the order of ``tools``
+
+    def tokens_by_server(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for tool, n in zip(self.tools, self.tokens, strict=True):
+            key = tool.server or BUILT_IN
+            out[key] = out.get(key, 0) + n
+        return out
+
+
+def listing_of(tools: Iterable[Any]) -> Listing:
+    """From ``ListedTool`` models or their JSON objects (the report's fast path)."""
+    defs = tuple(_definition(t) for t in tools)
+    return Listing(defs, tuple(definition_tokens(d) for d in defs))
+
+
+def _definition(t: Any) -> ToolDefinition:
+    get = t.get if isinstance(t, dict) else lambda k, d=None: getattr(t, k, d)
+    server = str(get("server", "") or "")
+    return ToolDefinition(
+        server=server,
+        name=own_name(str(get("name", "")), server) if server else str(get("name", "")),
+        description=str(get("description", "") or ""),
+        input_schema=dict(get("input_schema", {}) or {}),
+        title=get("title"),
+        output_schema=get("output_schema"),
+        annotations=get("annotations"),
+    )
+
+
+def fast_listing(kind: str, obj: dict[str, Any]) -> Listing | None:
+    """``StoreReader.extract``'s fast reader for ``tools_listed`` rows."""
+    tools = obj.get("tools")
+    return listing_of(tools) if kind == "tools_listed" and isinstance(tools, list) else None
+
+
+def slow_listing(event: Event) -> Listing | None:
+    return listing_of(event.tools) if isinstance(event, ToolsListed) else None
+
+
+@dataclass
+class RunSurface:
+    """What a run's trials were offered: the surface, and each trial's listing."""
+
+    listings: dict[int, Listing] = field(default_factory=dict)  # trial id -> its current attempt's
+    variants: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (server, tool) -> hashes
+
+    def add(self, trial_id: int | None, abandoned: bool, listing: Listing) -> None:
+        if trial_id is None or abandoned:
+            return
+        self.listings[trial_id] = listing
+        for d in listing.tools:
+            if is_mcp(d):
+                self.variants.setdefault((d.server, d.name), set()).add(d.sha256())
+
+    def surface(self) -> Surface:
+        """Every MCP tool offered in the run (the last definition seen, when a server changed)."""
+        seen: dict[tuple[str, str], ToolDefinition] = {}
+        for listing in self.listings.values():
+            for d in listing.tools:
+                if is_mcp(d):
+                    seen[(d.server, d.name)] = d
+        return surface_of(seen.values())
+
+    def changed_during_run(self) -> list[tuple[str, str]]:
+        """Tools whose definition was not the same in every trial (a server changed mid-run)."""
+        return sorted(key for key, hashes in self.variants.items() if len(hashes) > 1)
+
+
+__all__ = [
+    "BUILT_IN",
+    "PROCTOR_SERVERS",
+    "Listing",
+    "RunSurface",
+    "fast_listing",
+    "is_mcp",
+    "listing_of",
+    "slow_listing",
+]
