@@ -4,7 +4,7 @@ grounding and sparklines. Filters live only as long as the screen does."""
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -27,9 +27,13 @@ from proctor.widgets.text_panel import TextPanel
 from proctor.widgets.trial_matrix import STATUSES, TrialMatrix, cell_text, delta_text
 from proctor.widgets.variance_panel import VariancePanel
 
+if TYPE_CHECKING:
+    from proctor.app.views.surface_view import SurfaceFold
+
 PANEL_INTERVAL_S = 0.5
 WIDE_COLUMNS = 140  # from this width the panels under the matrix sit three abreast, else two
 ENGINE_CHECK_S = 1.0
+SURFACE_CHECK_S = 10.0  # the run's tools against the suite's tool lock, read again this often
 
 
 def _cycle(options: list[str], current: str | None) -> str | None:
@@ -73,6 +77,9 @@ class DashboardScreen(ProctorScreen):
         self._title_key: object = None
         self._engine_checked_at = -ENGINE_CHECK_S
         self._engine_held = True
+        self._surface_at = -SURFACE_CHECK_S
+        self._surface_alert: str | None = None
+        self._surface_fold: SurfaceFold | None = None
 
     def compose(self) -> ComposeResult:
         # The matrix takes the whole width and is as tall as its rows (up to 60 % of the
@@ -109,6 +116,9 @@ class DashboardScreen(ProctorScreen):
         self._flush_title()
         if not state.loaded:
             return
+        if state.run is not None and time.monotonic() - self._surface_at >= SURFACE_CHECK_S:
+            self._surface_at = time.monotonic()
+            self.run_worker(self._check_surface(), group="surface", exclusive=True, exit_on_error=False)
         changed = state.take_changed()
         model = self.matrix.model
         rebuild = (
@@ -173,12 +183,29 @@ class DashboardScreen(ProctorScreen):
         since = self.host.engine_running_since()
         return None if since is None else time.monotonic() - since
 
+    async def _check_surface(self) -> None:
+        """Whether the run's tools still match the suite's tool lock (views/surface_view.py)."""
+        from proctor.app.views.surface_view import SurfaceFold
+
+        if self._surface_fold is None:
+            self._surface_fold = SurfaceFold()
+        alert = (await self.host.feed.tool_surface(self._surface_fold)).alert()
+        if alert != self._surface_alert:
+            self._surface_alert = alert
+            self._flush_title()
+
     def _flush_title(self) -> None:
         run = self.state.run
         stopped = self._engine_stopped()
         engine_for_s = self._engine_for_s() if run is None else None
         starting = run is None or (run.status == "running" and self.state.servers is not None)
-        key = (self.state.loaded, run, stopped, None if engine_for_s is None else int(engine_for_s))
+        key = (
+            self.state.loaded,
+            run,
+            stopped,
+            None if engine_for_s is None else int(engine_for_s),
+            self._surface_alert,
+        )
         if key == self._title_key:
             return
         self._title_key = key
@@ -191,6 +218,8 @@ class DashboardScreen(ProctorScreen):
         else:
             title = Text("proctor · ", style="bold", end="")
             title.append(one_line(run.id, 40), style="bold cyan")
+            if self._surface_alert:  # names and words from servers: plain text, never markup
+                title.append(f" · {one_line(self._surface_alert, 200)}", style="bold red")
             title.append(f" · suite {one_line(run.suite, 40)} · {one_line(run.status, 20)}")
             if stopped:
                 title.append(" · engine stopped (--resume continues the run)", style="bold red")

@@ -7,7 +7,7 @@ on every event.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -16,6 +16,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from proctor.app.screens.base import ProctorScreen
+
+if TYPE_CHECKING:
+    from proctor.app.views.surface_view import SurfaceFold
 from proctor.engine.reports.tool_usage import ArmToolUsage
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
@@ -57,9 +60,15 @@ class ToolsScreen(ProctorScreen):
         Binding("escape", "back", "Back"),
     ]
 
+    _fold: SurfaceFold | None = None  # the run's tool lists read so far, kept across refreshes
+
     def compose(self) -> ComposeResult:
         yield Static(
-            Text("tools by arm: calls, errors, latency, result size; never-called tools", style="bold")
+            Text(
+                "tool surface (lock, definition tokens per turn); tools by arm: calls, errors, latency, "
+                "result size; never-called tools",
+                style="bold",
+            )
         )
         yield LinesView(id="tools-body")
         yield KeyBar()
@@ -73,9 +82,15 @@ class ToolsScreen(ProctorScreen):
         self.run_worker(self._load(), group="tools", exclusive=True, exit_on_error=False)
 
     async def _load(self) -> None:
+        from proctor.app.views.surface_view import SurfaceFold, surface_lines
+
+        if self._fold is None:
+            self._fold = SurfaceFold()
+        surface = await self.host.feed.tool_surface(self._fold)
         usage = await self.host.feed.tool_usage()
         view = self.query_one(LinesView)
-        view.set_lines(wrap_texts(tool_lines(usage), self.app.console, max(20, view.size.width - 1)))
+        lines = surface_lines(surface) + tool_lines(usage)
+        view.set_lines(wrap_texts(lines, self.app.console, max(20, view.size.width - 1)))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -43,6 +43,7 @@ from proctor.store.records import (
 from proctor.store.schema import SchemaError
 
 if TYPE_CHECKING:
+    from proctor.app.views.surface_view import SurfaceFold, SurfaceView
     from proctor.engine.reports.tool_usage import ArmToolUsage
 
 T = TypeVar("T")
@@ -250,6 +251,22 @@ class StoreFeed:
                 merged = []
         await loop.run_in_executor(self._decoder, count, merged)
         return counter.result()
+
+    async def tool_surface(self, fold: SurfaceFold) -> SurfaceView:
+        """The run's tool surface and lock check; ``fold`` keeps what earlier calls read, so each
+        call reads only the tool lists recorded since (on the decoder thread)."""
+        loop = asyncio.get_running_loop()
+        run = await self._fetch(queries.run())
+        upper = await self._fetch(queries.max_event_id())
+        while True:
+            chunk = await self._fetch(
+                queries.events_of_kind("tools_listed", fold.after_id, upper, USAGE_CHUNK)
+            )
+            await loop.run_in_executor(self._decoder, fold.add, chunk)
+            if len(chunk) < USAGE_CHUNK:
+                break
+        trials: list[TrialRecord] = await self._fetch(queries.trials())
+        return await loop.run_in_executor(self._decoder, fold.view, run.config if run else {}, trials)
 
     async def details(self) -> Details:
         commands: list[StoredEvent] = []

@@ -179,8 +179,8 @@ def _arms(run: RunSurface, trials: list[TrialRecord]) -> list[dict[str, Any]]:
 def tool_surface_markdown(report: dict[str, Any]) -> list[str]:
     """The Markdown section (names escaped by the report's ``cell``); none before this section existed."""
     section = report.get("tool_surface")
-    if not isinstance(section, dict):
-        return []
+    if not isinstance(section, dict) or (not section["arms"] and section["lock"]["status"] == "none"):
+        return []  # no tool lists recorded (an import) and no lock: nothing to say
     escape = cell
     lines = ["## Tool surface", ""]
     lock = section["lock"]
@@ -218,7 +218,7 @@ def tool_surface_markdown(report: dict[str, Any]) -> list[str]:
             lines.append(
                 f"| {escape(t['server'])}/{escape(t['tool'])} | {t['tokens']} | `{t['sha256'][:12]}` |"
             )
-    lines += ["", f"_{section['note']}._", ""]
+    lines += ["", f"{section['note'][0].upper()}{section['note'][1:]}."]
     return lines
 
 
