@@ -57,6 +57,8 @@ def gate_command(args: argparse.Namespace) -> int:
     anchors_ok = True if args.require_anchors is None else _anchors_hold(args)
     passed = (result is None or result.passed) and (drift is None or drift.passed)
     tools_ok = _tool_lock_holds(args)
+    if passed and not tools_ok:
+        print("gate: FAILED (the tool lock does not hold)")
     return ExitCode.OK if passed and anchors_ok and tools_ok else ExitCode.FAILED
 
 
@@ -74,6 +76,13 @@ def _tool_lock_holds(args: argparse.Namespace) -> bool:
     print(f"tool lock: FAILED, the run's tools differ from {sanitize(check.path)}:")
     for line in check.summary_lines():
         print(f"  {line}")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        from proctor.engine.reports.md_format import cell
+
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(f"**Tool lock failed**: the run's tools differ from `{cell(check.path)}`\n\n")
+            f.writelines(f"- {cell(line)}\n" for line in check.summary_lines())
     return False
 
 

@@ -138,7 +138,9 @@ def test_diff_of_two_suites_is_json_with_exit_one(suites: Suites) -> None:
     assert (code, out.splitlines()[-1]) == (0, "tool surfaces are the same")
 
 
-def test_a_run_of_the_changed_server_is_flagged_by_report_and_gate(suites: Suites, tmp_path: Path) -> None:
+def test_a_run_of_the_changed_server_is_flagged_by_report_and_gate(
+    suites: Suites, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     proctor("tools", "lock", suites.old)
     shutil.copy(suites.old / "tools.lock.json", suites.new / "tools.lock.json")
     old_db, new_db = tmp_path / "old.db", tmp_path / "new.db"
@@ -157,9 +159,19 @@ def test_a_run_of_the_changed_server_is_flagged_by_report_and_gate(suites: Suite
     code, out, _ = proctor("report", new_db, "--format", "md")
     assert "The run's tools differ from the tool lock" in out and "read\\_text\\_file" in out
 
+    step_summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     code, out, _ = proctor("gate", new_db, "--baseline", "baseline", "--min-delta", "-1")
     assert code == 3
     assert "tool lock: FAILED" in out and "fs/read_text_file: description changed" in out
+    assert (
+        "**Tool lock failed**" in step_summary.read_text()
+        and "read\\_text\\_file" in step_summary.read_text()
+    )
+    code, _, err = proctor(
+        "gate", new_db, "--baseline", "baseline", "--min-delta", "-1", "--tools-lock", tmp_path / "none.json"
+    )
+    assert code == 2 and "--tools-lock" in err
     code, out, _ = proctor("report", old_db, "--format", "json")
     assert json.loads(out)["tool_surface"]["lock"]["status"] == "holds"
     code, out, _ = proctor("gate", old_db, "--baseline", "baseline", "--min-delta", "-1")
