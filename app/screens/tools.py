@@ -65,8 +65,7 @@ class ToolsScreen(ProctorScreen):
     def compose(self) -> ComposeResult:
         yield Static(
             Text(
-                "tool surface (lock, definition tokens per turn); tools by arm: calls, errors, latency, "
-                "result size; never-called tools",
+                "tool surface and tools by arm: lock, definition tokens, calls, errors, latency, size",
                 style="bold",
             )
         )

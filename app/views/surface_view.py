@@ -69,8 +69,8 @@ class SurfaceFold:
 
 def surface_lines(view: SurfaceView | None) -> list[Text]:
     """The tools screen's first block."""
-    if view is None:
-        return []
+    if view is None or (not view.section["arms"] and view.lock is None):
+        return []  # no tool lists recorded and no lock: nothing to say
     out = [Text("tool surface", style="bold underline")]
     lock = view.lock
     if lock is None:

@@ -9,13 +9,13 @@ compared (an arm left out of a run is no difference); a server missing from the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from proctor.engine.reports.md_format import cell
 from proctor.engine.tools.definition_tokens import TOKENIZER
-from proctor.engine.tools.run_surface import RunSurface, fast_listing, slow_listing
+from proctor.engine.tools.run_surface import Listing, RunSurface, fast_listing, slow_listing
 from proctor.engine.tools.surface import Surface
 from proctor.engine.tools.surface_diff import SurfaceDiff, diff_surfaces
 from proctor.engine.tools.surface_lock import ToolLockError, lock_path, read_lock
@@ -138,42 +138,53 @@ def _lock_json(lock: LockCheck | None) -> dict[str, Any]:
 
 def _tool_tokens(run: RunSurface) -> list[tuple[Any, int]]:
     seen: dict[tuple[str, str], tuple[Any, int]] = {}
-    for listing in run.listings.values():
+    for listing in run.distinct():
         for d, n in zip(listing.tools, listing.tokens, strict=True):
             seen[(d.server, d.name)] = (d, n)
     return [seen[k] for k in sorted(seen)]
 
 
 def _arms(run: RunSurface, trials: list[TrialRecord]) -> list[dict[str, Any]]:
-    """Per arm × model: definition tokens per turn (mean over trials, by server) and pass rate."""
-    groups: dict[tuple[str, str], list[TrialRecord]] = {}
+    """Per arm × model: definition tokens per turn (mean over trials, by server) and pass rate.
+    Trials are counted per distinct listing (an arm's trials share one or a few)."""
+    groups: dict[tuple[str, str], _Group] = {}
     for t in trials:
-        if t.id in run.listings:
-            groups.setdefault((t.arm, t.model), []).append(t)
+        listing = run.listings.get(t.id)
+        if listing is None:
+            continue
+        g = groups.setdefault((t.arm, t.model), _Group())
+        g.listings[id(listing)] = (listing, g.listings.get(id(listing), (listing, 0))[1] + 1)
+        if t.passed is not None:
+            g.judged += 1
+            g.passed += bool(t.passed)
     rows = []
-    for (arm, model), members in sorted(groups.items()):
+    for (arm, model), g in sorted(groups.items()):
+        n = sum(count for _, count in g.listings.values())
         by_server: dict[str, int] = {}
-        total = 0
-        for t in members:
-            listing = run.listings[t.id]
-            total += sum(listing.tokens)
-            for server, n in listing.tokens_by_server().items():
-                by_server[server] = by_server.get(server, 0) + n
-        judged = [t.passed for t in members if t.passed is not None]
+        for listing, count in g.listings.values():
+            for server, tokens in listing.by_server:
+                by_server[server] = by_server.get(server, 0) + tokens * count
         rows.append(
             {
                 "arm": arm,
                 "model": model,
-                "trials": len(members),
-                "tools": round(sum(len(run.listings[t.id].tools) for t in members) / len(members), 2),
-                "tokens_per_turn": round(total / len(members), 1),
-                "by_server": {s: round(n / len(members), 1) for s, n in sorted(by_server.items())},
-                "passed": sum(bool(p) for p in judged),
-                "judged": len(judged),
-                "pass_rate": round(sum(bool(p) for p in judged) / len(judged), 4) if judged else None,
+                "trials": n,
+                "tools": round(sum(len(lst.tools) * c for lst, c in g.listings.values()) / n, 2),
+                "tokens_per_turn": round(sum(lst.total * c for lst, c in g.listings.values()) / n, 1),
+                "by_server": {s: round(v / n, 1) for s, v in sorted(by_server.items())},
+                "passed": g.passed,
+                "judged": g.judged,
+                "pass_rate": round(g.passed / g.judged, 4) if g.judged else None,
             }
         )
     return rows
+
+
+@dataclass
+class _Group:
+    listings: dict[int, tuple[Listing, int]] = field(default_factory=dict)  # id -> (listing, trials)
+    passed: int = 0
+    judged: int = 0
 
 
 def tool_surface_markdown(report: dict[str, Any]) -> list[str]:

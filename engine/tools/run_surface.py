@@ -33,19 +33,24 @@ class Listing:
 
     tools: tuple[ToolDefinition, ...]
     tokens: tuple[int, ...]  # each tool's definition tokens, in the order of ``tools``
+    # Computed once per distinct payload (a run of 10k trials has a few): what every trial needs.
+    total: int = 0
+    by_server: tuple[tuple[str, int], ...] = ()
+    mcp_hashes: tuple[tuple[str, str, str], ...] = ()  # (server, tool, sha256) of MCP tools
 
     def tokens_by_server(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for tool, n in zip(self.tools, self.tokens, strict=True):
-            key = tool.server or BUILT_IN
-            out[key] = out.get(key, 0) + n
-        return out
+        return dict(self.by_server)
 
 
 def listing_of(tools: Iterable[Any]) -> Listing:
     """From ``ListedTool`` models or their JSON objects (the report's fast path)."""
     defs = tuple(_definition(t) for t in tools)
-    return Listing(defs, tuple(definition_tokens(d) for d in defs))
+    tokens = tuple(definition_tokens(d) for d in defs)
+    by_server: dict[str, int] = {}
+    for d, n in zip(defs, tokens, strict=True):
+        by_server[d.server or BUILT_IN] = by_server.get(d.server or BUILT_IN, 0) + n
+    hashes = tuple((d.server, d.name, d.sha256()) for d in defs if is_mcp(d))
+    return Listing(defs, tokens, sum(tokens), tuple(by_server.items()), hashes)
 
 
 def _definition(t: Any) -> ToolDefinition:
@@ -78,23 +83,31 @@ class RunSurface:
 
     listings: dict[int, Listing] = field(default_factory=dict)  # trial id -> its current attempt's
     variants: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (server, tool) -> hashes
+    # Each distinct listing object once, in order of arrival (readers hand out one object per
+    # distinct payload, so a run's thousands of trials share a few).
+    _distinct: dict[int, Listing] = field(default_factory=dict)
 
     def add(self, trial_id: int | None, abandoned: bool, listing: Listing) -> None:
         if trial_id is None or abandoned:
             return
         self.listings[trial_id] = listing
-        for d in listing.tools:
-            if is_mcp(d):
-                self.variants.setdefault((d.server, d.name), set()).add(d.sha256())
+        if id(listing) in self._distinct:  # the same payload as an earlier trial's
+            return
+        self._distinct[id(listing)] = listing
+        for server, name, sha in listing.mcp_hashes:
+            self.variants.setdefault((server, name), set()).add(sha)
 
     def surface(self) -> Surface:
         """Every MCP tool offered in the run (the last definition seen, when a server changed)."""
         seen: dict[tuple[str, str], ToolDefinition] = {}
-        for listing in self.listings.values():
+        for listing in self._distinct.values():
             for d in listing.tools:
                 if is_mcp(d):
                     seen[(d.server, d.name)] = d
         return surface_of(seen.values())
+
+    def distinct(self) -> list[Listing]:
+        return list(self._distinct.values())
 
     def changed_during_run(self) -> list[tuple[str, str]]:
         """Tools whose definition was not the same in every trial (a server changed mid-run)."""
