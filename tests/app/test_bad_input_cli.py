@@ -105,3 +105,24 @@ def test_a_read_only_database_can_be_reported(tmp_path: Path, capsys: pytest.Cap
         assert '"arms"' in capsys.readouterr().out
     finally:
         db.chmod(0o644)
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (_garbage, "not a SQLite database"),
+        (lambda tmp: tmp / "missing.db", "no such file or folder"),
+        (
+            lambda tmp: (tmp / "tools.lock.json").write_text("{}") and tmp / "tools.lock.json",
+            "field 'version'",
+        ),
+    ],
+)
+def test_tools_diff_names_a_side_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: object, needle: str
+) -> None:
+    assert callable(make)
+    bad = make(tmp_path)
+    assert main(["tools", "diff", str(bad), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and needle in err and "Traceback" not in err, err
