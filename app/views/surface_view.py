@@ -86,10 +86,7 @@ def surface_lines(view: SurfaceView | None) -> list[Text]:
         name = one_line(f"{arm['arm']} · {arm['model']}", 44)
         rate = "—" if arm["pass_rate"] is None else f"{arm['pass_rate']:.0%} of {arm['judged']}"
         out.append(Text(f"{name:<44} {arm['tools']:>6g} {arm['tokens_per_turn']:>16,.0f} {rate:>10}"))
-    tools = view.section["tools"]
-    if tools:
-        per_tool = ", ".join(one_line(f"{t['server']}/{t['tool']}", 40) + f" {t['tokens']}" for t in tools)
-        out.append(Text(f"definition tokens per tool: {per_tool}", style="dim"))
+    out.append(Text("each tool's definition tokens: the def tok column below", style="dim"))
     out.append(Text(""))
     return out
 
