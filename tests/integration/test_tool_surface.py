@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from proctor.app.cli import main
 pytestmark = pytest.mark.slow
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference_servers"
+GIT_SERVER = REFERENCE / ".venv-git" / "bin" / "mcp-server-git"
 MODULES = REFERENCE / "node_modules"
 FILESYSTEM = MODULES / "@modelcontextprotocol" / "server-filesystem"
 OLD_END = '"Only works within allowed directories.",\n    inputSchema: {\n        path: z.string(),'
@@ -187,3 +189,28 @@ def test_a_hand_edited_lock_is_refused(suites: Suites) -> None:
     code, _, err = proctor("tools", "lock", "--check", suites.old)
     assert code == 2
     assert "servers.fs.tools.read_text_file.sha256 does not match its definition" in err
+
+
+def test_a_python_server_locks_and_checks_across_restarts(tmp_path: Path) -> None:
+    """mcp-server-git (PyPI, its own venv): its listing hashes the same on every start."""
+    if not GIT_SERVER.exists():
+        pytest.fail(
+            "mcp-server-git is not installed: run `make test` (it builds tests/reference_servers/.venv-git)"
+        )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    suite = tmp_path / "suite"
+    (suite / "scenarios").mkdir(parents=True)
+    config = {
+        "name": "git-surface",
+        "mcpServers": {"git": {"command": str(GIT_SERVER), "args": ["--repository", str(repo)]}},
+        "arms": {"git": {"servers": ["git"]}},
+    }
+    (suite / "suite.yaml").write_text(yaml.safe_dump(config))
+    code, out, err = proctor("tools", "lock", suite)
+    assert code == 0, err
+    tools = json.loads((suite / "tools.lock.json").read_text())["servers"]["git"]["tools"]
+    assert {"git_status", "git_log", "git_diff"} <= set(tools)
+    code, out, _ = proctor("tools", "lock", "--check", suite)
+    assert code == 0 and "holds" in out
