@@ -126,7 +126,7 @@ def test_the_ci_example_uses_commands_that_parse() -> None:
         for line in str(step.get("run", "")).splitlines()
         if line.strip().startswith("proctor ")
     ]
-    assert [c.split()[1] for c in commands] == ["run", "gate", "export", "export", "report"]
+    assert [c.split()[1] for c in commands] == ["tools", "run", "gate", "export", "export", "report"]
     for command in commands:
         argv = shlex.split(command)[1:]
         assert build_parser().parse_args(argv).command == argv[0]
