@@ -17,6 +17,7 @@ from pathlib import Path
 
 from proctor.app.commands.servers import _servers
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.reports.tool_surface import diff_json
 from proctor.engine.tools.mcp_toolbox import ServerPool, ServerStartError
 from proctor.engine.tools.surface import (
     Surface,
@@ -28,7 +29,7 @@ from proctor.engine.tools.surface import (
 )
 from proctor.engine.tools.surface_diff import diff_surfaces
 from proctor.engine.tools.surface_lock import lock_path, read_lock, write_lock
-from proctor.engine.tools.surface_render import diff_json, diff_lines
+from proctor.engine.tools.surface_render import diff_lines
 from proctor.store.display_text import one_line, sanitize
 from proctor.store.redaction import redact
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
+from proctor.engine.reports.report_model import ToolSurfaceSection
 from proctor.engine.reports.tool_surface import LockCheck, check_lock, suite_lock_file, tool_surface_section
 from proctor.engine.tools.run_surface import Listing, RunSurface, slow_listing
 from proctor.store.events import ToolsListed
@@ -26,7 +27,7 @@ class SurfaceView:
     """What the screens show: the lock check (None: no lock) and the report's section."""
 
     lock: LockCheck | None
-    section: dict[str, Any]
+    section: ToolSurfaceSection
 
     def alert(self) -> str | None:
         """The run header's warning, or None when the lock holds or there is none."""

@@ -403,6 +403,75 @@ class ToolUsageSection(TypedDict):
     arms: list[ArmTools]
 
 
+# --- tool surface (engine/reports/tool_surface.py) -------------------------------------------
+
+
+class SurfaceSchemaChange(TypedDict):
+    """One input-schema difference at a JSON path; breaking when an old call may be refused."""
+
+    path: str
+    change: str
+    breaking: bool
+
+
+class SurfaceWords(TypedDict):
+    """A run of a description's words: kept (``=``), removed (``-``) or added (``+``)."""
+
+    op: str
+    words: str
+
+
+class SurfaceChange(TypedDict):
+    """How one tool differs from the lock: added, removed, renamed or changed."""
+
+    server: str
+    tool: str
+    change: str
+    breaking: bool
+    old_name: NotRequired[str]
+    input_schema: NotRequired[list[SurfaceSchemaChange]]
+    description: NotRequired[list[SurfaceWords]]
+    changed: NotRequired[list[str]]
+    """title, outputSchema, annotations: which of them changed."""
+
+
+class SurfaceLock(TypedDict):
+    status: str
+    """none, holds, differs or unreadable."""
+    file: str | None
+    changes: list[SurfaceChange]
+    error: NotRequired[str]
+
+
+class SurfaceArm(TypedDict):
+    arm: str
+    model: str
+    trials: int
+    tools: float
+    tokens_per_turn: float
+    by_server: dict[str, float]
+    passed: int
+    judged: int
+    pass_rate: float | None
+
+
+class SurfaceTool(TypedDict):
+    server: str
+    tool: str
+    sha256: str
+    tokens: int
+
+
+class ToolSurfaceSection(TypedDict):
+    tokenizer: str
+    note: str
+    lock: SurfaceLock
+    changed_during_run: list[str]
+    """``server/tool`` of each tool whose definition was not the same in every trial."""
+    arms: list[SurfaceArm]
+    tools: list[SurfaceTool]
+
+
 # --- the report ---------------------------------------------------------------------------
 
 
@@ -417,6 +486,7 @@ class Report(TypedDict):
     judges: JudgesSection
     anchors: AnchorsSection
     tool_usage: ToolUsageSection
+    tool_surface: ToolSurfaceSection
     drift: NotRequired[JsonObject]
     """Only on a replay run: its calls diffed against the recording (engine/reports/drift_section)."""
 
@@ -458,9 +528,16 @@ __all__ = [
     "RunInfo",
     "StoredScore",
     "SuccessRow",
+    "SurfaceArm",
+    "SurfaceChange",
+    "SurfaceLock",
+    "SurfaceSchemaChange",
+    "SurfaceTool",
+    "SurfaceWords",
     "ToolDefinitions",
     "ToolEntry",
     "ToolMatchEpoch",
+    "ToolSurfaceSection",
     "ToolUsageSection",
     "TrialEntry",
     "TrialTokens",

@@ -14,12 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.reports.md_format import cell
+from proctor.engine.reports.report_model import (
+    Report,
+    SurfaceArm,
+    SurfaceChange,
+    SurfaceLock,
+    ToolSurfaceSection,
+)
 from proctor.engine.tools.definition_tokens import TOKENIZER
 from proctor.engine.tools.run_surface import Listing, RunSurface, fast_listing, slow_listing
 from proctor.engine.tools.surface import Surface
-from proctor.engine.tools.surface_diff import SurfaceDiff, diff_surfaces
+from proctor.engine.tools.surface_diff import SurfaceDiff, ToolChange, diff_surfaces
 from proctor.engine.tools.surface_lock import ToolLockError, lock_path, read_lock
-from proctor.engine.tools.surface_render import change_json, change_summary
+from proctor.engine.tools.surface_render import KINDS, change_summary
 from proctor.store.display_text import one_line
 from proctor.store.read.reader import StoreReader, TrialRecord
 
@@ -76,7 +83,7 @@ def suite_lock_file(config: dict[str, Any]) -> Path | None:
 
 def surface_report(
     reader: StoreReader, upper: int, trials: list[TrialRecord], config: dict[str, Any]
-) -> dict[str, Any]:
+) -> ToolSurfaceSection:
     """The section for a stored run, its lock found beside the suite the run recorded."""
     run = read_run_surface(reader, upper)
     lock_file = suite_lock_file(config)
@@ -102,13 +109,13 @@ def gate_tool_lock(db: Path, lock_file: Path | None = None) -> LockCheck | None:
 
 def tool_surface_section(
     run: RunSurface, trials: list[TrialRecord], lock: LockCheck | None
-) -> dict[str, Any]:
+) -> ToolSurfaceSection:
     """The report's ``tool_surface`` key."""
     return {
         "tokenizer": TOKENIZER,
         "note": TOKENS_NOTE,
         "lock": _lock_json(lock),
-        "changed_during_run": [{"server": s, "tool": t} for s, t in run.changed_during_run()],
+        "changed_during_run": [f"{s}/{t}" for s, t in run.changed_during_run()],
         "arms": _arms(run, trials),
         "tools": [
             {
@@ -122,11 +129,35 @@ def tool_surface_section(
     }
 
 
-def _lock_json(lock: LockCheck | None) -> dict[str, Any]:
+def change_json(c: ToolChange) -> SurfaceChange:
+    """One tool's change as the report and ``proctor tools diff --format json`` write it."""
+    out: SurfaceChange = {"server": c.server, "tool": c.tool, "change": c.kind, "breaking": c.breaking}
+    if c.old_name:
+        out["old_name"] = c.old_name
+    if c.schema:
+        out["input_schema"] = [{"path": s.path, "change": s.change, "breaking": s.breaking} for s in c.schema]
+    if c.description is not None:
+        out["description"] = [{"op": op, "words": words} for op, words in c.description.ops]
+    if c.other:
+        out["changed"] = list(c.other)
+    return out
+
+
+def diff_json(diff: SurfaceDiff) -> dict[str, Any]:
+    """``proctor tools diff --format json`` (less the two sides' names)."""
+    return {
+        "same": diff.same,
+        "breaking": diff.breaking,
+        "counts": {k: sum(c.kind == k for c in diff.changes) for k in KINDS},
+        "changes": [change_json(c) for c in diff.changes],
+    }
+
+
+def _lock_json(lock: LockCheck | None) -> SurfaceLock:
     if lock is None:
         return {"status": "none", "file": None, "changes": []}
     status = "unreadable" if lock.error else "holds" if lock.holds else "differs"
-    out: dict[str, Any] = {
+    out: SurfaceLock = {
         "status": status,
         "file": lock.path,
         "changes": [change_json(c) for c in lock.diff.changes],
@@ -144,7 +175,7 @@ def _tool_tokens(run: RunSurface) -> list[tuple[Any, int]]:
     return [seen[k] for k in sorted(seen)]
 
 
-def _arms(run: RunSurface, trials: list[TrialRecord]) -> list[dict[str, Any]]:
+def _arms(run: RunSurface, trials: list[TrialRecord]) -> list[SurfaceArm]:
     """Per arm × model: definition tokens per turn (mean over trials, by server) and pass rate.
     Trials are counted per distinct listing (an arm's trials share one or a few)."""
     groups: dict[tuple[str, str], _Group] = {}
@@ -157,7 +188,7 @@ def _arms(run: RunSurface, trials: list[TrialRecord]) -> list[dict[str, Any]]:
         if t.passed is not None:
             g.judged += 1
             g.passed += bool(t.passed)
-    rows = []
+    rows: list[SurfaceArm] = []
     for (arm, model), g in sorted(groups.items()):
         n = sum(count for _, count in g.listings.values())
         by_server: dict[str, int] = {}
@@ -187,10 +218,10 @@ class _Group:
     judged: int = 0
 
 
-def tool_surface_markdown(report: dict[str, Any]) -> list[str]:
-    """The Markdown section (names escaped by the report's ``cell``); none before this section existed."""
-    section = report.get("tool_surface")
-    if not isinstance(section, dict) or (not section["arms"] and section["lock"]["status"] == "none"):
+def tool_surface_markdown(report: Report) -> list[str]:
+    """The Markdown section (names escaped by the report's ``cell``)."""
+    section = report["tool_surface"]
+    if not section["arms"] and section["lock"]["status"] == "none":
         return []  # no tool lists recorded (an import) and no lock: nothing to say
     escape = cell
     lines = ["## Tool surface", ""]
@@ -208,9 +239,7 @@ def tool_surface_markdown(report: dict[str, Any]) -> list[str]:
         lines.append("")
         lines += [f"- {escape(_change_line(c))}" for c in lock["changes"]]
     for moved in section["changed_during_run"]:
-        lines.append(
-            f"- {escape(moved['server'])}/{escape(moved['tool'])}: its definition changed during the run"
-        )
+        lines.append(f"- {escape(moved)}: its definition changed during the run")
     lines += [
         "",
         "| arm | model | trials | tools | definition tokens / turn | by server | passed | pass rate |",
@@ -233,7 +262,7 @@ def tool_surface_markdown(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _change_line(c: dict[str, Any]) -> str:
+def _change_line(c: SurfaceChange) -> str:
     name = f"{c['server']}/{c['tool']}"
     if c["change"] == "renamed":
         return f"{name}: renamed from {c.get('old_name', '')}"
@@ -256,7 +285,9 @@ def _change_line(c: dict[str, Any]) -> str:
 __all__ = [
     "TOKENS_NOTE",
     "LockCheck",
+    "change_json",
     "check_lock",
+    "diff_json",
     "gate_tool_lock",
     "read_run_surface",
     "suite_lock_file",

@@ -1,42 +1,19 @@
-"""A surface diff as JSON (for machines) and as plain lines (for terminals and Markdown).
+"""A surface diff as plain lines, for terminals (its JSON form is the report's, in
+engine/reports/tool_surface.py).
 
 The text form puts every name and word from a server through ``one_line`` (escape sequences and
 controls removed, newlines folded), so a description cannot forge a line of the output or act on
-the terminal; the JSON form keeps values whole.
+the terminal.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from proctor.engine.tools.surface_diff import SurfaceDiff, ToolChange
 from proctor.store.display_text import one_line
 
+KINDS = ("added", "removed", "renamed", "changed")
 NAME_CHARS = 80
 WORDS_CHARS = 400
-
-
-def change_json(c: ToolChange) -> dict[str, Any]:
-    out: dict[str, Any] = {"server": c.server, "tool": c.tool, "change": c.kind, "breaking": c.breaking}
-    if c.old_name:
-        out["old_name"] = c.old_name
-    if c.schema:
-        out["input_schema"] = [{"path": s.path, "change": s.change, "breaking": s.breaking} for s in c.schema]
-    if c.description is not None:
-        out["description"] = [{"op": op, "words": words} for op, words in c.description.ops]
-    if c.other:
-        out["changed"] = list(c.other)
-    return out
-
-
-def diff_json(diff: SurfaceDiff) -> dict[str, Any]:
-    kinds = ("added", "removed", "renamed", "changed")
-    return {
-        "same": diff.same,
-        "breaking": diff.breaking,
-        "counts": {k: sum(c.kind == k for c in diff.changes) for k in kinds},
-        "changes": [change_json(c) for c in diff.changes],
-    }
 
 
 def tool_label(c: ToolChange) -> str:
@@ -63,7 +40,7 @@ def diff_lines(diff: SurfaceDiff) -> list[str]:
     """The diff for a terminal: a line per tool, then its schema changes and its words."""
     if diff.same:
         return ["tool surfaces are the same"]
-    counts = diff_json(diff)["counts"]
+    counts = {k: sum(c.kind == k for c in diff.changes) for k in KINDS}
     lines = [
         "tool surface differs: "
         + ", ".join(f"{n} {k}" for k, n in counts.items() if n)
@@ -81,4 +58,4 @@ def diff_lines(diff: SurfaceDiff) -> list[str]:
     return lines
 
 
-__all__ = ["change_json", "change_summary", "diff_json", "diff_lines", "tool_label"]
+__all__ = ["KINDS", "change_summary", "diff_lines", "tool_label"]

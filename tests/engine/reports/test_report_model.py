@@ -20,6 +20,8 @@ from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.runs.imported_runs import save_import
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
+from proctor.engine.tools.surface import ToolDefinition, surface_of
+from proctor.engine.tools.surface_lock import lock_path, write_lock
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.scenarios.loader import load_suite
@@ -120,11 +122,17 @@ def livemcpbench_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
 
 @pytest.fixture(scope="module")
 def anchored_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A scored run with its anchors locked and verified, and a trial that ended in error."""
+    """A scored run with its anchors locked and verified, a trial that ended in error, and a tool
+    lock its tools differ from."""
 
     async def make() -> Path:
         fx = await build_run(tmp_path_factory.mktemp("anchored"))
         lock_anchors(fx.suite_dir, fx.db)
+        # A tool lock the run's tools differ from: the report's tool surface lists the changes.
+        reviewed = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+        write_lock(
+            lock_path(fx.suite_dir), surface_of([ToolDefinition("dummy", "lookup", "look it up", reviewed)])
+        )
         with StoreReader(fx.db) as reader:
             first = reader.trials()[0]
         failed = TrialFinished(
@@ -153,6 +161,7 @@ def test_the_json_report_has_exactly_the_declared_keys_and_kinds(
     for report in (demo_json, livemcpbench_json, anchored_json):
         conform(report, report_model.Report, "report", seen)
     assert "errors" in anchored_json and anchored_json["anchors"]["last_verification"] is not None
+    assert anchored_json["tool_surface"]["lock"]["status"] == "differs"
     # Every part of the model was held to an output.
     assert _model_types() - seen == NOT_WRITTEN
 

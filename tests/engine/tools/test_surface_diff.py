@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from proctor.engine.reports.tool_surface import diff_json
 from proctor.engine.tools.surface import ToolDefinition, own_name, server_sha256, surface_of
 from proctor.engine.tools.surface_diff import diff_surfaces, schema_changes, word_diff
-from proctor.engine.tools.surface_render import diff_json, diff_lines
+from proctor.engine.tools.surface_render import diff_lines
 
 BASE: dict[str, Any] = {
     "type": "object",
