@@ -32,10 +32,10 @@ def gate_command(args: argparse.Namespace) -> int:
         raise GateInputError(
             "give both --baseline ARM and --min-delta X (e.g. --baseline baseline --min-delta 0.05)"
         )
-    if not fairness_gate and args.max_changed is None:
+    if not fairness_gate and args.max_changed is None and args.tools_lock is None:
         raise GateInputError(
             "give --baseline ARM and --min-delta X (arms against the baseline), "
-            "or --max-changed N (a replay run's drift)"
+            "or --max-changed N (a replay run's drift), or --tools-lock LOCKFILE"
         )
     result = None
     if fairness_gate:

@@ -75,7 +75,12 @@ def surface_lines(view: SurfaceView | None) -> list[Text]:
     out = [Text("tool surface", style="bold underline")]
     lock = view.lock
     if lock is None:
-        out.append(Text("no tool lock beside the suite (proctor tools lock SUITE writes one)", style="dim"))
+        out.append(
+            Text(
+                "no tool lock checked (none beside the suite: proctor tools lock SUITE writes one)",
+                style="dim",
+            )
+        )
     elif lock.holds:
         out.append(Text(f"tool lock {one_line(lock.path, 80)}: holds", style="green"))
     else:

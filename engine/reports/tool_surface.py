@@ -65,8 +65,9 @@ def read_run_surface(reader: StoreReader, upper: int) -> RunSurface:
 
 
 def check_lock(used: Surface, lock_file: Path) -> LockCheck | None:
-    """The run's servers against ``lock_file`` (None when there is no lock to check against)."""
-    if not lock_file.is_file():
+    """The run's servers against ``lock_file`` (None when there is no lock, or the run was offered
+    no MCP tool: nothing to compare, which must not read as a lock that holds)."""
+    if not lock_file.is_file() or not used:
         return None
     try:
         locked = read_lock(lock_file)
@@ -227,7 +228,10 @@ def tool_surface_markdown(report: Report) -> list[str]:
     lines = ["## Tool surface", ""]
     lock = section["lock"]
     if lock["status"] == "none":
-        lines.append("No tool lock beside the suite (`proctor tools lock SUITE` writes one).")
+        lines.append(
+            "No tool lock checked: none beside the suite (`proctor tools lock SUITE` writes one), "
+            "or the run was offered no MCP tool."
+        )
     elif lock["status"] == "holds":
         lines.append(f"Tool lock `{escape(lock['file'])}`: every tool the run was offered matches it.")
     elif lock["status"] == "unreadable":

@@ -174,6 +174,12 @@ def test_a_run_of_the_changed_server_is_flagged_by_report_and_gate(
         "gate", new_db, "--baseline", "baseline", "--min-delta", "-1", "--tools-lock", tmp_path / "none.json"
     )
     assert code == 2 and "--tools-lock" in err
+    # The lock alone, without a fairness gate: the old lock against each run.
+    lock = suites.old / "tools.lock.json"
+    code, out, _ = proctor("gate", new_db, "--tools-lock", lock)
+    assert code == 3 and out.splitlines()[-1] == "gate: FAILED (the tool lock does not hold)"
+    code, out, _ = proctor("gate", old_db, "--tools-lock", lock)
+    assert (code, out.splitlines()[-1]) == (0, f"tool lock: holds ({lock})")
     code, out, _ = proctor("report", old_db, "--format", "json")
     assert json.loads(out)["tool_surface"]["lock"]["status"] == "holds"
     code, out, _ = proctor("gate", old_db, "--baseline", "baseline", "--min-delta", "-1")

@@ -102,6 +102,7 @@ def test_lock_check_compares_only_the_servers_the_run_used(tmp_path: Path) -> No
     assert check is not None and not check.holds
     assert check.summary_lines() == ["docs/read_doc: added"]  # a server the lock does not know
     assert check_lock(_run().surface(), tmp_path / "missing.json") is None
+    assert check_lock({}, lock) is None, "a run offered no MCP tool compares nothing: no 'holds'"
 
 
 def test_markdown_names_the_changed_tool_and_escapes_it(tmp_path: Path) -> None:
