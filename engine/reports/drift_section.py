@@ -13,16 +13,23 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from proctor.engine.drift.result_diff import DRIFTED, STATUSES
-from proctor.engine.drift.runs_diff import REPLAY_KEY, CallDrift, Drift, DriftError, replay_drift
+from proctor.engine.drift.result_diff import DRIFTED, STATUSES, Status
+from proctor.engine.drift.runs_diff import REPLAY_KEY, CallDrift, Drift, DriftError, ServerDrift, replay_drift
 from proctor.engine.reports.md_format import cell, code_text, folded, table
+from proctor.engine.reports.report_model import (
+    DriftCall,
+    DriftSection,
+    DriftServer,
+    DriftTotals,
+    DriftUnavailable,
+    Report,
+)
 from proctor.store.display_text import sanitize
 
-KEY = "drift"
+KEY: Final = "drift"
 MD_CALLS = 50
 CSV_COLUMNS = (
     "scenario",
@@ -39,7 +46,7 @@ CSV_COLUMNS = (
 )
 
 
-def drift_section(db: Path, config: dict[str, Any]) -> dict[str, Any] | None:
+def drift_section(db: Path, config: Mapping[str, Any]) -> DriftSection | DriftUnavailable | None:
     """The section for the run in ``db`` (None when it is not a replay run)."""
     if REPLAY_KEY not in config:
         return None
@@ -50,20 +57,45 @@ def drift_section(db: Path, config: dict[str, Any]) -> dict[str, Any] | None:
     return None if drift is None else _json(drift)
 
 
-def _json(drift: Drift) -> dict[str, Any]:
+def _json(drift: Drift) -> DriftSection:
     return {
         "source": {"db": drift.source_db, "run": drift.source_run},
-        "totals": dict(drift.totals),
+        "totals": _counts(drift.totals),
         "drifted": drift.drifted,
-        "servers": [{"server": s.server, "calls": s.calls, **s.counts} for s in drift.servers],
+        "servers": [_server(s) for s in drift.servers],
         "calls": [_call(c) for c in drift.calls],
         "notes": list(drift.notes),
     }
 
 
-def _call(c: CallDrift) -> dict[str, Any]:
+def _counts(c: Mapping[Status, int]) -> DriftTotals:
+    return {
+        "identical": c["identical"],
+        "changed": c["changed"],
+        "new_error": c["new_error"],
+        "fixed_error": c["fixed_error"],
+        "missing": c["missing"],
+        "skipped": c["skipped"],
+    }
+
+
+def _server(s: ServerDrift) -> DriftServer:
+    c = s.counts
+    return {
+        "server": s.server,
+        "calls": s.calls,
+        "identical": c["identical"],
+        "changed": c["changed"],
+        "new_error": c["new_error"],
+        "fixed_error": c["fixed_error"],
+        "missing": c["missing"],
+        "skipped": c["skipped"],
+    }
+
+
+def _call(c: CallDrift) -> DriftCall:
     scenario, arm, model, epoch = c.key
-    row: dict[str, Any] = {
+    row: DriftCall = {
         "scenario": scenario,
         "arm": arm,
         "model": model,
@@ -78,41 +110,46 @@ def _call(c: CallDrift) -> dict[str, Any]:
         "status": c.diff.status,
     }
     if c.diff.status != "identical" or c.diff.notes:
-        row |= {
-            "summary": c.diff.summary(),
-            "changes": [asdict(x) for x in c.diff.changes],
-            "more_changes": c.diff.more_changes,
-            "text_diff": list(c.diff.text_diff),
-            "more_lines": c.diff.more_lines,
-            "notes": list(c.diff.notes),
-        }
+        row["summary"] = c.diff.summary()
+        row["changes"] = [{"path": x.path, "op": x.op, "old": x.old, "new": x.new} for x in c.diff.changes]
+        row["more_changes"] = c.diff.more_changes
+        row["text_diff"] = list(c.diff.text_diff)
+        row["more_lines"] = c.diff.more_lines
+        row["notes"] = list(c.diff.notes)
     return row
 
 
-def _name(call: dict[str, Any]) -> str:
+def _name(call: DriftCall) -> str:
     return (
         f"{call['scenario']}/{call['arm']}/{call['model']}/e{call['epoch']} "
         f"#{call['call']} {call['server']}.{call['tool']}"
     )
 
 
-def call_lines(call: dict[str, Any]) -> list[str]:
+def _summary(call: DriftCall) -> str:
+    return call["summary"] if "summary" in call else call["status"]
+
+
+def call_lines(call: DriftCall) -> list[str]:
     """A drifted call's explanation: its notes, changed paths and text diff, as plain lines."""
-    lines = [*call.get("notes", [])]
-    for x in call.get("changes", []):
+    # Subscripts, not ``.get``: mypy checks a subscript's key. The detail keys come together.
+    if "summary" not in call:  # identical, without notes: nothing to explain
+        return []
+    lines = [*call["notes"]]
+    for x in call["changes"]:
         if x["op"] == "~":
             lines.append(f"~ {x['path']}: {x['old']} -> {x['new']}")
         else:
             lines.append(f"{x['op']} {x['path']}: {x['new'] if x['op'] == '+' else x['old']}")
-    if call.get("more_changes"):
+    if call["more_changes"]:
         lines.append(f"… {call['more_changes']} more changed paths")
-    lines += call.get("text_diff", [])
-    if call.get("more_lines"):
+    lines += call["text_diff"]
+    if call["more_lines"]:
         lines.append(f"… {call['more_lines']} more diff lines")
     return lines
 
 
-def drift_markdown(report: Mapping[str, Any]) -> list[str]:
+def drift_markdown(report: Report) -> list[str]:
     section = report.get(KEY)
     if not section:
         return []
@@ -121,14 +158,15 @@ def drift_markdown(report: Mapping[str, Any]) -> list[str]:
         return [*out, f"Not compared: {cell(section['error'])}"]
     source = section["source"]
     totals = section["totals"]
+    calls = sum(totals[x] for x in STATUSES)
     out.append(
         f"Recording: run {cell(source['run'])} in `{code_text(source['db'])}`. "
-        f"**{section['drifted']}** of {sum(totals.values())} call(s) changed or newly erred."
+        f"**{section['drifted']}** of {calls} call(s) changed or newly erred."
     )
     out.append("")
     header = ["server", "calls", *(s.replace("_", " ") for s in STATUSES)]
     rows = [[cell(s["server"]), str(s["calls"]), *(str(s[x]) for x in STATUSES)] for s in section["servers"]]
-    rows.append(["**all**", str(sum(totals.values())), *(str(totals[x]) for x in STATUSES)])
+    rows.append(["**all**", str(calls), *(str(totals[x]) for x in STATUSES)])
     out += table(header, rows)
     shown = [c for c in section["calls"] if c["status"] in DRIFTED or c["status"] == "fixed_error"]
     if shown:
@@ -149,14 +187,32 @@ def drift_markdown(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def drift_csv(report: Mapping[str, Any]) -> str:
+def _calls(report: Report) -> list[DriftCall]:
+    """The section's calls; none when the section is absent or says why it could not compare."""
+    section = report.get(KEY)
+    return [] if section is None or "error" in section else section["calls"]
+
+
+def drift_csv(report: Report) -> str:
     """One row per call (the report of a replay run is about its calls, not its arms)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for c in report[KEY].get("calls", []):
-        values = {**c, "summary": c.get("summary", c["status"])}
-        writer.writerow([_safe(values[k]) for k in CSV_COLUMNS])
+    for c in _calls(report):
+        row = (
+            c["scenario"],
+            c["arm"],
+            c["model"],
+            c["epoch"],
+            c["call"],
+            c["call_id"],
+            c["server"],
+            c["tool"],
+            c["arguments"],
+            c["status"],
+            _summary(c),
+        )  # in the order of CSV_COLUMNS
+        writer.writerow([_safe(v) for v in row])
     return out.getvalue()
 
 
@@ -168,12 +224,11 @@ def _safe(v: object) -> object:
     return "" if v is None else v
 
 
-def junit_cases(report: Mapping[str, Any]) -> dict[str, list[tuple[str, str, str, str]]]:
+def junit_cases(report: Report) -> dict[str, list[tuple[str, str, str, str]]]:
     """Per server: (case name, outcome, message, text) of each call; outcome ``failure`` for a
     call that changed or newly erred, ``skipped`` when it was not compared, else ``passed``."""
-    section = report.get(KEY) or {}
     by_server: dict[str, list[tuple[str, str, str, str]]] = {}
-    for c in section.get("calls", []):
+    for c in _calls(report):
         status = c["status"]
         if status in DRIFTED:
             outcome = "failure"
@@ -182,7 +237,7 @@ def junit_cases(report: Mapping[str, Any]) -> dict[str, list[tuple[str, str, str
         else:
             outcome = "passed"
         text = "\n".join([f"arguments: {c['arguments']}", *call_lines(c)])
-        by_server.setdefault(c["server"], []).append((_name(c), outcome, c.get("summary", status), text))
+        by_server.setdefault(c["server"], []).append((_name(c), outcome, _summary(c), text))
     return by_server
 
 

@@ -185,9 +185,10 @@ def _drift_suites(report: Report, suite_name: str) -> list[ET.Element]:
                 ET.SubElement(el, "skipped", message=xml_text(message))
             cases.append((el, outcome))
         suites.append(_suite(f"{suite_name} / drift / {server}", cases))
-    if not suites and "error" in report["drift"]:
+    section = report.get("drift")
+    if not suites and section is not None and "error" in section:
         el = ET.Element("testcase", name="drift", classname=xml_text(f"{suite_name}.drift"))
-        message = xml_text(report["drift"]["error"])
+        message = xml_text(section["error"])
         ET.SubElement(el, "error", message=message, type="drift").text = message
         suites.append(_suite(f"{suite_name} / drift", [(el, "error")]))
     return suites

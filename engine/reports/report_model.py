@@ -17,7 +17,9 @@ that takes the TypedDict.
 
 # No ``from __future__ import annotations``: TypedDict reads NotRequired at run time only from
 # evaluated annotations, and the model is introspected (tests/engine/reports/test_report_model.py).
-from typing import Any, NotRequired, TypedDict, final
+from typing import Any, Literal, NotRequired, TypedDict, final
+
+from proctor.engine.drift.result_diff import Status
 
 JsonObject = dict[str, Any]
 """Free-form JSON the report passes through as stored: the run's config, a score's details, a
@@ -472,6 +474,89 @@ class ToolSurfaceSection(TypedDict):
     tools: list[SurfaceTool]
 
 
+# --- drift (a replay run) -----------------------------------------------------------------
+
+
+class DriftSource(TypedDict):
+    """The recording the replay ran from: its database as recorded in the replay's config."""
+
+    db: str
+    run: str
+
+
+class DriftTotals(TypedDict):
+    """Calls by status (``result_diff.STATUSES``, in that order); every status is always there."""
+
+    identical: int
+    changed: int
+    new_error: int
+    fixed_error: int
+    missing: int
+    skipped: int
+
+
+class DriftServer(TypedDict):
+    server: str
+    calls: int
+    identical: int
+    changed: int
+    new_error: int
+    fixed_error: int
+    missing: int
+    skipped: int
+
+
+class DriftChange(TypedDict):
+    """``result_diff.LeafChange``: one changed JSON leaf, its path and both values as text."""
+
+    path: str
+    op: Literal["~", "+", "-"]
+    old: str
+    new: str
+
+
+class DriftCall(TypedDict):
+    scenario: str
+    arm: str
+    model: str
+    epoch: int
+    trial: int | None
+    recorded_trial: int
+    call: int
+    """1-based position of the call in its trial."""
+    call_id: str
+    server: str
+    tool: str
+    arguments: str
+    status: Status
+    # The keys below are there together, only on a call that did not stay identical (or has notes).
+    summary: NotRequired[str]
+    changes: NotRequired[list[DriftChange]]
+    more_changes: NotRequired[int]
+    text_diff: NotRequired[list[str]]
+    more_lines: NotRequired[int]
+    notes: NotRequired[list[str]]
+
+
+# @final, both: renderers tell them apart by key (``"error" in section``).
+@final
+class DriftSection(TypedDict):
+    source: DriftSource
+    totals: DriftTotals
+    drifted: int
+    """Calls that changed or newly erred: what ``gate --max-changed`` counts."""
+    servers: list[DriftServer]
+    calls: list[DriftCall]
+    notes: list[str]
+
+
+@final
+class DriftUnavailable(TypedDict):
+    """The section when the recording cannot be read (moved, deleted): why, and how to fix it."""
+
+    error: str
+
+
 # --- the report ---------------------------------------------------------------------------
 
 
@@ -487,7 +572,7 @@ class Report(TypedDict):
     anchors: AnchorsSection
     tool_usage: ToolUsageSection
     tool_surface: ToolSurfaceSection
-    drift: NotRequired[JsonObject]
+    drift: NotRequired[DriftSection | DriftUnavailable]
     """Only on a replay run: its calls diffed against the recording (engine/reports/drift_section)."""
 
 
@@ -500,6 +585,13 @@ __all__ = [
     "ArmTokens",
     "ArmTools",
     "ClaimsPassRate",
+    "DriftCall",
+    "DriftChange",
+    "DriftSection",
+    "DriftServer",
+    "DriftSource",
+    "DriftTotals",
+    "DriftUnavailable",
     "ErrorGroup",
     "FairnessDelta",
     "Human",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import types
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 import orjson
 import pytest
@@ -25,10 +25,18 @@ from proctor.engine.tools.surface_lock import lock_path, write_lock
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.scenarios.loader import load_suite
-from proctor.store.events import OperatorCommand, TrialFinished, Usage
+from proctor.store.events import (
+    OperatorCommand,
+    ToolCall,
+    ToolResult,
+    TrialFinished,
+    TrialStarted,
+    Usage,
+)
 from proctor.store.read.reader import StoreReader
-from proctor.store.write.writer import StoreWriter
+from proctor.store.write.writer import StoreWriter, TrialRow
 from tests.engine.judging_fixture import RUN_ID, build_run
+from tests.engine.replay.test_replayer import _suite, proctor
 
 NOT_WRITTEN = {"ArmModel"}
 """What the per arm × model entries share: never a value of its own."""
@@ -70,6 +78,9 @@ def conform(value: object, declared: Any, path: str, seen: set[str]) -> None:
             except Drift as err:
                 errors.append(str(err))
         raise Drift("; ".join(errors))
+    elif origin is Literal:
+        if value not in get_args(declared):
+            raise Drift(f"{path}: {value!r} where one of {list(get_args(declared))} is declared")
     elif origin in (list, tuple):  # a tuple is written as a JSON array
         if not isinstance(value, list):
             raise Drift(f"{path}: {type(value).__name__} where an array is declared")
@@ -153,15 +164,82 @@ def anchored_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return _json(asyncio.run(make()))
 
 
+RECORDED = (  # (server, key, recorded answer, recorded as an error)
+    ("drift", "a", "1", False),  # the server still answers 1: identical
+    ("drift", "j", '{"v": 1}', False),  # now {"v": 2}: a changed JSON leaf
+    ("drift", "b", "2", False),  # now 20: a text diff
+    ("drift", "c", "no such key: c", True),  # now answers: a fixed error
+    ("drift", "zz", "4", False),  # no such key any more: a new error
+    ("gone", "d", "5", False),  # the suite has no such server any more: a note
+    ("builtin", "x", "x.py:1", False),  # proctor's own tool: skipped
+)
+
+
+async def _record(db: Path, suite: Path) -> None:
+    """A recorded run of one trial whose calls, replayed, end in every status but missing."""
+    async with await StoreWriter.open(db) as w:
+        await w.create_run("rec", "drifty", {"suite": "drifty", "suite_dir": str(suite)})
+        await w.add_trials("rec", [TrialRow("s", "mcp", "offline:default", 0, 7)])
+        start = TrialStarted(scenario="s", arm="mcp", model="offline:default", epoch=0, seed=7, attempt=1)
+        w.emit("rec", start, trial_id=1, attempt=1)
+        for k, (server, key, answer, error) in enumerate(RECORDED):
+            tool = "grep" if server == "builtin" else "lookup"
+            call = ToolCall(call_id=f"c{k}", server=server, tool=tool, arguments={"key": key})
+            w.emit("rec", call, trial_id=1, attempt=1)
+            result = ToolResult(
+                call_id=f"c{k}",
+                server=server,
+                tool=tool,
+                content=answer,
+                is_error=error,
+                error_type="tool_error" if error else "",
+                latency_s=0.01,
+            )
+            w.emit("rec", result, trial_id=1, attempt=1)
+        end = TrialFinished(
+            status="finished",
+            stop="answer",
+            final_answer="ok",
+            tool_calls=len(RECORDED),
+            usage=Usage(),
+            cost_usd=0.0,
+            wall_s=1.0,
+        )
+        w.emit("rec", end, trial_id=1, attempt=1)
+
+
+@pytest.fixture(scope="module")
+def replay_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run replayed by ``proctor replay`` against a real mcp SDK server whose answers changed:
+    its report, then its report once the recording is gone (the section says why instead)."""
+    root = tmp_path_factory.mktemp("replay")
+    data = root / "data.json"
+    data.write_text(orjson.dumps({"a": "1", "j": '{"v": 2}', "b": "20", "c": "3"}).decode())
+    recording, new = root / "rec.db", root / "new.db"
+    asyncio.run(_record(recording, _suite(root / "suite", data)))
+    code, out, err = proctor("replay", recording, "--db", new)
+    assert code == 0, out + err
+    replayed = _json(new)
+    recording.rename(root / "moved.db")
+    return replayed, _json(new)
+
+
 @pytest.mark.slow
 def test_the_json_report_has_exactly_the_declared_keys_and_kinds(
-    demo_json: dict[str, Any], livemcpbench_json: dict[str, Any], anchored_json: dict[str, Any]
+    demo_json: dict[str, Any],
+    livemcpbench_json: dict[str, Any],
+    anchored_json: dict[str, Any],
+    replay_json: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
     seen: set[str] = set()
-    for report in (demo_json, livemcpbench_json, anchored_json):
+    for report in (demo_json, livemcpbench_json, anchored_json, *replay_json):
         conform(report, report_model.Report, "report", seen)
     assert "errors" in anchored_json and anchored_json["anchors"]["last_verification"] is not None
     assert anchored_json["tool_surface"]["lock"]["status"] == "differs"
+    replayed, gone = replay_json
+    statuses = {c["status"] for c in replayed["drift"]["calls"]}
+    assert statuses == {"identical", "changed", "fixed_error", "new_error", "skipped"}
+    assert "is gone" in gone["drift"]["error"]
     # Every part of the model was held to an output.
     assert _model_types() - seen == NOT_WRITTEN
 
@@ -177,6 +255,23 @@ def test_a_renamed_key_is_caught(demo_json: dict[str, Any]) -> None:
     added = {**demo_json, "tool_usage": {**demo_json["tool_usage"], "drift": []}}
     with pytest.raises(Drift, match=r"keys \['drift'\] are not declared in ToolUsageSection"):
         conform(added, report_model.Report, "report", set())
+
+
+@pytest.mark.slow
+def test_a_renamed_drift_key_or_an_unknown_status_is_caught(
+    replay_json: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    replayed, _ = replay_json
+    call = {**replayed["drift"]["calls"][1], "status": "drifted"}
+    bad = {**replayed, "drift": {**replayed["drift"], "calls": [call]}}
+    with pytest.raises(Drift, match=r"report\.drift\.calls\[0\]\.status: 'drifted' where one of"):
+        conform(bad, report_model.Report, "report", set())
+    renamed = {
+        **replayed,
+        "drift": {("changed" if k == "drifted" else k): v for k, v in replayed["drift"].items()},
+    }
+    with pytest.raises(Drift, match=r"keys \['drifted'\] of DriftSection are not in the report"):
+        conform(renamed, report_model.Report, "report", set())
 
 
 def test_a_value_of_another_kind_is_caught() -> None:
