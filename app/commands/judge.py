@@ -10,7 +10,7 @@ from typing import Any
 
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
-from proctor.engine.grading.rejudge import load_run_suite, rejudge_db
+from proctor.engine.grading.rejudge import load_run_suite, refuse_replay, rejudge_db
 from proctor.engine.runs.options import suite_drift
 from proctor.store.lock import EngineLock
 from proctor.store.operator_commands import enqueue_command
@@ -33,6 +33,10 @@ def _warn_if_suite_changed(db: Path) -> None:
 
 def judge_command(args: argparse.Namespace) -> int:
     need_db(args.db)
+    with StoreReader(args.db) as reader:
+        run = reader.run()
+    if run is not None:  # before the suite is loaded or a live engine is asked: neither applies
+        refuse_replay(args.db, run.config)
     _warn_if_suite_changed(args.db)
     lock = EngineLock.try_acquire(args.db)
     if lock is None:

@@ -10,12 +10,14 @@ figures and pass/fail follow the added evidence.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
+from proctor.engine.drift.runs_diff import REPLAY_KEY
 from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
@@ -220,6 +222,22 @@ async def _rejudge_one(
     )
 
 
+def refuse_replay(db: Path, config: Mapping[str, Any]) -> None:
+    """A replay run (``proctor replay``) is not judged: its trials are the recorded calls made
+    again, with no model and no answer, so a judge would pass them on their calls alone."""
+    info = config.get(REPLAY_KEY)
+    if not isinstance(info, dict):
+        return
+    source = info.get("source_db") or "?"
+    raise RejudgeError(
+        f"{db}: the run is a replay of run {info.get('source_run') or '?'} in {source}; its trials "
+        "replay recorded tool calls without a model, so they have no answer to judge. Judging "
+        f"applies to the recording: 'proctor judge {source}'. For what changed since the "
+        f"recording, read 'proctor report {db}' (its drift section) or gate it with "
+        f"'proctor gate {db} --max-changed N'"
+    )
+
+
 def load_run_suite(db: Path) -> tuple[str, LoadedSuite]:
     """The run id and the suite it was run from (``runs.config["suite_dir"]``)."""
     with StoreReader(db) as reader:
@@ -243,6 +261,10 @@ async def rejudge_db(
     trial_ids: Sequence[int] | None = None,
 ) -> list[RejudgeResult]:
     """``proctor judge DB``: load the run's suite, add passes, write them to the same database."""
+    with StoreReader(db) as reader:
+        run = reader.run()
+    if run is not None:
+        refuse_replay(db, run.config)
     run_id, loaded = load_run_suite(db)
     workspace = Workspace.prepare(loaded)
     judges = make_suite_judges(loaded.suite, judge_model)
@@ -260,6 +282,7 @@ __all__ = [
     "RejudgeTarget",
     "load_run_suite",
     "next_pass_numbers",
+    "refuse_replay",
     "rejudge_db",
     "rejudge_trials",
     "stored_verdicts",

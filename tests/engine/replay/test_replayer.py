@@ -258,6 +258,20 @@ def test_replay_of_one_arm_and_the_refusals(recording: tuple[Path, Path], tmp_pa
     assert code == 2 and "no such run database" in err
 
 
+def test_judge_refuses_a_replay_run_and_points_to_the_recording(
+    recording: tuple[Path, Path], tmp_path: Path
+) -> None:
+    db, _ = recording
+    new = tmp_path / "new.db"
+    assert proctor("replay", db, "--db", new)[0] == 0
+    code, out, err = proctor("judge", new)
+    assert code == 2, out + err
+    assert f"is a replay of run rec in {db}" in err and f"'proctor judge {db}'" in err
+    assert "--max-changed N" in err and "re-judged" not in out
+    with StoreReader(new) as reader:  # nothing was judged, nothing queued
+        assert reader.events_of_kind("judgment") == [] and reader.events_of_kind("operator_command") == []
+
+
 def test_report_and_gate_say_when_the_recording_is_gone(recording: tuple[Path, Path], tmp_path: Path) -> None:
     db, _ = recording
     new = tmp_path / "sub" / "new.db"
