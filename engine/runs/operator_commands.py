@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from proctor.engine.grading.anchors import lock_anchors, verify_anchors
-from proctor.engine.grading.rejudge import RejudgeResult, RejudgeTarget, rejudge_trials
+from proctor.engine.grading.rejudge import (
+    RejudgeError,
+    RejudgeResult,
+    RejudgeTarget,
+    refuse_replay,
+    rejudge_trials,
+)
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.runner import Run
 from proctor.engine.runs.tool_recall import RecallError, call_tool
@@ -70,6 +76,12 @@ async def _rejudge(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> 
     judge = args.get("judge")
     if judge is not None and not isinstance(judge, str):
         raise CommandFailed("'judge' must be a model id such as offline:lexical")
+    with StoreReader(run.options.db) as reader:
+        stored = reader.run()
+    try:
+        refuse_replay(run.options.db, stored.config if stored is not None else {})
+    except RejudgeError as exc:  # the console's re-judge of a replay run, as ``proctor judge``'s
+        raise CommandFailed(str(exc)) from None
     judges = make_suite_judges(run.loaded.suite, judge or None)
     try:
         await run.writer.flush()
