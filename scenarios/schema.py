@@ -12,6 +12,7 @@ import re2
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from proctor.scenarios.json_paths import parse_path
+from proctor.scenarios.model_ids import AGENT_FORMS_TEXT, AGENT_PROVIDERS, OFFLINE_JUDGE_FORM, split_model_id
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
@@ -200,7 +201,7 @@ class Scoring(_Strict):
 
 
 class JudgeSpec(_Strict):
-    model: str = "offline:lexical"
+    model: str = OFFLINE_JUDGE_FORM
     passes: int = Field(2, ge=1)
     temperature: float = 0.0
     panel: list[str] = []
@@ -300,9 +301,9 @@ class Suite(_Strict):
     @classmethod
     def _provider_prefix(cls, v: list[str]) -> list[str]:
         for m in v:
-            provider, _, name = m.partition(":")
-            if provider not in ("anthropic", "openai", "offline") or not name:
-                raise ValueError(f"{m!r}: use 'anthropic:NAME', 'openai:NAME' or 'offline:POLICY'")
+            provider, name = split_model_id(m)
+            if provider not in AGENT_PROVIDERS or not name:
+                raise ValueError(f"{m!r}: use {AGENT_FORMS_TEXT}")
         return v
 
 

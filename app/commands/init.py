@@ -19,6 +19,7 @@ from proctor.engine.tools.mcp_launch import ServerStartError
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.loader import SuiteError
+from proctor.scenarios.model_ids import API_FORMS, OFFLINE, one_of
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.scenarios.skeleton import Drafted, ToolInfo, skeleton
 
@@ -47,8 +48,8 @@ async def _tools(name: str, config: ServerConfig) -> list[ToolInfo]:
 
 async def _drafts(model: str, tools: list[ToolInfo]) -> tuple[dict[str, Drafted], list[str]]:
     """One draft per tool from ``model``; a tool whose draft fails keeps the schema's, with a note."""
-    if model.startswith("offline:"):
-        raise SuiteError(f"--model {model}: drafting needs a real model (anthropic:NAME or openai:NAME)")
+    if model.startswith(f"{OFFLINE}:"):
+        raise SuiteError(f"--model {model}: drafting needs a real model ({one_of(API_FORMS, quote=False)})")
     provider = make_provider(model, PriceTable(), {})
     drafts: dict[str, Drafted] = {}
     notes: list[str] = []

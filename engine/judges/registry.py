@@ -9,6 +9,14 @@ from proctor.engine.judges.llm import LlmJudge
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import ProviderConfigError, make_provider
+from proctor.scenarios.model_ids import (
+    API_PROVIDERS,
+    JUDGE_FORMS_TEXT,
+    OFFLINE,
+    OFFLINE_JUDGE,
+    OFFLINE_JUDGE_FORM,
+    split_model_id,
+)
 from proctor.scenarios.schema import ProviderSpec, Scoring, Suite
 
 
@@ -21,15 +29,13 @@ def make_judge(
     prices: PriceTable | None = None,
 ) -> Judge:
     """``offline:lexical``, ``anthropic:NAME`` or ``openai:NAME`` (the key comes from the environment)."""
-    provider, _, name = model_id.partition(":")
-    if provider == "offline":
-        if name not in ("", "lexical"):
-            raise ProviderConfigError(f"judge {model_id!r}: the offline judge is 'offline:lexical'")
+    provider, name = split_model_id(model_id)
+    if provider == OFFLINE:
+        if name not in ("", OFFLINE_JUDGE):
+            raise ProviderConfigError(f"judge {model_id!r}: the offline judge is '{OFFLINE_JUDGE_FORM}'")
         return OfflineJudge(scoring.claims_pass_threshold)
-    if provider not in ("anthropic", "openai") or not name:
-        raise ProviderConfigError(
-            f"judge {model_id!r}: use 'offline:lexical', 'anthropic:NAME' or 'openai:NAME'"
-        )
+    if provider not in API_PROVIDERS or not name:
+        raise ProviderConfigError(f"judge {model_id!r}: use {JUDGE_FORMS_TEXT}")
     table = prices or PriceTable()
     made = make_provider(model_id, table, dict(providers or {}), temperature=temperature)
     return LlmJudge(made, temperature=temperature, prices=table)

@@ -13,11 +13,15 @@ from proctor.engine.providers.base import Provider
 from proctor.engine.providers.offline.agent import OfflineProvider
 from proctor.engine.providers.offline.gold import GoldProvider
 from proctor.engine.providers.prices import PriceTable
+from proctor.scenarios.model_ids import (
+    AGENT_FORMS_TEXT,
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    OFFLINE,
+    split_model_id,
+)
 from proctor.scenarios.schema import ProviderSpec
 from proctor.store.redaction import register_secret
-
-DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-DEFAULT_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 
 
 class ProviderConfigError(Exception):
@@ -35,20 +39,20 @@ def _is_official_openai(base_url: str) -> bool:
 def make_provider(
     model_id: str, prices: PriceTable, specs: dict[str, ProviderSpec], *, temperature: float | None = None
 ) -> Provider:
-    provider, _, name = model_id.partition(":")
-    if provider == "offline":
+    provider, name = split_model_id(model_id)
+    if provider == OFFLINE:
         if name == "gold":
             return GoldProvider()
         try:
             return OfflineProvider(name or "default")
         except ValueError as exc:
             raise ProviderConfigError(str(exc)) from exc
-    if provider not in DEFAULT_KEY_ENV or not name:
-        raise ProviderConfigError(f"{model_id!r}: use 'anthropic:NAME', 'openai:NAME' or 'offline:POLICY'")
+    if provider not in API_KEY_ENV or not name:
+        raise ProviderConfigError(f"{model_id!r}: use {AGENT_FORMS_TEXT}")
     spec = specs.get(provider, ProviderSpec())
-    key_env = spec.api_key_env or DEFAULT_KEY_ENV[provider]
+    key_env = spec.api_key_env or API_KEY_ENV[provider]
     api_key = os.environ.get(key_env, "")
-    base_url = spec.base_url or os.environ.get(DEFAULT_URL_ENV[provider]) or None
+    base_url = spec.base_url or os.environ.get(BASE_URL_ENV[provider]) or None
     if not api_key and provider == "openai" and base_url and not _is_official_openai(base_url):
         # A local OpenAI-compatible server (ollama, llama.cpp, vLLM) needs no key, but the SDK
         # refuses an empty one; this placeholder is what those servers ignore.

@@ -1,0 +1,185 @@
+"""What the Anthropic and OpenAI providers share around their wire formats.
+
+Both SDKs are generated from the same template: one client with ``close()``, streams that are
+async context managers, and the same exception classes under the same names. So the settings,
+the retry loop under the trial's deadline, folding a stream into a state, the cost and the
+skeleton of error classification live here once; each provider keeps its own request, its own
+stream state and the part of classification where the two APIs really differ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+import httpx2
+
+from proctor.engine.http_limits import too_large
+from proctor.engine.providers.base import TextDeltaCallback
+from proctor.engine.providers.prices import PriceTable
+from proctor.engine.providers.retry import Attempted, Backoff, Failure, Sleep, call_with_retries
+from proctor.engine.providers.sdk_errors import connection_failure, failure_for_transport
+from proctor.store.events import Usage
+
+T = TypeVar("T")
+E = TypeVar("E", contravariant=True)
+S = TypeVar("S", bound="StreamState[Any]")
+
+
+class StreamState(Protocol[E]):
+    """Folds one streamed event into the reply so far; returns a text delta to show, if any."""
+
+    def feed(self, event: E) -> str | None: ...
+
+
+class EventStream(AbstractAsyncContextManager[Any], Protocol):
+    """An SDK's streamed response: iterated for events, closed on leaving the ``async with``."""
+
+    def __aiter__(self) -> AsyncIterator[Any]: ...
+
+
+class _Client(Protocol):
+    async def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Client)
+
+
+async def fold_stream(stream: EventStream, state: S, on_text: TextDeltaCallback | None) -> S:
+    """Feed every event of ``stream`` to ``state``, showing text deltas as they arrive."""
+    async with stream:
+        async for event in stream:
+            delta = state.feed(event)
+            if delta and on_text is not None:
+                await on_text(delta)
+    return state
+
+
+@dataclass(frozen=True)
+class SdkErrors:
+    """The exception classes an SDK of that template raises (``APITimeoutError`` and so on)."""
+
+    timeout: type[BaseException]
+    connection: type[BaseException]
+    validation: type[BaseException]
+
+
+class SdkProvider(ABC, Generic[C]):
+    """Settings and behaviour common to ``AnthropicProvider`` and ``OpenAIProvider``.
+
+    ``backoff``, ``sleep`` and ``rng`` shape the retries (tests make them instant);
+    ``http_client`` replaces the SDK's own (it is closed by ``aclose``). A subclass sets
+    ``SOURCE`` and ``ERRORS`` and answers ``_open_client`` and ``api_failure``.
+    """
+
+    SOURCE: ClassVar[str]
+    ERRORS: ClassVar[SdkErrors]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        prices: PriceTable,
+        deadline_s: float = 120.0,
+        max_attempts: int = 5,
+        request_timeout_s: float = 60.0,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+        backoff: Backoff | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self._client: C = self._open_client(api_key, base_url, request_timeout_s, http_client)
+        self._model = model
+        self._api_key = api_key
+        self.prices = prices
+        self.deadline_s = deadline_s
+        self.max_attempts = max_attempts
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.backoff = backoff
+        self.sleep = sleep
+        self.rng = rng
+
+    @abstractmethod
+    def _open_client(
+        self, api_key: str, base_url: str | None, timeout_s: float, http_client: httpx2.AsyncClient | None
+    ) -> C:
+        """The SDK's client, its own retries off; raises ``ValueError`` if the key will not do."""
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.SOURCE}:{self._model}"
+
+    @property
+    def provider_name(self) -> str:
+        return self.SOURCE
+
+    def cost(self, usage: Usage) -> float | None:
+        return self.prices.cost(self.model_id, usage)
+
+    def parameters(self) -> dict[str, Any]:
+        # None: the parameter is not sent, so the API's default applies.
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "streaming": True}
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def retrying(self, attempt: Callable[[], Awaitable[T]]) -> Attempted[T]:
+        """``attempt`` under this provider's deadline, retry budget and backoff."""
+        return await call_with_retries(
+            attempt,
+            deadline_s=self.deadline_s,
+            max_attempts=self.max_attempts,
+            classify=self.classify,
+            backoff=self.backoff,
+            sleep=self.sleep,
+            rng=self.rng,
+        )
+
+    def classify(self, exc: BaseException) -> Failure | None:
+        return classify_sdk_error(exc, self.SOURCE, self.ERRORS, self.api_failure)
+
+    @abstractmethod
+    def api_failure(self, exc: BaseException) -> Failure | None:
+        """The API's own error (an HTTP status, an error event in the stream), or ``None``."""
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What an error message must never repeat."""
+        return (self._api_key,)
+
+
+def classify_sdk_error(
+    exc: BaseException,
+    source: str,
+    errors: SdkErrors,
+    api_failure: Callable[[BaseException], Failure | None],
+) -> Failure | None:
+    """An SDK exception (or a raw ``httpx2`` one from mid-stream) -> retry decision.
+
+    ``api_failure`` reads the API's own errors; it runs after the timeout, connection and
+    validation classes, which an SDK may derive from its general API error.
+    """
+    if (big := too_large(exc)) is not None:  # an endless reply comes back endless: not retried
+        return Failure("bad_response", False, f"{source}: {big}")
+    if isinstance(exc, errors.timeout):
+        return Failure("timeout", True, f"{source}: request timed out")
+    if isinstance(exc, errors.connection):
+        return connection_failure(source, exc)
+    if isinstance(exc, errors.validation):
+        return Failure("bad_response", False, f"{source}: the response did not match the API schema")
+    if (failure := api_failure(exc)) is not None:
+        return failure
+    return failure_for_transport(source, exc)
+
+
+__all__ = ["EventStream", "SdkErrors", "SdkProvider", "StreamState", "classify_sdk_error", "fold_stream"]
