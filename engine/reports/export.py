@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from proctor.engine.reports.redacted_tree import redacted_batch
 from proctor.store.display_text import escape_in_json, sanitize
 from proctor.store.events import Judged, Scored, ToolCall, ToolResult
 from proctor.store.read.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
-from proctor.store.redaction import redact
 
 SCHEMA = "proctor-export/1"
 COLUMNS: tuple[str, ...] = (
@@ -55,60 +55,6 @@ COLUMNS: tuple[str, ...] = (
 Format = Literal["jsonl", "csv", "otel"]
 _BATCH = 5000
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _redact_tree(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): _redact_tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_tree(v) for v in value]
-    return value
-
-
-def _strings(value: Any, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(value)
-    elif kind is dict:
-        for k, v in value.items():
-            out.append(str(k))
-            if type(v) is str:
-                out.append(v)
-            elif type(v) in (dict, list):
-                _strings(v, out)
-    elif kind is list:
-        for v in value:
-            if type(v) is str:
-                out.append(v)
-            elif type(v) in (dict, list):
-                _strings(v, out)
-
-
-def _joined(value: Any) -> str:
-    parts: list[str] = []
-    _strings(value, parts)
-    return "\x00".join(parts)
-
-
-def redacted(value: Any) -> Any:
-    """``value`` with every string redacted; one ``redact`` call when nothing needs it."""
-    joined = _joined(value)
-    return value if redact(joined) == joined else _redact_tree(value)
-
-
-def redacted_batch(values: list[Any]) -> list[Any]:
-    """``redacted`` over many values with one ``redact`` call when none needs it (the usual case).
-
-    ``redact`` reads the environment on every call, so checking each row alone would dominate an
-    export. No secret or key shape contains NUL, so joining with NUL cannot create or hide one.
-    """
-    joined = [_joined(v) for v in values]
-    whole = "\x00".join(joined)
-    if redact(whole) == whole:
-        return values
-    return [v if redact(j) == j else _redact_tree(v) for v, j in zip(values, joined, strict=True)]
 
 
 def _name_and_value(stored: StoredEvent) -> tuple[str | None, float | None]:
@@ -289,7 +235,6 @@ __all__ = [
     "export_rows",
     "export_run",
     "export_to_file",
-    "redacted",
     "write_csv",
     "write_jsonl",
 ]

@@ -26,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from proctor.engine.reports.export import redacted
 from proctor.engine.reports.inspect_sample import sample_of, summary_of
+from proctor.engine.reports.redacted_tree import redacted
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import AgentBrief
 from proctor.store.read.reader import StoreReader

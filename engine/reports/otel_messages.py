@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proctor.engine.reports.export import redacted
+from proctor.engine.reports.redacted_tree import redacted
 from proctor.store.events import ModelResponse, ToolResult
 
 Message = dict[str, Any]

@@ -15,7 +15,8 @@ from typing import Any, TextIO
 import pytest
 
 from proctor.engine.reports import export
-from proctor.engine.reports.export import SCHEMA, Format, export_run, redacted_batch, write_csv, write_jsonl
+from proctor.engine.reports.export import SCHEMA, Format, export_run, write_csv, write_jsonl
+from proctor.engine.reports.redacted_tree import redacted_batch
 from proctor.store import redaction
 from proctor.store.events import (
     FinalAnswer,
