@@ -126,6 +126,60 @@ def test_store_wings_stand_on_the_bottom_and_not_on_each_other() -> None:
 
 
 HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai", "ray", "aiosqlite", "proctor.store.write")
+
+
+def _siblings_imported(child: Path, prefix: str) -> set[str]:
+    """The siblings (modules or sub-packages of one package) that ``child`` imports, in any form."""
+    files = sorted(child.rglob("*.py")) if child.is_dir() else [child]
+    names: set[str] = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+    return {n[len(prefix) :].split(".")[0] for n in names if n.startswith(prefix)}
+
+
+def _package_cycles(package: Path) -> list[str]:
+    """Import cycles among one package's modules and sub-packages (each sub-package one node)."""
+    prefix = "proctor." + ".".join(package.relative_to(ROOT).parts) + "."
+    children = {
+        c.stem: c
+        for c in package.iterdir()
+        if (c.suffix == ".py" and c.name != "__init__.py") or (c / "__init__.py").is_file()
+    }
+    graph = {
+        name: sorted(_siblings_imported(c, prefix) & set(children) - {name}) for name, c in children.items()
+    }
+    cycles: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = "open"
+        for target in graph[name]:
+            if state.get(target) == "open":
+                cycles.append(prefix + " -> ".join([*path[path.index(target) :], name, target]))
+            elif target not in state:
+                visit(target, [*path, name])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [])
+    return cycles
+
+
+def test_no_package_has_an_import_cycle_even_for_the_type_checker() -> None:
+    # Imports under TYPE_CHECKING and inside functions count: a cycle there is still two
+    # modules that cannot be understood, changed or moved one without the other.
+    packages = [p for top in PACKAGES for p in [ROOT / top, *sorted((ROOT / top).rglob("*"))]]
+    cycles = [c for p in packages if (p / "__init__.py").is_file() for c in _package_cycles(p)]
+    assert cycles == []
+
+
+HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai", "ray", "aiosqlite")
 PROBE = """
 import json, sys
 from proctor.app.cli import main

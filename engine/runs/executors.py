@@ -12,41 +12,24 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Protocol
 
 from proctor.engine.runs.options import RunError, RunOptions
 from proctor.engine.runs.trial_play import play_trial
+from proctor.engine.runs.trial_seam import RunServices, TrialContext, TrialExecutor
 from proctor.store.events import TrialFinished
-
-if TYPE_CHECKING:
-    from proctor.engine.runs.runner import Run, TrialContext
 
 EXECUTORS = ("local", "ray")
 RAY_MISSING = "--executor ray needs Ray, which is not installed: pip install 'proctor[ray]'"
 
 
-class TrialExecutor(Protocol):
-    """Plays trials for a run; ``start`` before the first, ``aclose`` when the run ends."""
-
-    async def start(self, run: Run, models: Collection[str]) -> None:
-        """Get ready to play trials of ``models``; raise RunError if they cannot be played."""
-        ...
-
-    async def play(self, run: Run, ctx: TrialContext) -> TrialFinished:
-        """Emit the trial's events through ``ctx`` in order; return its (not yet emitted) end."""
-        ...
-
-    async def aclose(self) -> None: ...
-
-
 class LocalExecutor:
     """Trials as asyncio tasks in this process, sharing the run's server pool and providers."""
 
-    async def start(self, run: Run, models: Collection[str]) -> None:
+    async def start(self, run: RunServices, models: Collection[str]) -> None:
         for model in models:
             run.env.provider(model)  # a missing key fails the run now, not every trial later
 
-    async def play(self, run: Run, ctx: TrialContext) -> TrialFinished:
+    async def play(self, run: RunServices, ctx: TrialContext) -> TrialFinished:
         return await play_trial(run.env, ctx.spec, ctx)
 
     async def aclose(self) -> None:
@@ -72,4 +55,4 @@ def make_executor(options: RunOptions) -> TrialExecutor:
     return LocalExecutor()
 
 
-__all__ = ["EXECUTORS", "RAY_MISSING", "LocalExecutor", "TrialExecutor", "check_executor", "make_executor"]
+__all__ = ["EXECUTORS", "RAY_MISSING", "LocalExecutor", "check_executor", "make_executor"]

@@ -26,18 +26,16 @@ import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from proctor.engine.runs.options import RunError
 from proctor.engine.runs.ray_nodes import check_nodes
 from proctor.engine.runs.ray_worker import Item, TrialWorker, WorkerSetup
 from proctor.engine.runs.trial_play import failed
+from proctor.engine.runs.trial_seam import RunServices, TrialContext
 from proctor.engine.tools.toolbox import Blob
 from proctor.store.events import ErrorEvent, ServerConnected, TrialFinished, parse_event
 from proctor.store.redaction import redact
-
-if TYPE_CHECKING:
-    from proctor.engine.runs.runner import Run, TrialContext
 
 TAKE_WAIT_S = 0.25  # a worker answers a take at once when it has events; this only bounds an idle poll
 PREPARE_TIMEOUT_S = 180.0  # placing the workers and loading the suite on each
@@ -70,14 +68,14 @@ class RayExecutor:
         self._avoid: dict[int, set[int]] = {}  # trial id -> the workers (by id()) it failed on
         self._turn = 0
 
-    async def start(self, run: Run, models: Collection[str]) -> None:
+    async def start(self, run: RunServices, models: Collection[str]) -> None:
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
             if not self._workers:
                 await self._start_workers(run, models)
 
-    async def _start_workers(self, run: Run, models: Collection[str]) -> None:
+    async def _start_workers(self, run: RunServices, models: Collection[str]) -> None:
         ray = _ray()
         self._connect(ray)
         logs = run.options.db.resolve().parent / f"{run.options.db.name}.logs"
@@ -154,7 +152,7 @@ class RayExecutor:
         self._turn = (self._workers.index(chosen) + 1) % n
         return chosen
 
-    async def play(self, run: Run, ctx: TrialContext) -> TrialFinished:
+    async def play(self, run: RunServices, ctx: TrialContext) -> TrialFinished:
         await self.start(run, [ctx.model])
         started = time.perf_counter()
         key = f"{ctx.trial_id}.{ctx.attempt}"

@@ -8,22 +8,20 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from proctor.engine.providers.registry import DEFAULT_KEY_ENV
 from proctor.engine.runs import ray_probe
 from proctor.engine.runs.options import RunError
+from proctor.engine.runs.trial_seam import RunServices
+from proctor.scenarios.model_ids import API_KEY_ENV
 from proctor.scenarios.schema import HttpServer, StdioServer
-
-if TYPE_CHECKING:
-    from proctor.engine.runs.runner import Run
 
 PROBE_TIMEOUT_S = 60.0
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 _OURS = {"PYTHON", "PROCTOR_SUITE_DIR", "PROCTOR_REPO", "PROCTOR_COMMIT", "PROCTOR_TRIAL_DIR", "PROCTOR_PORT"}
 
 
-async def check_nodes(ray: Any, run: Run, models: Collection[str]) -> None:
+async def check_nodes(ray: Any, run: RunServices, models: Collection[str]) -> None:
     """Every node with CPUs has this proctor, and the suite's variables and commands the driver has."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -53,7 +51,7 @@ async def check_nodes(ray: Any, run: Run, models: Collection[str]) -> None:
         raise RunError("a Ray node cannot play this run as the driver would:\n  " + "\n  ".join(problems))
 
 
-def _needs(run: Run, models: Collection[str]) -> tuple[list[str], list[str]]:
+def _needs(run: RunServices, models: Collection[str]) -> tuple[list[str], list[str]]:
     """The variables (names) and commands the suite's servers and the run's models use."""
     variables: set[str] = set()
     commands: set[str] = set()
@@ -65,7 +63,7 @@ def _needs(run: Run, models: Collection[str]) -> tuple[list[str], list[str]]:
     for model in models:
         provider = model.partition(":")[0]
         spec = run.loaded.suite.providers.get(provider)
-        key = (spec.api_key_env if spec is not None else None) or DEFAULT_KEY_ENV.get(provider)
+        key = (spec.api_key_env if spec is not None else None) or API_KEY_ENV.get(provider)
         if key:
             variables.add(key)
     return sorted(variables), sorted(commands)

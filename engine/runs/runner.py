@@ -14,23 +14,22 @@ import asyncio
 import contextlib
 import gc
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from proctor.engine.providers.base import Provider
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.runs.executors import LocalExecutor, TrialExecutor, check_executor, make_executor
+from proctor.engine.runs.executors import LocalExecutor, check_executor, make_executor
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
 from proctor.engine.runs.server_warmup import start_shared_servers
-from proctor.engine.runs.trial_play import TrialEnv, TrialSpec
+from proctor.engine.runs.trial_play import TrialEnv
+from proctor.engine.runs.trial_seam import TrialContext, TrialExecutor, TrialHook
 from proctor.engine.suites import admit
 from proctor.engine.tools.mcp_toolbox import ServerPool
-from proctor.engine.tools.toolbox import Blob
 from proctor.scenarios.loader import LoadedSuite
-from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import ErrorEvent, Event, RunFinished, RunStarted, TrialFinished, TrialStarted
 from proctor.store.lock import EngineLock
@@ -39,43 +38,12 @@ from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
 from proctor.store.write.writer import StoreWriter
 
-TrialHook = Callable[["TrialContext", TrialRecord], Awaitable[None]]
 LOST_RETRIES = 2  # a trial lost to its worker is played again this often, then ends in error
 
 
 def lost_to_infrastructure(events: list[Event]) -> bool:
     """Did the attempt end because where it ran failed (not the agent)? Retried, and rerun on resume."""
     return any(isinstance(e, ErrorEvent) and e.fatal and e.infrastructure for e in events)
-
-
-@dataclass
-class TrialContext:
-    """What a trial (and a hook after it) needs: its row, its scenario, and the run's services."""
-
-    run: Run
-    trial_id: int
-    attempt: int
-    scenario: Scenario
-    arm: str
-    model: str
-    epoch: int
-    seed: int
-    events: list[Event] = field(default_factory=list)
-
-    @property
-    def spec(self) -> TrialSpec:
-        return TrialSpec(
-            self.trial_id, self.attempt, self.scenario.id, self.arm, self.model, self.epoch, self.seed
-        )
-
-    def put_blob(self, blob: Blob) -> None:
-        self.run.writer.put_blob(blob.sha256, blob.mime_type, blob.data)
-
-    def emit(self, event: Event, judgment: JudgmentMeta | None = None) -> None:
-        self.events.append(event)
-        self.run.writer.emit(
-            self.run.run_id, event, trial_id=self.trial_id, attempt=self.attempt, judgment=judgment
-        )
 
 
 @dataclass

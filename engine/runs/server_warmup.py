@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from proctor.engine.runs.gold_check import START_CONCURRENCY
+from proctor.engine.runs.trial_seam import RunServices
 from proctor.scenarios.schema import ServerConfig
 from proctor.store.events import ServersStarting
 from proctor.store.read.reader import TrialRecord
 
-if TYPE_CHECKING:
-    from proctor.engine.runs.runner import Run
 
-
-def shared_servers(run: Run, trials: Sequence[TrialRecord]) -> dict[str, tuple[str, ServerConfig]]:
+def shared_servers(run: RunServices, trials: Sequence[TrialRecord]) -> dict[str, tuple[str, ServerConfig]]:
     """The distinct shared servers ``trials`` will use, keyed as the pool keys them."""
     suite = run.loaded.suite
     found: dict[str, tuple[str, ServerConfig]] = {}
@@ -38,7 +35,7 @@ def shared_servers(run: Run, trials: Sequence[TrialRecord]) -> dict[str, tuple[s
     return found
 
 
-async def start_shared_servers(run: Run, trials: Sequence[TrialRecord]) -> None:
+async def start_shared_servers(run: RunServices, trials: Sequence[TrialRecord]) -> None:
     """Start every shared server ``trials`` use, emitting progress; failures are not raised."""
     servers = list(shared_servers(run, trials).values())
     if not servers:

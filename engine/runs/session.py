@@ -17,8 +17,9 @@ from proctor.engine.grading.rejudge import load_run_suite
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.operator_commands import consume_commands, execute_with_commands
 from proctor.engine.runs.options import RunError, RunOptions
-from proctor.engine.runs.runner import Run, TrialHook, open_run
+from proctor.engine.runs.runner import Run, open_run
 from proctor.engine.runs.trial_scoring import score_unscored, scoring_hook
+from proctor.engine.runs.trial_seam import TrialHook
 from proctor.engine.suites import admit
 from proctor.scenarios.loader import LoadedSuite
 from proctor.store.read.reader import TrialRecord

@@ -8,13 +8,15 @@ from proctor.engine.grading.evaluation import TrialInput
 from proctor.engine.grading.rejudge import RejudgeTarget, rejudge_trials
 from proctor.engine.grading.score_trial import score_trial, tool_schemas
 from proctor.engine.judges.base import Judge
-from proctor.engine.runs.runner import Run, TrialContext, TrialHook
+from proctor.engine.runs.trial_seam import RunServices, TrialContext, TrialHook
 from proctor.store.events import Event
 from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.scores import ScoreName
 
 
-def trial_input(run: Run, scenario_id: str, arm: str, model: str, events: Sequence[Event]) -> TrialInput:
+def trial_input(
+    run: RunServices, scenario_id: str, arm: str, model: str, events: Sequence[Event]
+) -> TrialInput:
     loaded = run.loaded
     scenario = loaded.scenario(scenario_id)
     return TrialInput(
@@ -37,7 +39,7 @@ def scoring_hook(judge: Judge | Sequence[Judge], passes: int) -> TrialHook:
     return hook
 
 
-async def score_unscored(run: Run, judges: Sequence[Judge], passes: int) -> list[int]:
+async def score_unscored(run: RunServices, judges: Sequence[Judge], passes: int) -> list[int]:
     """Score every ended trial that has no ``passed`` score yet; return their ids.
 
     A process killed between a trial's end and its last judge pass leaves the trial finished

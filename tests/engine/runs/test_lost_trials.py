@@ -15,9 +15,10 @@ import pytest
 from proctor.engine.runs import runner as runner_module
 from proctor.engine.runs.executors import LocalExecutor
 from proctor.engine.runs.options import RunOptions
-from proctor.engine.runs.runner import LOST_RETRIES, Run, TrialContext
+from proctor.engine.runs.runner import LOST_RETRIES, Run
 from proctor.engine.runs.session import run_suite
 from proctor.engine.runs.trial_play import failed
+from proctor.engine.runs.trial_seam import TrialContext
 from proctor.scenarios.demo import SUITE_DIR
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import ErrorEvent, TrialFinished

@@ -14,8 +14,9 @@ from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.operator_commands import consume_commands, execute_with_commands, poll_commands
 from proctor.engine.runs.options import RunOptions
-from proctor.engine.runs.runner import Run, TrialContext
+from proctor.engine.runs.runner import Run
 from proctor.engine.runs.trial_scoring import scoring_hook
+from proctor.engine.runs.trial_seam import TrialContext
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import OperatorCommand, RunFinished

@@ -12,8 +12,8 @@ import yaml
 
 from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable
-from proctor.engine.runs.runner import TrialContext
 from proctor.engine.runs.session import run_suite
+from proctor.engine.runs.trial_seam import TrialContext
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import AgentBrief, Judged, ServerConnected, TrialStarted
 from proctor.store.operator_commands import enqueue_command
