@@ -1,4 +1,4 @@
-"""Imported transcripts as a run database, and the staged write of an import's folder.
+"""Imported trajectories as a run database, and the staged write of an import's folder.
 
 A benchmark's trajectories become trials of one finished run in ``DIR/imported.db``: each
 assistant message is a ``ModelResponse`` (calls requested together stay one parallel step),
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.scoring.toolmatch import match_tool_calls
-from proctor.scenarios.importers.common import ImportedSuite, ImportedTranscript, ImportedTurn
+from proctor.scenarios.importers.common import ImportedSuite, ImportedTrajectory, ImportedTurn
 from proctor.scenarios.importers.suite_files import staged_dir, write_suite_files
 from proctor.scenarios.schema import Scenario, Suite
 from proctor.store.events import (
@@ -61,7 +61,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def transcript_events(t: ImportedTranscript) -> list[Event]:
+def trajectory_events(t: ImportedTrajectory) -> list[Event]:
     """The trial's events, from ``TrialStarted`` to ``TrialFinished`` (judgments excluded)."""
     events: list[Event] = [
         TrialStarted(scenario=t.scenario, arm=t.arm, model=t.model, epoch=t.epoch, seed=0, attempt=ATTEMPT)
@@ -153,7 +153,7 @@ def _recorded_usage(turn: ImportedTurn) -> Usage | None:
     )
 
 
-def tool_match_scores(t: ImportedTranscript, scenario: Scenario, suite: Suite) -> list[Scored]:
+def tool_match_scores(t: ImportedTrajectory, scenario: Scenario, suite: Suite) -> list[Scored]:
     """TFS and TEFS of an imported trial whose task has gold calls, in the suite's match mode.
 
     Computed at import, since they need only the recorded calls: a benchmark's published
@@ -174,7 +174,7 @@ def tool_match_scores(t: ImportedTranscript, scenario: Scenario, suite: Suite) -
     ]
 
 
-def judgment_events(t: ImportedTranscript) -> list[tuple[Judged, JudgmentMeta]]:
+def judgment_events(t: ImportedTrajectory) -> list[tuple[Judged, JudgmentMeta]]:
     return [
         (
             Judged(pass_no=j.pass_no, judge=j.judge, verdict=_redacted(j.verdict), error=j.error),
@@ -197,7 +197,7 @@ def _redacted(value: Any) -> Any:
 def run_config(imported: ImportedSuite, suite_dir: Path) -> dict[str, Any]:
     """What the runner would record for a run of this suite, plus where the trials came from."""
     suite = Suite.model_validate(imported.suite)
-    ts = imported.transcripts
+    ts = imported.trajectories
     return {
         "suite": suite.name,
         "suite_dir": str(suite_dir),
@@ -218,8 +218,8 @@ def run_config(imported: ImportedSuite, suite_dir: Path) -> dict[str, Any]:
     }
 
 
-def _cost_note(transcripts: Sequence[ImportedTranscript]) -> str:
-    turns = [turn for t in transcripts for turn in t.turns]
+def _cost_note(trajectories: Sequence[ImportedTrajectory]) -> str:
+    turns = [turn for t in trajectories for turn in t.turns]
     priced = sum(turn.cost_usd is not None for turn in turns)
     if not priced:
         return "not recorded (0)"
@@ -230,8 +230,8 @@ def _cost_note(transcripts: Sequence[ImportedTranscript]) -> str:
     )
 
 
-def _tokens_note(transcripts: Sequence[ImportedTranscript]) -> str:
-    turns = [turn for t in transcripts for turn in t.turns]
+def _tokens_note(trajectories: Sequence[ImportedTrajectory]) -> str:
+    turns = [turn for t in trajectories for turn in t.turns]
     recorded = sum(_recorded_usage(turn) is not None for turn in turns)
     estimated = f"estimated from text length ({CHARS_PER_TOKEN} characters per token)"
     if not turns or not recorded:
@@ -242,26 +242,26 @@ def _tokens_note(transcripts: Sequence[ImportedTranscript]) -> str:
 
 
 async def write_imported_run(db: Path, imported: ImportedSuite, suite_dir: Path) -> int:
-    """Write every transcript of ``imported`` as a trial of one finished run; return the trial count."""
-    transcripts: Sequence[ImportedTranscript] = imported.transcripts
+    """Write every trajectory of ``imported`` as a trial of one finished run; return the trial count."""
+    trajectories: Sequence[ImportedTrajectory] = imported.trajectories
     run_id = f"imported-{uuid.uuid4().hex[:8]}"
     config = run_config(imported, suite_dir)
     writer = await StoreWriter.open(db)
     try:
         await writer.create_run(run_id, config["suite"], config)
         await writer.add_trials(
-            run_id, [TrialRow(t.scenario, t.arm, t.model, t.epoch, 0) for t in transcripts]
+            run_id, [TrialRow(t.scenario, t.arm, t.model, t.epoch, 0) for t in trajectories]
         )
         with StoreReader(db) as reader:
             ids = {r.key: r.id for r in reader.trials()}
         writer.emit(
-            run_id, RunStarted(run_id=run_id, suite=config["suite"], config=config, trials=len(transcripts))
+            run_id, RunStarted(run_id=run_id, suite=config["suite"], config=config, trials=len(trajectories))
         )
         suite = Suite.model_validate(imported.suite)
         scenarios = {sc["id"]: Scenario.model_validate(sc) for sc in imported.scenarios}
-        for t in transcripts:
+        for t in trajectories:
             trial_id = ids[(t.scenario, t.arm, t.model, t.epoch)]
-            for ev in transcript_events(t):
+            for ev in trajectory_events(t):
                 writer.emit(run_id, ev, trial_id=trial_id, attempt=ATTEMPT)
             for scored in tool_match_scores(t, scenarios[t.scenario], suite):
                 writer.emit(run_id, scored, trial_id=trial_id, attempt=ATTEMPT)
@@ -273,7 +273,7 @@ async def write_imported_run(db: Path, imported: ImportedSuite, suite_dir: Path)
         )
     finally:
         await writer.close()
-    return len(transcripts)
+    return len(trajectories)
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,7 @@ class SavedImport:
 
 
 def save_import(imported: ImportedSuite, out_dir: Path, *, force: bool = False) -> SavedImport:
-    """Write the suite (and ``imported.db`` when there are transcripts) to ``out_dir``, all or nothing.
+    """Write the suite (and ``imported.db`` when there are trajectories) to ``out_dir``, all or nothing.
 
     Synchronous (it runs its own event loop for the database): call it from plain code.
     """
@@ -295,15 +295,15 @@ def save_import(imported: ImportedSuite, out_dir: Path, *, force: bool = False) 
     trials = 0
     with staged_dir(final, force=force) as stage:
         write_suite_files(imported, stage)
-        if imported.transcripts:
+        if imported.trajectories:
             trials = asyncio.run(write_imported_run(stage / DB_NAME, imported, final))
     return SavedImport(
         out_dir=final,
         scenarios=len(imported.scenarios),
         arms=imported.arms,
-        db=final / DB_NAME if imported.transcripts else None,
+        db=final / DB_NAME if imported.trajectories else None,
         trials=trials,
-        judgments=sum(len(t.judgments) for t in imported.transcripts),
+        judgments=sum(len(t.judgments) for t in imported.trajectories),
     )
 
 
@@ -315,6 +315,6 @@ __all__ = [
     "run_config",
     "save_import",
     "tool_match_scores",
-    "transcript_events",
+    "trajectory_events",
     "write_imported_run",
 ]

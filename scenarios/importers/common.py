@@ -1,7 +1,7 @@
 """What every benchmark importer shares: the imported data model and field parsing.
 
 An importer turns a public benchmark's files into an ``ImportedSuite``: suite and scenario
-mappings already validated against the suite schema, plus any transcripts the source holds as
+mappings already validated against the suite schema, plus any trajectories the source holds as
 plain data (this package may not import the store; ``proctor.engine.runs.imported_runs`` turns them
 into events). Every error names the file, the row or entry, the field, and what would fix it.
 """
@@ -90,7 +90,9 @@ class ImportedJudgment:
 
 
 @dataclass(frozen=True)
-class ImportedTranscript:
+class ImportedTrajectory:
+    """One trial as another tool recorded it: its turns, final answer and any judgments."""
+
     scenario: str
     arm: str
     model: str
@@ -113,7 +115,7 @@ class ImportedSuite:
     sources: tuple[str, ...]
     suite: dict[str, Any]
     scenarios: tuple[dict[str, Any], ...]
-    transcripts: tuple[ImportedTranscript, ...] = ()
+    trajectories: tuple[ImportedTrajectory, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -313,7 +315,7 @@ __all__ = [
     "ImportedResult",
     "ImportedSuite",
     "ImportedTool",
-    "ImportedTranscript",
+    "ImportedTrajectory",
     "ImportedTurn",
     "complexity_of",
     "content_text",

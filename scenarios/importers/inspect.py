@@ -21,13 +21,13 @@ from typing import Any
 
 from proctor.scenarios.importers.common import (
     ImportedSuite,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportFormatError,
     scenario_id,
     title_of,
 )
 from proctor.scenarios.importers.inspect_log import InspectLog, Reader, read_inspect_log
-from proctor.scenarios.importers.inspect_samples import prompt_of, transcript_of
+from proctor.scenarios.importers.inspect_samples import prompt_of, trajectory_of
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.loader import LoadedSuite, load_suite
 from proctor.scenarios.schema import RepoSpec
@@ -46,12 +46,12 @@ def _absolute(repo: RepoSpec, root: Path) -> dict[str, Any]:
     return data | {k: str((root / data[k]).resolve()) for k in ("path", "source") if k in data}
 
 
-def _distinct_epochs(transcripts: Sequence[ImportedTranscript]) -> tuple[list[ImportedTranscript], int]:
+def _distinct_epochs(trajectories: Sequence[ImportedTrajectory]) -> tuple[list[ImportedTrajectory], int]:
     """Two logs of one model and task (a re-run) would give a trial twice: later ones move to the
-    next free epoch. Returns the transcripts and how many moved."""
+    next free epoch. Returns the trajectories and how many moved."""
     taken: set[tuple[str, str, str, int]] = set()
     out, moved = [], 0
-    for t in transcripts:
+    for t in trajectories:
         epoch = t.epoch
         while (t.scenario, t.arm, t.model, epoch) in taken:
             epoch += 1
@@ -78,7 +78,7 @@ def _suite_data(
     logs: Sequence[InspectLog],
     loaded: LoadedSuite | None,
     models: Sequence[str],
-    transcripts: Sequence[ImportedTranscript],
+    trajectories: Sequence[ImportedTrajectory],
 ) -> dict[str, Any]:
     names = ", ".join(sorted({log.path.name for log in logs}))
     if loaded is None:
@@ -125,7 +125,7 @@ def read_inspect(
     known = {sc.id for sc in loaded.scenarios} if loaded else set()
     by_prompt = {" ".join(sc.prompt.split()): sc.id for sc in loaded.scenarios if sc.prompt} if loaded else {}
     scenarios: dict[str, tuple[str, dict[str, Any]]] = {}
-    transcripts: list[ImportedTranscript] = []
+    trajectories: list[ImportedTrajectory] = []
     unmatched = 0
     for log in logs:
         model = log.model if len(models) == 1 else f"inspect:{'+'.join(sorted(tasks))}"
@@ -142,9 +142,9 @@ def read_inspect(
                 unmatched += loaded is not None
                 text = scrub(prompt) or f"(the log records no input for sample {raw_id})"
                 scenarios.setdefault(sid, (origin, {"id": sid, "title": title_of(text), "prompt": text}))
-            t = transcript_of(sample, scenario=sid, arm=arm_name(log.model), model=model, origin=origin)
-            transcripts.append(replace(t, model=scrub(t.model), arm=scrub(t.arm)))
-    transcripts, moved = _distinct_epochs(transcripts)
+            t = trajectory_of(sample, scenario=sid, arm=arm_name(log.model), model=model, origin=origin)
+            trajectories.append(replace(t, model=scrub(t.model), arm=scrub(t.arm)))
+    trajectories, moved = _distinct_epochs(trajectories)
     notes = [f"{p}: holds no samples" for p in empty if len(empty) < len(logs)]
     if moved:
         notes.append(
@@ -164,9 +164,9 @@ def read_inspect(
     imported = validated(
         "inspect",
         sources,
-        _suite_data(logs, loaded, models, transcripts),
+        _suite_data(logs, loaded, models, trajectories),
         list(scenarios.values()),
-        transcripts=transcripts,
+        trajectories=trajectories,
         notes=notes,
     )
     # validated() warns that undeclared arms cannot be re-judged; these can (see _suite_arms).

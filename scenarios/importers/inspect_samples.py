@@ -30,7 +30,7 @@ from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedJudgment,
     ImportedResult,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportedTurn,
     ImportFormatError,
 )
@@ -280,9 +280,9 @@ def end_of(sample: dict[str, Any]) -> tuple[str, str]:
     return message, "error" if message else ""
 
 
-def transcript_of(
+def trajectory_of(
     sample: dict[str, Any], *, scenario: str, arm: str, model: str, origin: str
-) -> ImportedTranscript:
+) -> ImportedTrajectory:
     """The sample as a trial; ``origin`` names the log and the sample in messages."""
     turns = turns_of(sample, origin)
     error, stop = end_of(sample)
@@ -296,7 +296,7 @@ def transcript_of(
     final = final or (answered[-1] if answered else "")
     total = sample.get("total_time")
     epoch = sample.get("epoch")
-    return ImportedTranscript(
+    return ImportedTrajectory(
         scenario=scenario,
         arm=arm,
         model=model,
@@ -320,6 +320,6 @@ __all__ = [
     "judgments_of",
     "prompt_of",
     "score_number",
-    "transcript_of",
+    "trajectory_of",
     "turns_of",
 ]

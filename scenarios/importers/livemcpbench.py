@@ -28,10 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from proctor.scenarios.importers.chat_turns import (
+    last_assistant_text,
+    number_epochs,
+    openai_messages_to_turns,
+)
 from proctor.scenarios.importers.common import (
     ImportedJudgment,
     ImportedSuite,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportFormatError,
     json_object,
     key_points_from_steps,
@@ -43,11 +48,6 @@ from proctor.scenarios.importers.common import (
 )
 from proctor.scenarios.importers.mcpservers import enabled, normalize_servers
 from proctor.scenarios.importers.suite_files import validated
-from proctor.scenarios.importers.transcripts import (
-    last_assistant_text,
-    number_epochs,
-    openai_messages_to_turns,
-)
 
 ARM = "livemcptool"
 ROUTER_SERVER = "copilot"
@@ -326,7 +326,7 @@ def read_livemcpbench(
             if sc["id"] not in known:
                 scenarios.append((where, sc))
                 known.add(sc["id"])
-    transcripts: list[ImportedTranscript] = []
+    trajectories: list[ImportedTrajectory] = []
     for trial in _trials(files, notes):
         entry, where = trial.entry, trial.where
         sid = scenario_id(text_field(entry, "task_id", where))
@@ -344,8 +344,8 @@ def read_livemcpbench(
         final = (
             response.strip() if isinstance(response, str) and response.strip() else last_assistant_text(turns)
         )
-        transcripts.append(
-            ImportedTranscript(
+        trajectories.append(
+            ImportedTrajectory(
                 sid, ARM, _model(trial.run, model), 0, turns, final, tuple(trial.judgments), where
             )
         )
@@ -378,7 +378,7 @@ def read_livemcpbench(
         list(dict.fromkeys(sources)),
         suite,
         scenarios,
-        transcripts=number_epochs(transcripts),
+        trajectories=number_epochs(trajectories),
         notes=notes,
     )
 

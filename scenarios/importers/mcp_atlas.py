@@ -38,9 +38,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from proctor.scenarios.importers.chat_turns import last_assistant_text, openai_messages_to_turns
 from proctor.scenarios.importers.common import (
     ImportedSuite,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportedTurn,
     ImportFormatError,
     complexity_of,
@@ -57,7 +58,6 @@ from proctor.scenarios.importers.common import (
 )
 from proctor.scenarios.importers.mcpservers import add_server_arm
 from proctor.scenarios.importers.suite_files import validated
-from proctor.scenarios.importers.transcripts import last_assistant_text, openai_messages_to_turns
 
 COLUMNS = ("TASK", "PROMPT", "ENABLED_TOOLS", "TRAJECTORY", "GTFA", "GTFA_CLAIMS")
 REQUIRED = ("TASK", "PROMPT", "GTFA_CLAIMS")
@@ -182,7 +182,7 @@ def no_answer_note(unanswered: int, total: int) -> str:
 def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedSuite:
     rows = read_rows(path)
     scenarios: list[tuple[str, dict[str, Any]]] = []
-    transcripts: list[ImportedTranscript] = []
+    trajectories: list[ImportedTrajectory] = []
     needed_servers: set[str] = set()
     for n, row in enumerate(rows, start=1):
         for col in REQUIRED:
@@ -226,8 +226,8 @@ def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedS
             turns = openai_messages_to_turns(trajectory, f"{where}, field 'TRAJECTORY'", _atlas_call)
             gold = _gold_from_turns(turns)
             final = text_field(row, "GTFA", where, required=False) or last_assistant_text(turns)
-            transcripts.append(
-                ImportedTranscript(sid, REFERENCE_ARM, REFERENCE_MODEL, 0, turns, final, origin=where)
+            trajectories.append(
+                ImportedTrajectory(sid, REFERENCE_ARM, REFERENCE_MODEL, 0, turns, final, origin=where)
             )
         elif _present(row.get("GOLD_TOOL_CALLS")):
             gold = _gold_from_list(row["GOLD_TOOL_CALLS"], f"{where}, field 'GOLD_TOOL_CALLS'")
@@ -255,12 +255,12 @@ def read_mcp_atlas(path: Path, *, servers_file: Path | None = None) -> ImportedS
             "MCP-Atlas names servers but does not define them (" + ", ".join(sorted(needed_servers)) + "); "
             "pass --servers FILE (an mcpServers config) to add an MCP arm"
         )
-    unanswered = [t for t in transcripts if not t.final_answer.strip()]
+    unanswered = [t for t in trajectories if not t.final_answer.strip()]
     if unanswered:
-        notes.append(no_answer_note(len(unanswered), len(transcripts)))
+        notes.append(no_answer_note(len(unanswered), len(trajectories)))
     if "mcp" in suite["arms"]:
-        transcripts = [replace(t, arm="mcp") for t in transcripts]
-    return validated("mcp-atlas", sources, suite, scenarios, transcripts=transcripts, notes=notes)
+        trajectories = [replace(t, arm="mcp") for t in trajectories]
+    return validated("mcp-atlas", sources, suite, scenarios, trajectories=trajectories, notes=notes)
 
 
 __all__ = ["COLUMNS", "REFERENCE_ARM", "REFERENCE_MODEL", "REQUIRED", "read_mcp_atlas", "read_rows"]

@@ -31,7 +31,7 @@ from typing import Any
 from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedSuite,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportedTurn,
     ImportFormatError,
     complexity_of,
@@ -134,10 +134,10 @@ def _model_and_run(path: Path) -> tuple[str, int]:
 
 def _results(
     files: Sequence[Path], known: dict[str, dict[str, Any]], model: str | None, notes: list[str]
-) -> tuple[list[tuple[str, dict[str, Any]]], list[ImportedTranscript]]:
-    """Published results as transcripts (and the scenarios of tasks no task file has)."""
+) -> tuple[list[tuple[str, dict[str, Any]]], list[ImportedTrajectory]]:
+    """Published results as trajectories (and the scenarios of tasks no task file has)."""
     extra: list[tuple[str, dict[str, Any]]] = []
-    transcripts = []
+    trajectories = []
     ordered = sorted(files, key=lambda f: (_model_and_run(f), str(f)))
     epochs: dict[str, int] = {}
     for f in ordered:
@@ -186,8 +186,8 @@ def _results(
                 )
                 for s, step in enumerate(used)
             )
-            transcripts.append(ImportedTranscript(sid, ARM, f"imported:{name}", epoch, turns, "", (), where))
-    return extra, transcripts
+            trajectories.append(ImportedTrajectory(sid, ARM, f"imported:{name}", epoch, turns, "", (), where))
+    return extra, trajectories
 
 
 def _server_config(root: Path, python: str) -> dict[str, Any]:
@@ -230,7 +230,7 @@ def read_mcpagentbench(
         notes.append(
             f"no {CONFIG_FILE}: no tool is compared by name only; pass the checkout to use its skip list"
         )
-    extra, transcripts = _results(results, known, model, notes)
+    extra, trajectories = _results(results, known, model, notes)
     suite: dict[str, Any] = {
         "name": scenario_id(f"mcpagentbench-{path.resolve().stem}"),
         "description": f"Imported from MCPAgentBench ({path.name}); TFS/TEFS in upstream's match mode.",
@@ -259,7 +259,7 @@ def read_mcpagentbench(
         sources,
         suite,
         scenarios + extra,
-        transcripts=transcripts,
+        trajectories=trajectories,
         notes=notes,
     )
 

@@ -42,11 +42,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from proctor.scenarios.importers.chat_turns import number_epochs
 from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedResult,
     ImportedSuite,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportedTurn,
     ImportFormatError,
     content_text,
@@ -75,7 +76,6 @@ from proctor.scenarios.importers.otel_suite import (
 )
 from proctor.scenarios.importers.otlp import TraceSpan, read_traces
 from proctor.scenarios.importers.suite_files import validated
-from proctor.scenarios.importers.transcripts import number_epochs
 from proctor.scenarios.loader import load_suite
 
 Scrub = Callable[[str], str]
@@ -254,8 +254,8 @@ def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], 
 
 def _trial(
     spans: list[TraceSpan], scrub: Scrub, unreadable: list[str]
-) -> tuple[ImportedTranscript, str] | None:
-    """The trace as a transcript (scenario: ``proctor.scenario`` or "") and its user prompt."""
+) -> tuple[ImportedTrajectory, str] | None:
+    """The trace as a trajectory (scenario: ``proctor.scenario`` or "") and its user prompt."""
     spans.sort(key=lambda s: (s.span.start_time_unix_nano, -s.span.end_time_unix_nano))
     by_id = {s.span.span_id: s for s in spans}  # grouped traces: each chat a root, the first the agent
     steps = [s for s in spans if kind_of(s) in ("chat", "tool") and not _inside_tool(s, by_id)]
@@ -280,7 +280,7 @@ def _trial(
     wall = (max(s.span.end_time_unix_nano for s in spans) - spans[0].span.start_time_unix_nano) / 1e9
     error = (agent.span.status.message or str(a.get("error.type") or "") or "error") if agent.failed else ""
     epoch = a.get("proctor.epoch")
-    transcript = ImportedTranscript(
+    trajectory = ImportedTrajectory(
         scenario=scrub(str(a.get("proctor.scenario") or "")),
         arm=scrub(str(a.get("proctor.arm") or a.get("gen_ai.agent.name") or "+".join(servers) or "otel")),
         model=scrub(str(a.get("proctor.model") or _model(a) or _model(chat) or "imported:unknown")),
@@ -292,7 +292,7 @@ def _trial(
         error=error,
         tools=offered_tools(spans),
     )
-    return transcript, scrub(prompt)
+    return trajectory, scrub(prompt)
 
 
 # -- the file ------------------------------------------------------------------------------
@@ -339,7 +339,7 @@ def read_otel(
     known = {sc.id for sc in loaded.scenarios} if loaded else set()
     by_prompt = {" ".join(sc.prompt.split()): sc.id for sc in loaded.scenarios if sc.prompt} if loaded else {}
     scenarios: dict[str, tuple[str, dict[str, Any]]] = {}
-    transcripts: list[ImportedTranscript] = []
+    trajectories: list[ImportedTrajectory] = []
     counts = {"skipped": read.count(None), "no_prompt": 0, "unmatched": 0}
     for t, prompt in trials:
         sid = t.scenario if t.scenario in known else by_prompt.get(" ".join(prompt.split()), "")
@@ -354,14 +354,16 @@ def read_otel(
             text = prompt or f"(the traces record no prompt; proctor scenario {sid})"
             scenario = {"id": sid, "title": title_of(prompt or sid), "prompt": text}
             scenarios.setdefault(sid, (t.origin, scenario))
-        transcripts.append(replace(t, scenario=sid))
+        trajectories.append(replace(t, scenario=sid))
     suite_data = from_suite(loaded, None, path) if loaded is not None else bare_suite(path)
     arm_servers = {name: arm.servers for name, arm in loaded.suite.arms.items()} if loaded else {}
-    transcripts, server_notes = attribute_servers(transcripts, arm_servers)
+    trajectories, server_notes = attribute_servers(trajectories, arm_servers)
     sources = [path, *([logs] if logs is not None else []), *([suite] if suite is not None else [])]
     notes = [*import_notes(path, suite, counts, unreadable), *group_notes, *server_notes]
     found = list(scenarios.values())
-    return validated("otel", sources, suite_data, found, transcripts=number_epochs(transcripts), notes=notes)
+    return validated(
+        "otel", sources, suite_data, found, trajectories=number_epochs(trajectories), notes=notes
+    )
 
 
 __all__ = ["kind_of", "read_otel"]

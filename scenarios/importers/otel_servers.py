@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from proctor.scenarios.importers.common import ImportedTool, ImportedTranscript
+from proctor.scenarios.importers.common import ImportedTool, ImportedTrajectory
 from proctor.scenarios.importers.otlp import TraceSpan
 
 UNKNOWN_SERVER = "(server unknown)"
@@ -60,11 +60,11 @@ def offered_tools(spans: Sequence[TraceSpan]) -> tuple[ImportedTool, ...]:
 
 
 def attribute_servers(
-    transcripts: Sequence[ImportedTranscript], arm_servers: Mapping[str, Sequence[str]]
-) -> tuple[list[ImportedTranscript], list[str]]:
-    """The transcripts with a server on every call and offered tool, and notes on how."""
+    trajectories: Sequence[ImportedTrajectory], arm_servers: Mapping[str, Sequence[str]]
+) -> tuple[list[ImportedTrajectory], list[str]]:
+    """The trajectories with a server on every call and offered tool, and notes on how."""
     named: dict[str, set[str]] = {}
-    for t in transcripts:
+    for t in trajectories:
         for turn in t.turns:
             for c in turn.calls:
                 if c.server:
@@ -86,7 +86,7 @@ def attribute_servers(
         return found
 
     out = []
-    for t in transcripts:
+    for t in trajectories:
         turns = tuple(
             replace(
                 turn,

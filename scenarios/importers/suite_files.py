@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from proctor.scenarios.importers.common import ImportedSuite, ImportedTranscript, ImportFormatError
+from proctor.scenarios.importers.common import ImportedSuite, ImportedTrajectory, ImportFormatError
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import Scenario, Suite
 
@@ -26,7 +26,7 @@ def validated(
     suite: dict[str, Any],
     scenarios: Sequence[tuple[str, dict[str, Any]]],
     *,
-    transcripts: Sequence[ImportedTranscript] = (),
+    trajectories: Sequence[ImportedTrajectory] = (),
     notes: Sequence[str] = (),
 ) -> ImportedSuite:
     """Check every mapping against the suite schema; ``scenarios`` pairs each with its origin."""
@@ -44,7 +44,7 @@ def validated(
             )
         seen[sid] = origin
     known_arms = set(suite.get("arms", {}))
-    extra = sorted({t.arm for t in transcripts} - known_arms)
+    extra = sorted({t.arm for t in trajectories} - known_arms)
     all_notes = list(notes)
     if extra:
         all_notes.append(
@@ -56,7 +56,7 @@ def validated(
         sources=tuple(str(s) for s in sources),
         suite=suite,
         scenarios=tuple(data for _, data in scenarios),
-        transcripts=tuple(transcripts),
+        trajectories=tuple(trajectories),
         notes=tuple(all_notes),
     )
 

@@ -162,8 +162,8 @@ def test_proctors_reader_and_inspect_ais_give_the_same_trials(
             env=_inspect_env(),
             capture_output=True,
         )
-        ours = [replace(t, origin="") for t in read_inspect([FIXTURES / name], scrub=redact).transcripts]
-        theirs = [replace(t, origin="") for t in read_inspect([as_json], scrub=redact).transcripts]
+        ours = [replace(t, origin="") for t in read_inspect([FIXTURES / name], scrub=redact).trajectories]
+        theirs = [replace(t, origin="") for t in read_inspect([as_json], scrub=redact).trajectories]
         assert sorted(ours, key=lambda t: (t.scenario, t.epoch)) == sorted(
             theirs, key=lambda t: (t.scenario, t.epoch)
         ), name
@@ -198,7 +198,7 @@ def test_logs_regenerated_by_inspect_ai_import_like_the_committed_ones(
                     len(t.turns),
                     [(c.tool, c.arguments) for turn in t.turns for c in turn.calls],
                 )
-                for t in imported.transcripts
+                for t in imported.trajectories
             )
 
         assert shape(fresh) == shape(committed), name

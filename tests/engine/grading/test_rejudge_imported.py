@@ -1,4 +1,4 @@
-"""Imported transcripts are re-judged even when their arm is not defined by the imported suite."""
+"""Imported trajectories are re-judged even when their arm is not defined by the imported suite."""
 
 from __future__ import annotations
 

@@ -307,7 +307,7 @@ def test_verdict_says_no_evidence_when_the_interval_contains_zero(tool_store: Pa
     assert "no evidence of a difference in fairness" in verdict and "which contains 0" in verdict
 
 
-def test_imported_transcripts_without_times_or_tool_lists(tmp_path: Path) -> None:
+def test_imported_trajectories_without_times_or_tool_lists(tmp_path: Path) -> None:
     db = tmp_path / "imported.db"
     events: list[Event] = [
         _call("c1", "srv", "search"),

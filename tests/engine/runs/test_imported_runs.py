@@ -1,16 +1,16 @@
-"""Imported transcripts as events: steps kept, tokens marked estimated, judgments sourced."""
+"""Imported trajectories as events: steps kept, tokens marked estimated, judgments sourced."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from proctor.engine.runs.imported_runs import transcript_events, write_imported_run
+from proctor.engine.runs.imported_runs import trajectory_events, write_imported_run
 from proctor.engine.scoring import match_tool_calls, partition
 from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedJudgment,
     ImportedResult,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportedTurn,
 )
 from proctor.scenarios.importers.suite_files import validated
@@ -19,7 +19,7 @@ from proctor.store.events import TrialFinished, TrialStarted
 from proctor.store.read.reader import StoreReader
 
 
-def _transcript(model: str = "imported:m", epoch: int = 0) -> ImportedTranscript:
+def _trajectory(model: str = "imported:m", epoch: int = 0) -> ImportedTrajectory:
     a = ImportedCall("a", "w", "get_weather", {"city": "Oslo"})
     b = ImportedCall("b", "w", "get_weather", {"city": "Rome"})
     c = ImportedCall("c", "adv", "advise", {"rain": True})
@@ -32,13 +32,13 @@ def _transcript(model: str = "imported:m", epoch: int = 0) -> ImportedTranscript
         ImportedJudgment("human", "src:human", {"score": 1.0, "passed": True, "rationale": "ok"}),
         ImportedJudgment("judge-x", "src:judge", None, error="unparseable"),
     )
-    return ImportedTranscript(
+    return ImportedTrajectory(
         "s1", "mcp", model, epoch, turns, "Take an umbrella in Oslo.", judgments, "f: entry 0"
     )
 
 
 def test_events_keep_parallel_steps_answer_and_estimated_tokens() -> None:
-    events = transcript_events(_transcript())
+    events = trajectory_events(_trajectory())
     assert isinstance(events[0], TrialStarted) and isinstance(events[-1], TrialFinished)
     t = partition(events)
     assert [[c.call_id for c in step] for step in t.call_steps()] == [["a", "b"], ["c"]]
@@ -65,7 +65,7 @@ async def test_database_holds_finished_trials_with_sourced_judgments(tmp_path: P
         [tmp_path / "src.json"],
         suite,
         [("src", {"id": "s1", "prompt": "Umbrella?"})],
-        transcripts=[_transcript(), _transcript(epoch=1), _transcript(model="imported:other")],
+        trajectories=[_trajectory(), _trajectory(epoch=1), _trajectory(model="imported:other")],
     )
     db = tmp_path / "imported.db"
     assert await write_imported_run(db, imported, tmp_path) == 3

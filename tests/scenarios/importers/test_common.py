@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from proctor.scenarios.importers.chat_turns import openai_messages_to_turns
 from proctor.scenarios.importers.common import (
     ImportFormatError,
     complexity_of,
@@ -16,7 +17,6 @@ from proctor.scenarios.importers.common import (
     str_list,
 )
 from proctor.scenarios.importers.suite_files import staged_dir
-from proctor.scenarios.importers.transcripts import openai_messages_to_turns
 
 
 def test_list_cells_accept_json_and_python_literals_but_never_evaluate() -> None:

@@ -40,13 +40,13 @@ def run(*argv: str | Path) -> int:
 def test_each_sample_and_epoch_is_a_trial_with_its_calls_results_and_recorded_usage() -> None:
     imported = read_inspect([LOGS / "tools.eval"], scrub=redact)
     assert imported.source_format == "inspect"
-    assert sorted((t.scenario, t.epoch) for t in imported.transcripts) == [
+    assert sorted((t.scenario, t.epoch) for t in imported.trajectories) == [
         ("add-0", 0),
         ("add-0", 1),
         ("add-1", 0),
         ("add-1", 1),
     ]
-    t = next(t for t in imported.transcripts if t.scenario == "add-1")
+    t = next(t for t in imported.trajectories if t.scenario == "add-1")
     assert (t.arm, t.model) == ("mockllm-model", "mockllm/model")
     call_turn, answer_turn = t.turns
     (call,) = call_turn.calls
@@ -64,7 +64,7 @@ def test_each_sample_and_epoch_is_a_trial_with_its_calls_results_and_recorded_us
 
 def test_the_json_log_format_gives_the_same_trials_as_the_eval_zip() -> None:
     def shape(path: Path) -> list[tuple[object, ...]]:
-        ts = read_inspect([path], scrub=redact).transcripts
+        ts = read_inspect([path], scrub=redact).trajectories
         return sorted(
             (
                 t.scenario,
@@ -81,7 +81,7 @@ def test_the_json_log_format_gives_the_same_trials_as_the_eval_zip() -> None:
 
 
 def test_an_mcp_servers_tool_call_and_its_result_are_imported() -> None:
-    (t,) = read_inspect([LOGS / "mcp.eval"], scrub=redact).transcripts
+    (t,) = read_inspect([LOGS / "mcp.eval"], scrub=redact).trajectories
     (call,) = t.turns[0].calls
     assert (call.tool, call.arguments) == ("weekday", {"date": "2024-02-29"})
     assert t.turns[0].results[0].content == "Thursday"  # the MCP result's text content

@@ -177,7 +177,7 @@ def test_verdicts_without_an_annotated_trajectory_bring_their_own(tmp_path: Path
         },
     )
     imported = read_livemcpbench(root)
-    by_model = {(t.model, t.scenario): t for t in imported.transcripts}
+    by_model = {(t.model, t.scenario): t for t in imported.trajectories}
     assert sorted(by_model) == [("imported:run-a", "t1"), ("imported:run-b", "t2")]
     run_a = by_model[("imported:run-a", "t1")]
     assert [(j.judge, j.verdict and j.verdict["key_points_success"]) for j in run_a.judgments] == [
@@ -193,7 +193,7 @@ def test_verdicts_without_an_annotated_trajectory_bring_their_own(tmp_path: Path
 def test_a_verdict_with_neither_judge_nor_reward_is_a_judge_error(tmp_path: Path) -> None:
     entry = _verdict(judge="", reward=None)
     root = _checkout(tmp_path / "repo", [_task()], {"run": [_trajectory()]}, {"j2": {"run": [entry]}})
-    (t,) = read_livemcpbench(root).transcripts
+    (t,) = read_livemcpbench(root).trajectories
     (_, j2) = t.judgments
     assert (j2.judge, j2.verdict, j2.error) == (
         "j2",
@@ -280,7 +280,7 @@ def test_explicit_files_model_name_and_repeated_trajectories(tmp_path: Path) -> 
         "tool_retrieval": {"top_k": 3},
         "description": "the LiveMCPTool catalogue behind top-k tool retrieval",
     }
-    assert [(t.model, t.scenario, [j.judge for j in t.judgments]) for t in imported.transcripts] == [
+    assert [(t.model, t.scenario, [j.judge for j in t.judgments]) for t in imported.trajectories] == [
         ("imported:claude-x", "t1", ["human"]),
         ("imported:claude-x", "t2", ["human", "judge-z"]),
     ]

@@ -110,11 +110,11 @@ def test_shared_sample_becomes_a_loadable_suite_and_a_reference_run(tmp_path: Pa
         trials = reader.trials()
         assert {(t.arm, t.model, t.status) for t in trials} == {(REFERENCE_ARM, REFERENCE_MODEL, "finished")}
         trial = next(t for t in trials if t.scenario == BARBER)
-        transcript = partition([e.event for e in reader.trial_events(trial.id)])
+        digest = partition([e.event for e in reader.trial_events(trial.id)])
         config = reader.run().config  # type: ignore[union-attr]
     gtfa = next(r["GTFA"] for r in rows if r["TASK"] == BARBER)
-    assert transcript.final_answer == gtfa
-    assert [c.result for c in transcript.tool_calls if c.tool == "calculate"] == ["4.25625", "32.5"]
+    assert digest.final_answer == gtfa
+    assert [c.result for c in digest.tool_calls if c.tool == "calculate"] == ["4.25625", "32.5"]
     assert config["suite_dir"] == str(saved.out_dir)
     assert config["imported"]["format"] == "mcp-atlas"
 
@@ -126,7 +126,7 @@ def test_upstream_csv_shape_with_python_literal_claims(tmp_path: Path) -> None:
     gold = scenario["gold_tool_calls"]
     assert [[c["arguments"]["expression"] for c in step] for step in gold[1:]] == [["1+2", "3+4"]]
     assert scenario["complexity"] == "multi"
-    (t,) = imported.transcripts
+    (t,) = imported.trajectories
     assert t.final_answer == "The sums are 3 and 7."  # no GTFA column: the last assistant prose
     assert any("filesystem" in n and "--servers" in n for n in imported.notes)
     assert t.arm == REFERENCE_ARM and any("re-judging needs their arm" in n for n in imported.notes)
@@ -140,7 +140,7 @@ def test_servers_file_adds_an_mcp_arm_and_names_what_it_lacks(tmp_path: Path) ->
     imported = read_mcp_atlas(_write_csv(tmp_path / "t.csv", [_row()]), servers_file=servers)
     assert imported.suite["arms"]["mcp"]["servers"] == ["calculator"]
     assert any("filesystem" in n and "does not define" in n for n in imported.notes)
-    assert [t.arm for t in imported.transcripts] == ["mcp"]  # in a suite arm, so it can be re-judged
+    assert [t.arm for t in imported.trajectories] == ["mcp"]  # in a suite arm, so it can be re-judged
     assert not any("re-judging" in n for n in imported.notes)
 
 

@@ -256,7 +256,7 @@ def test_without_a_suite_proctor_traces_keep_their_scenario_and_say_the_prompt_i
         }),
     ))  # fmt: skip
     imported = read_otel(traces, scrub=redact)
-    (t,) = imported.transcripts
+    (t,) = imported.trajectories
     assert (t.scenario, t.arm, t.model, t.epoch, t.final_answer) == (
         "s-1",
         "mcp+x",
@@ -286,7 +286,7 @@ def test_genai_traces_of_other_instrumentations_become_trials(tmp_path: Path) ->
         request(span(0xC1, 1, None, "GET /health", (0, 1), {"http.request.method": "GET"})),
     )
     imported = read_otel(traces, scrub=redact)
-    paris, again, oslo, pyd = imported.transcripts
+    paris, again, oslo, pyd = imported.trajectories
     assert (paris.scenario, again.scenario) == (
         again.scenario,
         paris.scenario,
@@ -359,7 +359,7 @@ def test_openllmetry_flattened_messages_failed_tools_and_errors(tmp_path: Path) 
         span(0xD1, 2, 1, "anthropic.chat", (1, 10), chat),
         span(0xD1, 3, 1, "execute_tool mcp__github__list_repos", (11, 20), failed),
     ))  # fmt: skip
-    (t,) = read_otel(traces, scrub=redact).transcripts
+    (t,) = read_otel(traces, scrub=redact).trajectories
     assert (t.arm, t.model, t.error, t.final_answer) == ("github", "Anthropic:claude-x", "gave up", "")
     (call,) = t.turns[0].calls
     assert (call.server, call.tool, call.arguments) == (

@@ -12,7 +12,7 @@ import yaml
 
 from proctor.app.cli import main
 from proctor.app.exit_codes import ExitCode
-from proctor.scenarios.importers.common import ImportedTranscript, ImportFormatError
+from proctor.scenarios.importers.common import ImportedTrajectory, ImportFormatError
 from proctor.scenarios.importers.otel import read_otel
 from proctor.store.redaction import redact
 
@@ -21,18 +21,18 @@ PARIS, MARS = "What time is it in Paris right now?", "What time is it on Mars ri
 NO_MARS = "I could not tell: the time server does not know Mars."
 
 
-def trials(name: str, **kw: Path) -> dict[str, ImportedTranscript]:
+def trials(name: str, **kw: Path) -> dict[str, ImportedTrajectory]:
     """The file's trials by prompt (Paris, Mars)."""
     imported = read_otel(REAL / f"{name}.jsonl", scrub=redact, **kw)
     prompts = {s["id"]: s["prompt"] for s in imported.scenarios}
-    return {prompts[t.scenario]: t for t in imported.transcripts}
+    return {prompts[t.scenario]: t for t in imported.trajectories}
 
 
-def calls(t: ImportedTranscript) -> list[tuple[str, str, dict[str, object]]]:
+def calls(t: ImportedTrajectory) -> list[tuple[str, str, dict[str, object]]]:
     return [(c.server, c.tool, c.arguments) for turn in t.turns for c in turn.calls]
 
 
-def results(t: ImportedTranscript) -> list[tuple[str, bool]]:
+def results(t: ImportedTrajectory) -> list[tuple[str, bool]]:
     return [(r.content[:40], r.is_error) for turn in t.turns for r in turn.results]
 
 
@@ -60,7 +60,7 @@ def test_openai_v2_message_content_is_read_from_its_log_records() -> None:
 def test_openai_v2_logs_in_the_same_file_are_read_too(tmp_path: Path) -> None:
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text((REAL / "openai_v2.jsonl").read_text() + (REAL / "openai_v2.logs.jsonl").read_text())
-    (t,) = [t for t in read_otel(mixed, scrub=redact).transcripts if "Paris" in t.final_answer]
+    (t,) = [t for t in read_otel(mixed, scrub=redact).trajectories if "Paris" in t.final_answer]
     assert calls(t) == [("(server unknown)", "get_current_time", {"timezone": "Europe/Paris"})]
 
 
@@ -72,7 +72,7 @@ def test_openai_v2_without_its_logs_says_where_the_content_went() -> None:
 
 def test_openllmetry_chats_without_an_agent_span_are_one_trial_per_conversation() -> None:
     imported = read_otel(REAL / "openllmetry.jsonl", scrub=redact)
-    assert len(imported.transcripts) == 2  # not one trial per chat call ("Let me check." as an answer)
+    assert len(imported.trajectories) == 2  # not one trial per chat call ("Let me check." as an answer)
     got = trials("openllmetry")
     paris, mars = got[PARIS], got[MARS]
     assert paris.final_answer.startswith("It is ") and mars.final_answer == NO_MARS
@@ -146,7 +146,7 @@ def test_calls_without_a_server_go_to_the_arms_only_server_and_count_as_adoption
 
 def test_a_call_two_of_the_arms_servers_could_serve_is_server_unknown_and_said(tmp_path: Path) -> None:
     imported = read_otel(REAL / "pydantic_ai.jsonl", scrub=redact, suite=_suite(tmp_path, ["time", "clock"]))
-    assert {c.server for t in imported.transcripts for turn in t.turns for c in turn.calls} == {
+    assert {c.server for t in imported.trajectories for turn in t.turns for c in turn.calls} == {
         "(server unknown)"
     }
     assert any("their arm has several" in note for note in imported.notes)
@@ -172,6 +172,6 @@ def test_two_runs_reusing_tool_call_ids_stay_two_runs(tmp_path: Path) -> None:
     both = tmp_path / "both.jsonl"
     both.write_text((REAL / "openinference.jsonl").read_text() + (REAL / "openllmetry.jsonl").read_text())
     imported = read_otel(both, scrub=redact)
-    finals = sorted(t.final_answer[:6] for t in imported.transcripts)
+    finals = sorted(t.final_answer[:6] for t in imported.trajectories)
     assert finals == ["I coul", "I coul", "It is ", "It is "]
-    assert all(len(t.turns) == 2 for t in imported.transcripts)
+    assert all(len(t.turns) == 2 for t in imported.trajectories)

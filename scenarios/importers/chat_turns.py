@@ -1,4 +1,4 @@
-"""Chat transcripts as imported turns: OpenAI-style messages, tool calls and their results."""
+"""Chat messages as an imported trajectory's turns: OpenAI-style messages, tool calls, results."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedResult,
-    ImportedTranscript,
+    ImportedTrajectory,
     ImportedTurn,
     ImportFormatError,
     content_text,
@@ -25,7 +25,7 @@ def openai_messages_to_turns(messages: Any, where: str, map_call: CallMapper) ->
     ``map_call(name, arguments)`` gives (server, tool, arguments) for one requested call, so a
     source's naming (``server_tool``, a router's ``execute-tool``) becomes proctor's. Arguments
     that are not valid JSON are kept as ``{"_unparsed": text}``: a model's malformed call is a
-    fact of the transcript, not an import error.
+    fact of the trajectory, not an import error.
     """
     if not isinstance(messages, list):
         raise ImportFormatError(
@@ -86,11 +86,11 @@ def last_assistant_text(turns: Sequence[ImportedTurn]) -> str:
     return ""
 
 
-def number_epochs(transcripts: Sequence[ImportedTranscript]) -> tuple[ImportedTranscript, ...]:
-    """Give repeated (scenario, arm, model) transcripts epochs 0, 1, ... in source order."""
+def number_epochs(trajectories: Sequence[ImportedTrajectory]) -> tuple[ImportedTrajectory, ...]:
+    """Give repeated (scenario, arm, model) trajectories epochs 0, 1, ... in source order."""
     seen: dict[tuple[str, str, str], int] = {}
     out = []
-    for t in transcripts:
+    for t in trajectories:
         key = (t.scenario, t.arm, t.model)
         epoch = seen.get(key, 0)
         seen[key] = epoch + 1
