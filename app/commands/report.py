@@ -43,10 +43,10 @@ def _report(args: argparse.Namespace) -> int:
         text = render_markdown(data)
     elif args.format == "html":
         from proctor.engine.reports.html_charts import ChartsUnavailable
-        from proctor.engine.reports.report_html import failed_transcripts, render_html
+        from proctor.engine.reports.report_html import failed_trial_events, render_html
 
         try:
-            text = render_html(data, failed_transcripts(args.db, data))
+            text = render_html(data, failed_trial_events(args.db, data))
         except ChartsUnavailable as exc:
             print(f"proctor report: {exc}", file=sys.stderr)
             return ExitCode.BAD_INPUT

@@ -7,7 +7,7 @@ argument counts as absent, strings are whitespace-collapsed, ``"5"`` == ``5`` ==
 arms reach the same tool through different servers (the baseline's ``grep`` and an MCP server's
 ``grep``), so calls pair by tool name and a pair whose servers differ says so. A call of the
 router's ``execute`` (an arm with top-k tool retrieval) counts as the tool it executed, as the
-scorers count it (``engine.grading.evaluation.transcript_of``); ``route`` lookups stay calls.
+scorers count it (``engine.grading.evaluation.digest_of``); ``route`` lookups stay calls.
 
 Scoring (a global alignment, Needleman–Wunsch style, solved by dynamic programming):
 

@@ -2,7 +2,8 @@
 
 Under the anchors folder each held-out scenario gets ``SCENARIO/rubric.json`` (what the judge
 was asked to check), ``SCENARIO/gold.json`` (the gold scores per frozen trial) and
-``SCENARIO/transcripts/*.json`` (each trial's agent events). The lock file lists every one of
+``SCENARIO/transcripts/*.json`` (each trial's event log: its agent events; the folder and the
+lock's ``transcript`` keys keep their names so existing locks verify). The lock file lists every one of
 them with its SHA-256, relative to the lock file's folder, in the format
 ``{"files": {relpath: sha256}, "schema_version": 1, ...metadata}``.
 """
@@ -81,9 +82,10 @@ def rubric_document(scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def transcript_document(
+def event_log_document(
     scenario: str, arm: str, model: str, epoch: int, trial_id: int, events: Sequence[Event]
 ) -> dict[str, Any]:
+    """One frozen trial's anchor event log: who played it, and its agent events."""
     return {
         "scenario": scenario,
         "arm": arm,
@@ -94,7 +96,8 @@ def transcript_document(
     }
 
 
-def read_transcript_events(path: Path) -> list[Event]:
+def read_event_log(path: Path) -> list[Event]:
+    """The events of one frozen trial, as ``event_log_document`` wrote them."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return [EVENT_ADAPTER.validate_python(e) for e in data["events"]]
 
@@ -163,14 +166,14 @@ __all__ = [
     "anchor_key",
     "check_hashes",
     "combined_hash",
+    "event_log_document",
+    "read_event_log",
     "read_lock",
-    "read_transcript_events",
     "rubric_document",
     "safe_name",
     "scenario_folder",
     "set_anchors_lock",
     "sha256_file",
     "suite_relative",
-    "transcript_document",
     "write_json",
 ]

@@ -1,8 +1,8 @@
 """Anchors: held-out scenarios frozen by SHA-256, and the gate every rubric or judge change must pass.
 
-``lock_anchors`` freezes each held-out scenario from a finished run: every trial's transcript,
+``lock_anchors`` freezes each held-out scenario from a finished run: every trial's event log,
 the rubric, and the gold scores (that run's llm_quality and fairness per trial). ``verify_anchors``
-re-hashes every locked file, then re-judges the frozen transcripts with the current judge and
+re-hashes every locked file, then re-judges the frozen event logs with the current judge and
 the current rubric: it passes only if nothing changed on disk and Spearman ρ between the new
 llm_quality and the gold llm_quality is at least the threshold. A suite with ``anchors_lock``
 refuses to run while verification fails (``verify_before_run``).
@@ -29,18 +29,18 @@ from proctor.engine.grading.anchor_files import (
     anchor_key,
     check_hashes,
     combined_hash,
+    event_log_document,
+    read_event_log,
     read_lock,
-    read_transcript_events,
     rubric_document,
     safe_name,
     scenario_folder,
     set_anchors_lock,
     sha256_file,
     suite_relative,
-    transcript_document,
     write_json,
 )
-from proctor.engine.grading.evaluation import transcript_of
+from proctor.engine.grading.evaluation import digest_of
 from proctor.engine.judges.base import Judge, JudgeSubject, judge_answer
 from proctor.engine.judges.registry import close_judges, judge_models, make_suite_judges
 from proctor.engine.stats import GateResult, spearman_gate
@@ -57,7 +57,7 @@ RELOCK_HINT = (
     "if the change is deliberate, review it and re-lock: "
     "proctor anchors lock --suite {suite} --db RUN.db (then commit the new lock file)"
 )
-_NOT_TRANSCRIPT = (Scored, Judged, OperatorCommand)
+_NOT_AGENT_EVENTS = (Scored, Judged, OperatorCommand)
 
 
 @dataclass(frozen=True)
@@ -110,12 +110,12 @@ def lock_path_of(loaded: LoadedSuite) -> Path:
 @dataclass(frozen=True)
 class _Frozen:
     key: str
-    transcript: dict[str, Any]
+    event_log: dict[str, Any]
     gold: dict[str, Any]
 
 
 def _frozen_trials(db: Path, held: list[str]) -> tuple[str, dict[str, list[_Frozen]]]:
-    """The run id and, per held-out scenario, its judged trials with their transcripts and gold scores."""
+    """The run id and, per held-out scenario, its judged trials with their event logs and gold scores."""
     out: dict[str, list[_Frozen]] = {}
     with StoreReader(db) as reader:
         run = reader.run()
@@ -127,11 +127,11 @@ def _frozen_trials(db: Path, held: list[str]) -> tuple[str, dict[str, list[_Froz
             if t.scenario not in held or t.status not in ("finished", "error") or gold is None:
                 continue
             events = [e.event for e in reader.trial_events(t.id) if not e.abandoned]
-            agent = [e for e in events if not isinstance(e, _NOT_TRANSCRIPT)]
+            agent = [e for e in events if not isinstance(e, _NOT_AGENT_EVENTS)]
             out.setdefault(t.scenario, []).append(
                 _Frozen(
                     anchor_key(t.scenario, t.arm, t.model, t.epoch),
-                    transcript_document(t.scenario, t.arm, t.model, t.epoch, t.id, agent),
+                    event_log_document(t.scenario, t.arm, t.model, t.epoch, t.id, agent),
                     {
                         GOLD_METRIC: gold,
                         ScoreName.FAIRNESS: scores.get((t.id, ScoreName.FAIRNESS)),
@@ -175,7 +175,7 @@ def lock_anchors(
         write_json(folder / "rubric.json", rubric_document(sc))
         gold_rows: dict[str, dict[str, Any]] = {}
         for item in frozen[sc.id]:
-            doc = item.transcript
+            doc = item.event_log
             name = f"{safe_name(doc['arm'])}__{safe_name(doc['model'])}__e{doc['epoch']}.json"
             rel = f"{sc.id}/transcripts/{name}"
             write_json(base / rel, doc)
@@ -233,7 +233,7 @@ async def verify_anchors(
     threshold: float | None = None,
     judges: list[Judge] | None = None,
 ) -> VerifyResult:
-    """Re-hash every locked file; if all match, re-judge the frozen transcripts and apply the gate."""
+    """Re-hash every locked file; if all match, re-judge the frozen event logs and apply the gate."""
     loaded = load_suite(suite_dir)
     lock = lock_path or lock_path_of(loaded)
     data = read_lock(lock)
@@ -274,8 +274,8 @@ async def _rejudge_anchors(
         except KeyError:
             errors[key] = f"scenario {entry['scenario']!r} is no longer in the suite"
             continue
-        transcript = transcript_of(read_transcript_events(base / entry["transcript"]))
-        subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, "", "")
+        digest = digest_of(read_event_log(base / entry["transcript"]))
+        subject = JudgeSubject(scenario, digest.answer_text, digest.audit_text, "", "")
         outcomes = await asyncio.gather(*(judge_answer(j, subject, p) for j in judges for p in passes))
         scores = [o.verdict.score for o in outcomes if o.verdict is not None]
         if scores:

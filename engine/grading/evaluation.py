@@ -14,7 +14,7 @@ from typing import Any
 
 from proctor.engine.judges.base import NOT_JUDGED, JudgeOutcome, Verdict
 from proctor.engine.scoring import (
-    Transcript,
+    TrialDigest,
     adoption,
     adoption_signals,
     check_grounding,
@@ -27,7 +27,7 @@ from proctor.engine.scoring import (
     match_tool_calls,
     partition,
 )
-from proctor.engine.scoring.transcript import ToolCallRecord, render_call
+from proctor.engine.scoring.trial_digest import ToolCallRecord, render_call
 from proctor.engine.stats import majority_vote
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
@@ -107,8 +107,8 @@ def is_judged(trial: TrialInput) -> bool:
     return trial.scenario.has_checks and not ended_in_error(trial.events) and not has_no_answer(trial)
 
 
-def transcript_of(events: Sequence[Event]) -> Transcript:
-    """The trial's transcript as the scorers see it: ``route`` lookups dropped (they are the
+def digest_of(events: Sequence[Event]) -> TrialDigest:
+    """The trial's digest as the scorers see it: ``route`` lookups dropped (they are the
     router's, not the agent's use of the server) and ``execute`` unwrapped to the tool called."""
     t = partition(events)
     servers = {e.call_id: e.server for e in events if isinstance(e, ToolResult)}
@@ -131,7 +131,7 @@ def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
 Scores = dict[ScoreName, Scored]
 
 
-def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
+def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
     """Grounding, keywords, claims (lexical), key points, tool-call match, efficiency."""
     sc, cfg = trial.scenario, trial.scoring
     out: Scores = {}
@@ -140,15 +140,15 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
         out[name] = Scored.of(name, value, details)
 
     if trial.repo is not None:
-        grounding = check_grounding(transcript.answer_text, trial.repo, cfg.symbol_tolerance_lines)
+        grounding = check_grounding(digest.answer_text, trial.repo, cfg.symbol_tolerance_lines)
         put(ScoreName.GROUNDING, grounding.value, grounding.to_details())
-    kw = keyword_coverage(transcript.answer_text, sc.keywords.required, sc.keywords.bonus)
+    kw = keyword_coverage(digest.answer_text, sc.keywords.required, sc.keywords.bonus)
     put(ScoreName.KEYWORDS, kw.value, kw.to_details())
     if sc.claims:
-        claims = judge_claims(sc.claims, transcript.answer_text, cfg.claims_pass_threshold)
+        claims = judge_claims(sc.claims, digest.answer_text, cfg.claims_pass_threshold)
         put(ScoreName.CLAIMS, claims.coverage, claims.to_details())
     if sc.key_points:
-        kp = judge_key_points(sc.key_points, transcript.answer_text, transcript.audit_text)
+        kp = judge_key_points(sc.key_points, digest.answer_text, digest.audit_text)
         put(ScoreName.KEY_POINTS, None if kp.success is None else float(kp.success), kp.to_details())
     if sc.gold_tool_calls:
         gold = _gold_for_arm(trial)
@@ -158,8 +158,8 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
             put(ScoreName.TEFS, None, na)
         else:
             # A call the server answered with an error did not do the gold call's work.
-            failed = [render_call(c.tool, c.arguments) for c in transcript.tool_calls if c.is_error]
-            steps = [[c for c in step if not c.is_error] for step in transcript.call_steps()]
+            failed = [render_call(c.tool, c.arguments) for c in digest.tool_calls if c.is_error]
+            steps = [[c for c in step if not c.is_error] for step in digest.call_steps()]
             m = match_tool_calls(
                 gold,
                 steps,
@@ -170,11 +170,11 @@ def deterministic_scores(trial: TrialInput, transcript: Transcript) -> Scores:
             details = m.to_details().model_copy(update={"failed_calls": failed})
             put(ScoreName.TFS, float(m.finished), details)
             put(ScoreName.TEFS, float(m.efficiently_finished), details)
-    if not transcript.wall_s or transcript.tokens is None:
-        # Imported transcripts carry no wall clock: a 0 would read as perfectly efficient.
+    if not digest.wall_s or digest.tokens is None:
+        # Imported trajectories carry no wall clock: a 0 would read as perfectly efficient.
         put(ScoreName.EFFICIENCY, None, EfficiencyDetails(na="wall time or tokens not recorded"))
     else:
-        eff = efficiency(transcript.tokens, transcript.wall_s, cfg.token_ceiling, cfg.time_ceiling_s)
+        eff = efficiency(digest.tokens, digest.wall_s, cfg.token_ceiling, cfg.time_ceiling_s)
         put(ScoreName.EFFICIENCY, eff.value, eff.to_details())
     return out
 
@@ -215,7 +215,7 @@ def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
 
 def layer_scores(
     trial: TrialInput,
-    transcript: Transcript,
+    digest: TrialDigest,
     deterministic: Scores,
     verdicts: Sequence[Verdict],
     by_judge: Mapping[str, Sequence[Verdict]] | None = None,
@@ -276,7 +276,7 @@ def layer_scores(
     else:
         relevant = [g.tool for step in trial.scenario.gold_tool_calls for g in step]
         signals = adoption_signals(
-            transcript.tool_calls,
+            digest.tool_calls,
             arm_servers=trial.arm.servers,
             relevant_tools=relevant,
             prompt="\n".join(trial.scenario.prompts()),
@@ -311,7 +311,7 @@ def layer_scores(
         )
     if passed is False:
         out[ScoreName.FAILURE_MODE] = Scored.of(
-            ScoreName.FAILURE_MODE, None, _failure_mode(trial, transcript, verdicts)
+            ScoreName.FAILURE_MODE, None, _failure_mode(trial, digest, verdicts)
         )
     return out
 
@@ -401,11 +401,9 @@ def _panel_passed(
     )
 
 
-def _failure_mode(
-    trial: TrialInput, transcript: Transcript, verdicts: Sequence[Verdict]
-) -> FailureModeDetails:
+def _failure_mode(trial: TrialInput, digest: TrialDigest, verdicts: Sequence[Verdict]) -> FailureModeDetails:
     diagnosis = diagnose(
-        transcript,
+        digest,
         tools_available=not trial.arm.baseline,
         gold=_gold_for_arm(trial) or [],
         tool_schemas=trial.tool_schemas,

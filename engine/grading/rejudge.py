@@ -21,10 +21,10 @@ from proctor.engine.drift.runs_diff import REPLAY_KEY
 from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
+    digest_of,
     is_judged,
     judged_event,
     layer_scores,
-    transcript_of,
 )
 from proctor.engine.grading.score_trial import tool_schemas
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
@@ -133,7 +133,7 @@ async def rejudge_trials(
 
 
 def _arm_from_trace(name: str, events: Sequence[Event]) -> ArmSpec:
-    """An arm the suite does not define (an imported transcript's): the servers its calls used."""
+    """An arm the suite does not define (an imported trajectory's): the servers its calls used."""
     servers = sorted({e.server for e in events if isinstance(e, ToolCall | ToolResult) and e.server})
     if not servers:
         return ArmSpec(baseline=True, description=f"{name}: not in the suite; no tool calls recorded")
@@ -175,13 +175,13 @@ async def _rejudge_one(
         scoring=target.loaded.suite.scoring,
         tool_schemas=tool_schemas(events),
     )
-    transcript = transcript_of(events)
+    digest = digest_of(events)
     det = _stored_deterministic(scores)
     if ScoreName.KEYWORDS not in det:
-        det = deterministic_scores(item, transcript)
+        det = deterministic_scores(item, digest)
         for s in det.values():
             emit(s)
-    subject = JudgeSubject(scenario, transcript.answer_text, transcript.audit_text, trial.arm, trial.model)
+    subject = JudgeSubject(scenario, digest.answer_text, digest.audit_text, trial.arm, trial.model)
     jobs = (
         [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes, top_up=top_up)]
         if is_judged(item)
@@ -204,7 +204,7 @@ async def _rejudge_one(
         else:
             by_judge[judge.judge_id].append(outcome.verdict)
     verdicts = [v for vs in by_judge.values() for v in vs]
-    layers = layer_scores(item, transcript, det, verdicts, by_judge)
+    layers = layer_scores(item, digest, det, verdicts, by_judge)
     if ScoreName.FAILURE_MODE not in layers and any(s.name == ScoreName.FAILURE_MODE for s in scores):
         layers[ScoreName.FAILURE_MODE] = Scored.of(
             ScoreName.FAILURE_MODE, None, FailureModeDetails(evidence="no longer a failure after re-judging")

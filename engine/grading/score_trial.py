@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from proctor.engine.grading.evaluation import (
     TrialInput,
     deterministic_scores,
+    digest_of,
     is_judged,
     judged_event,
     layer_scores,
-    transcript_of,
 )
 from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
 from proctor.store.events import Event, ToolsListed
@@ -33,13 +33,11 @@ async def score_trial(
 ) -> None:
     """Emit every score and judgment for one trial (every judge of a panel judges every pass)."""
     judges = list(judge) if isinstance(judge, Sequence) else [judge]
-    transcript = transcript_of(trial.events)
-    det = deterministic_scores(trial, transcript)
+    digest = digest_of(trial.events)
+    det = deterministic_scores(trial, digest)
     for s in det.values():
         emit(s, None)
-    subject = JudgeSubject(
-        trial.scenario, transcript.answer_text, transcript.audit_text, trial.arm_name, trial.model
-    )
+    subject = JudgeSubject(trial.scenario, digest.answer_text, digest.audit_text, trial.arm_name, trial.model)
     jobs = [(j, p) for j in judges for p in pass_numbers] if is_judged(trial) else []
     outcomes: list[JudgeOutcome] = list(await asyncio.gather(*(judge_answer(j, subject, p) for j, p in jobs)))
     by_judge: dict[str, list[Verdict]] = {j.judge_id: [] for j in judges}
@@ -48,5 +46,5 @@ async def score_trial(
         if o.verdict is not None:
             by_judge[j.judge_id].append(o.verdict)
     verdicts = [v for vs in by_judge.values() for v in vs]
-    for s in layer_scores(trial, transcript, det, verdicts, by_judge).values():
+    for s in layer_scores(trial, digest, det, verdicts, by_judge).values():
         emit(s, None)

@@ -4,8 +4,8 @@ use a terminal.
 The page is the Markdown report (engine/reports/report_markdown.py, itself made from
 ``build_report``'s data) turned into HTML, so every figure is the same in the three formats; its
 two text charts are replaced by matplotlib SVGs drawn from the same data (html_charts.py), and
-each failed trial gets its transcript folded in a ``<details>``. No script, no stylesheet or font
-from the network: the file opens offline. Every name from a suite, server or model is escaped
+each failed trial gets an excerpt of its events folded in a ``<details>``. No script, no
+stylesheet or font from the network: the file opens offline. Every name from a suite, server or model is escaped
 (``html.escape`` after control and bidi characters are removed), never interpreted as markup.
 """
 
@@ -27,7 +27,7 @@ _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]<>|#!~()+\-.])")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _CODE = re.compile(r"`([^`]+)`")
 _LIST = re.compile(r"^(\d+\.|-) (.*)$")
-TRANSCRIPT_CHARS = 4000
+EXCERPT_CHARS = 4000
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:78rem;
@@ -166,7 +166,7 @@ def _charts(report: Report) -> dict[str, str]:
     return charts
 
 
-def _transcript(events: Sequence[JsonObject]) -> str:
+def _trial_excerpt(events: Sequence[JsonObject]) -> str:
     """A trial's calls, results and answer as escaped preformatted text, long results cut."""
     parts: list[str] = []
     for e in events:
@@ -177,8 +177,8 @@ def _transcript(events: Sequence[JsonObject]) -> str:
             )
         elif kind == "tool_result":
             text = str(e.get("content", ""))
-            cut = text[:TRANSCRIPT_CHARS] + (
-                f"… ({len(text):,} characters)" if len(text) > TRANSCRIPT_CHARS else ""
+            cut = text[:EXCERPT_CHARS] + (
+                f"… ({len(text):,} characters)" if len(text) > EXCERPT_CHARS else ""
             )
             css = ' class="err"' if e.get("is_error") else ""
             parts.append(f"<span{css}>← {clean(cut)}</span>")
@@ -205,7 +205,7 @@ def _claims(t: TrialEntry) -> str:
     return f"<table><thead><tr><th>claim</th><th>verdict</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
 
 
-def failed_trials_section(report: Report, transcripts: dict[int, list[JsonObject]]) -> list[str]:
+def failed_trials_section(report: Report, failed_events: dict[int, list[JsonObject]]) -> list[str]:
     failed = [t for t in report["trials"] if t["passed"] is False or t["status"] == "error"]
     if not failed:
         return []
@@ -218,17 +218,17 @@ def failed_trials_section(report: Report, transcripts: dict[int, list[JsonObject
             f"{clean(t['scenario'])} · {clean(t['arm'])} · {clean(t['model'])} · epoch {int(t['epoch'])}"
             + (f" — error: {clean(t['error'])}" if t["error"] else "")
         )
-        body = _claims(t) + _transcript(transcripts.get(int(t["id"]), []))
+        body = _claims(t) + _trial_excerpt(failed_events.get(int(t["id"]), []))
         out.append(f'<details class="trial"><summary>{summary}</summary>{body}</details>')
     return out
 
 
-def render_html(report: Report, transcripts: dict[int, list[JsonObject]] | None = None) -> str:
-    """The whole page; ``transcripts`` maps a trial id to its events as JSON-like dictionaries."""
+def render_html(report: Report, failed_events: dict[int, list[JsonObject]] | None = None) -> str:
+    """The whole page; ``failed_events`` maps a failed trial's id to its events (JSON-like dicts)."""
     run: RunInfo | dict[str, object] = report["run"] or {}
     title = f"proctor report: {run.get('suite', '?')} (run {run.get('id', '?')})"
     body = markdown_to_html(render_markdown(report), _charts(report))
-    body += failed_trials_section(report, transcripts or {})
+    body += failed_trials_section(report, failed_events or {})
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -246,7 +246,7 @@ def render_html(report: Report, transcripts: dict[int, list[JsonObject]] | None 
     )
 
 
-def failed_transcripts(db: Path, report: Report) -> dict[int, list[JsonObject]]:
+def failed_trial_events(db: Path, report: Report) -> dict[int, list[JsonObject]]:
     """Each failed trial's events (its current attempt), read from the store for the page's folds."""
     from proctor.store.read.reader import StoreReader
 
@@ -255,4 +255,4 @@ def failed_transcripts(db: Path, report: Report) -> dict[int, list[JsonObject]]:
         return {i: [e.event.model_dump(mode="json") for e in reader.trial_events(i)] for i in ids}
 
 
-__all__ = ["clean", "failed_transcripts", "markdown_to_html", "render_html"]
+__all__ = ["clean", "failed_trial_events", "markdown_to_html", "render_html"]

@@ -29,7 +29,7 @@ from .toolmatch import (
     unsatisfiable_gold_calls,
 )
 from .toolschema import argument_problems
-from .transcript import ToolCallRecord, Transcript, partition
+from .trial_digest import ToolCallRecord, TrialDigest, partition
 
 __all__ = [
     "BASELINE_LABEL",
@@ -53,7 +53,7 @@ __all__ = [
     "RepoView",
     "ToolCallRecord",
     "ToolMatch",
-    "Transcript",
+    "TrialDigest",
     "UnsatisfiableGoldCall",
     "adoption",
     "adoption_signals",

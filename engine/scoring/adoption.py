@@ -25,7 +25,7 @@ from proctor.store.scores import AdoptionDetails, LayerDetails
 
 from .keywords import mentions
 from .toolschema import argument_problems
-from .transcript import ToolCallRecord
+from .trial_digest import ToolCallRecord
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from proctor.store.scores import FailureModeDetails
 
 from .toolmatch import normalize_arguments, normalize_value
 from .toolschema import argument_problems
-from .transcript import ToolCallRecord, Transcript
+from .trial_digest import ToolCallRecord, TrialDigest
 
 FailureCategory = Literal["tool_call", "cognitive"]
 
@@ -85,14 +85,14 @@ def _argument_issue(call: ToolCallRecord, schemas: Mapping[str, Mapping[str, Any
 
 
 def diagnose(
-    transcript: Transcript,
+    digest: TrialDigest,
     *,
     tools_available: bool = True,
     gold: Sequence[Sequence[GoldCall]] = (),
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
     names_only: Collection[str] = (),
 ) -> Diagnosis | None:
-    calls = list(transcript.tool_calls)
+    calls = list(digest.tool_calls)
     schemas = tool_schemas or {}
     gold_calls = [g for step in gold for g in step]
     if not calls:

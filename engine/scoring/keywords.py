@@ -9,7 +9,7 @@ where the keyword starts (ends) with a letter, digit or underscore, the characte
 with punctuation (``C++``, ``--force``) has no boundary on that side. Whitespace inside a
 keyword matches any run of whitespace. Keywords are de-duplicated case-insensitively (a bonus
 keyword that is also required counts as required only); empty keywords are ignored.
-Score only ``Transcript.answer_text`` with this, never tool input or output.
+Score only ``TrialDigest.answer_text`` with this, never tool input or output.
 """
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ def match_tool_calls(
     names_only: Collection[str] = (),
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ToolMatch:
-    """Compare one trial's calls, grouped in steps (``Transcript.call_steps()``), with its gold steps."""
+    """Compare one trial's calls, grouped in steps (``TrialDigest.call_steps()``), with its gold steps."""
     keyer = _Keyer(gold, mode == "lenient", names_only, tool_schemas or {})
     gold_steps = [frozenset(keyer.gold_key(g) for g in step) for step in gold if step]
     agent_steps = [frozenset(keyer.agent_key(c) for c in step) for step in steps if step]

@@ -6,9 +6,9 @@ from proctor.engine.grading.evaluation import (
     TrialInput,
     _gold_for_arm,
     deterministic_scores,
+    digest_of,
     is_judged,
     layer_scores,
-    transcript_of,
 )
 from proctor.engine.judges.base import ClaimJudgment, Verdict
 from proctor.scenarios.repo import PinnedRepo, materialize
@@ -113,7 +113,7 @@ def _trial(events: list[Event], arm: ArmSpec) -> TrialInput:
 
 
 def test_routed_calls_are_unwrapped_and_route_lookups_dropped() -> None:
-    t = transcript_of(_events(routed=True))
+    t = digest_of(_events(routed=True))
     assert [(c.tool, c.server, dict(c.arguments)) for c in t.tool_calls] == [
         ("find_definition", "codeintel_v2", {"symbol": "compute_backoff"})
     ]
@@ -124,39 +124,39 @@ def test_same_tools_under_another_server_name_satisfy_gold() -> None:
     trial = _trial(_events(routed=False), arm)
     gold = _gold_for_arm(trial)
     assert gold is not None and gold[0][0].server is None
-    det = deterministic_scores(trial, transcript_of(trial.events))
+    det = deterministic_scores(trial, digest_of(trial.events))
     assert det["tfs"].value == 1.0 and det["tefs"].value == 1.0
 
 
 def test_baseline_has_no_tool_match_and_no_adoption() -> None:
     trial = _trial(_events(routed=False), ArmSpec(baseline=True))
-    transcript = transcript_of(trial.events)
-    det = deterministic_scores(trial, transcript)
+    digest = digest_of(trial.events)
+    det = deterministic_scores(trial, digest)
     assert det["tfs"].value is None and "na" in det["tfs"].details
-    layers = layer_scores(trial, transcript, det, [Verdict(score=0.5)])
+    layers = layer_scores(trial, digest, det, [Verdict(score=0.5)])
     assert layers["adoption"].value is None and layers["adoption"].details["na"] == "baseline"
     assert layers["fairness"].value is not None
 
 
 def test_keyword_coverage_counts_answer_not_tool_io() -> None:
     trial = _trial(_events(routed=False), ArmSpec(servers=["codeintel_v2"]))
-    det = deterministic_scores(trial, transcript_of(trial.events))
+    det = deterministic_scores(trial, digest_of(trial.events))
     assert det["keywords"].value == 1.0 / 1.5
 
 
 def test_passed_follows_judged_claims_then_records_failure_mode() -> None:
     trial = _trial(_events(routed=False), ArmSpec(servers=["codeintel_v2"]))
-    transcript = transcript_of(trial.events)
-    det = deterministic_scores(trial, transcript)
+    digest = digest_of(trial.events)
+    det = deterministic_scores(trial, digest)
     good = Verdict(score=0.9, claims=[ClaimJudgment(claim="c", verdict="fulfilled")])
     bad = Verdict(
         score=0.2, claims=[ClaimJudgment(claim="c", verdict="not")], failure_mode="misinterpretation"
     )
-    assert layer_scores(trial, transcript, det, [good, good])["passed"].value == 1.0
-    failed = layer_scores(trial, transcript, det, [bad, bad])
+    assert layer_scores(trial, digest, det, [good, good])["passed"].value == 1.0
+    failed = layer_scores(trial, digest, det, [bad, bad])
     assert failed["passed"].value == 0.0
     assert failed["failure_mode"].details["mode"] == "misinterpretation"
-    q = layer_scores(trial, transcript, det, [good, bad])["llm_quality"]
+    q = layer_scores(trial, digest, det, [good, bad])["llm_quality"]
     assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.35) < 1e-9
 
 
@@ -166,10 +166,10 @@ def test_efficiency_is_not_scored_without_a_wall_clock() -> None:
         for e in _events(routed=False)
     ]
     trial = _trial(events, ArmSpec(servers=["codeintel_v2"]))
-    det = deterministic_scores(trial, transcript_of(events))
+    det = deterministic_scores(trial, digest_of(events))
     assert det["efficiency"].value is None and "not recorded" in det["efficiency"].details["na"]
     measured = deterministic_scores(
-        _trial(_events(routed=False), ArmSpec(servers=["x"])), transcript_of(_events(routed=False))
+        _trial(_events(routed=False), ArmSpec(servers=["x"])), digest_of(_events(routed=False))
     )
     assert measured["efficiency"].value is not None
 
@@ -183,8 +183,8 @@ def test_an_errored_trial_gets_no_fairness_quality_or_pass() -> None:
         )
     )  # fmt: skip
     trial = _trial(events, ArmSpec(servers=["codeintel_v2"]))
-    transcript = transcript_of(trial.events)
-    layers = layer_scores(trial, transcript, deterministic_scores(trial, transcript), [Verdict(score=1.0)])
+    digest = digest_of(trial.events)
+    layers = layer_scores(trial, digest, deterministic_scores(trial, digest), [Verdict(score=1.0)])
     assert layers["fairness"].value is None and "ended in error" in layers["fairness"].details["na"]
     assert layers["llm_quality"].value is None
     assert layers["passed"].value is None and layers["passed"].details["errored"] is True
@@ -195,9 +195,9 @@ def _with(scenario: Scenario, events: list[Event], arm: ArmSpec, model: str = "m
 
 
 def _layers(trial: TrialInput, verdicts: list[Verdict]) -> dict[str, Scored]:
-    transcript = transcript_of(trial.events)
-    det = deterministic_scores(trial, transcript)
-    return {str(k): v for k, v in layer_scores(trial, transcript, det, verdicts).items()}
+    digest = digest_of(trial.events)
+    det = deterministic_scores(trial, digest)
+    return {str(k): v for k, v in layer_scores(trial, digest, det, verdicts).items()}
 
 
 GOLD_ONLY = SCENARIO.model_copy(update={"claims": [], "keywords": Scenario(id="k", prompt="p").keywords})
@@ -230,13 +230,13 @@ def test_a_call_answered_with_an_error_is_no_match() -> None:
         for e in _events(routed=False)
     ]
     trial = _with(GOLD_ONLY, events, ArmSpec(servers=["codeintel_v2"]))
-    det = deterministic_scores(trial, transcript_of(events))
+    det = deterministic_scores(trial, digest_of(events))
     assert det["tfs"].value == 0.0
     assert det["tfs"].details["failed_calls"] == ['find_definition({"symbol": "compute_backoff"})']
     assert (
         "failed_calls"
         not in deterministic_scores(
-            _trial(_events(False), ArmSpec(servers=["x"])), transcript_of(_events(False))
+            _trial(_events(False), ArmSpec(servers=["x"])), digest_of(_events(False))
         )["tfs"].details
     )
 

@@ -18,7 +18,7 @@ import pytest
 
 from proctor.app.cli import main
 from proctor.engine.reports.report import build_report
-from proctor.engine.reports.report_html import failed_transcripts, render_html
+from proctor.engine.reports.report_html import failed_trial_events, render_html
 
 pytest.importorskip("matplotlib", reason="the html extra (matplotlib) is not installed")
 
@@ -54,7 +54,7 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def page(run_db: Path) -> str:
     data = build_report(run_db)
-    return render_html(data, failed_transcripts(run_db, data))
+    return render_html(data, failed_trial_events(run_db, data))
 
 
 def test_the_page_loads_nothing_from_elsewhere(page: str) -> None:
@@ -69,7 +69,7 @@ def test_names_from_the_run_are_escaped_and_control_sequences_dropped(page: str)
     assert "\x1b" not in page and "\x07" not in page
 
 
-def test_the_page_has_verdict_intervals_frontier_tables_and_failed_transcripts(page: str) -> None:
+def test_the_page_has_verdict_intervals_frontier_tables_and_failed_trial_excerpts(page: str) -> None:
     for heading in (
         "Verdict",
         "Against the baseline",

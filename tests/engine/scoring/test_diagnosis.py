@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proctor.engine.scoring import COGNITIVE_MODES, TOOL_CALL_MODES, ToolCallRecord, Transcript, diagnose
+from proctor.engine.scoring import COGNITIVE_MODES, TOOL_CALL_MODES, ToolCallRecord, TrialDigest, diagnose
 from proctor.scenarios.schema import GoldCall
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -13,8 +13,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _t(*calls: ToolCallRecord) -> Transcript:
-    return Transcript(answer_text="answer", audit_text="", final_answer="answer", tool_calls=calls)
+def _t(*calls: ToolCallRecord) -> TrialDigest:
+    return TrialDigest(answer_text="answer", audit_text="", final_answer="answer", tool_calls=calls)
 
 
 def _c(

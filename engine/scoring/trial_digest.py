@@ -1,4 +1,4 @@
-"""Split a trial's events into what the agent *said* and what its tools did.
+"""A trial digest: a trial's events split into what the agent *said* and what its tools did.
 
 Only assistant prose is scored (DESIGN §5): a tool call ``grep("TopicCreator")`` must never
 count as the answer mentioning ``TopicCreator``. Tool inputs and outputs go to ``audit_text``,
@@ -56,8 +56,11 @@ class ToolCallRecord:
 
 
 @dataclass(frozen=True)
-class Transcript:
-    """A trial's events, partitioned. ``tokens`` and ``wall_s`` are None when not recorded."""
+class TrialDigest:
+    """What scoring sees of a trial: its events, partitioned.
+
+    ``tokens`` and ``wall_s`` are None when not recorded.
+    """
 
     answer_text: str
     audit_text: str
@@ -96,7 +99,7 @@ def _last_attempt(events: Iterable[Event]) -> list[Event]:
     return out
 
 
-def partition(events: Iterable[Event]) -> Transcript:
+def partition(events: Iterable[Event]) -> TrialDigest:
     """Partition one trial's events (in recorded order) into answer, audit and tool calls."""
     evs = _last_attempt(events)
     has_assistant_messages = any(isinstance(e, AssistantMessage) for e in evs)
@@ -178,7 +181,7 @@ def partition(events: Iterable[Event]) -> Transcript:
     elif saw_response:
         tokens, estimated = response_tokens, response_estimated
 
-    return Transcript(
+    return TrialDigest(
         answer_text="\n\n".join(segments),
         audit_text="\n".join(audit),
         final_answer=final or "",
