@@ -11,7 +11,7 @@ import importlib
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -57,17 +57,25 @@ def read_regular_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
 
 class _Bounds(yaml.composer.Composer, yaml.constructor.SafeConstructor):
     """A safe composer and constructor that refuse repeated keys, deep nesting and large alias
-    expansion.
+    expansion, over whichever parser ``bounded_loader`` puts under them.
 
     Sizes are counted as the node graph is composed (children before parents), so the check
     costs one addition per node and never walks the expanded tree. Composing stays in Python
     (that is where the bounds are), under whichever parser tokenizes the text.
     """
 
+    _PARSER: tuple[type[Any], ...]
     _depth: int
     _stats: dict[int, tuple[int, int]]  # id(node) -> (expanded nodes, expanded depth)
 
-    def _start_bounds(self) -> None:
+    def __init__(self, stream: str) -> None:
+        first, *rest = self._PARSER  # the parser's first class takes the text, the others nothing
+        first.__init__(self, stream)
+        for part in rest:
+            part.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(cast(yaml.resolver.Resolver, self))
         self._depth = 0
         self._stats = {}
 
@@ -127,42 +135,30 @@ class _Bounds(yaml.composer.Composer, yaml.constructor.SafeConstructor):
         return super().construct_mapping(node, deep=deep)
 
 
-class _BoundedLoader(
-    _Bounds, yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.resolver.Resolver
-):
-    """The bounds over PyYAML's pure-Python parser."""
-
-    def __init__(self, stream: str) -> None:
-        yaml.reader.Reader.__init__(self, stream)
-        yaml.scanner.Scanner.__init__(self)
-        yaml.parser.Parser.__init__(self)
-        yaml.composer.Composer.__init__(self)
-        yaml.constructor.SafeConstructor.__init__(self)
-        yaml.resolver.Resolver.__init__(self)
-        self._start_bounds()
+PURE_PARSER: tuple[type[Any], ...] = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser)
+"""PyYAML's own parser, in Python."""
 
 
-def _libyaml_parser() -> Any:
-    """libyaml's parser class, when PyYAML was built with it (its wheels are), else None."""
+def _libyaml_parser() -> tuple[type[Any], ...] | None:
+    """libyaml's parser, when PyYAML was built with it (its wheels are), else None."""
     try:
-        return importlib.import_module("yaml._yaml").CParser
+        return (importlib.import_module("yaml._yaml").CParser,)
     except (ImportError, AttributeError):
         return None
 
 
-_CParser: Any = _libyaml_parser()
-if _CParser is not None:
+LIBYAML_PARSER = _libyaml_parser()
+"""libyaml's parser: events come from C (~10x faster), nodes are still composed by ``_Bounds``."""
 
-    class _BoundedCLoader(_Bounds, _CParser, yaml.resolver.Resolver):  # type: ignore[misc]
-        """The same bounds over libyaml's parser: events come from C (~10x faster), nodes are
-        composed by ``_Bounds``, which comes first in the MRO."""
 
-        def __init__(self, stream: str) -> None:
-            _CParser.__init__(self, stream)
-            yaml.composer.Composer.__init__(self)
-            yaml.constructor.SafeConstructor.__init__(self)
-            yaml.resolver.Resolver.__init__(self)
-            self._start_bounds()
+def bounded_loader(parser: tuple[type[Any], ...]) -> type[_Bounds]:
+    """The bounds over ``parser``; ``_Bounds`` comes first in the MRO, so it composes the nodes."""
+    bases: tuple[type[Any], ...] = (_Bounds, *parser, yaml.resolver.Resolver)
+    loader: type[_Bounds] = type("BoundedLoader", bases, {"_PARSER": parser})
+    return loader
+
+
+_LOADERS = {parser: bounded_loader(parser) for parser in (PURE_PARSER, LIBYAML_PARSER) if parser}
 
 
 class _Refused(yaml.MarkedYAMLError):
@@ -170,9 +166,12 @@ class _Refused(yaml.MarkedYAMLError):
         super().__init__(problem=problem, problem_mark=mark)
 
 
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` with the bounds above; refusals are ``yaml.YAMLError`` with a line mark."""
-    loader = _BoundedCLoader(text) if _CParser is not None else _BoundedLoader(text)
+def load_yaml(text: str, parser: tuple[type[Any], ...] | None = None) -> Any:
+    """``yaml.safe_load`` with the bounds above; refusals are ``yaml.YAMLError`` with a line mark.
+
+    ``parser`` defaults to libyaml's when PyYAML has it (tests compare it with ``PURE_PARSER``).
+    """
+    loader: Any = _LOADERS[parser or LIBYAML_PARSER or PURE_PARSER](text)  # with the parser's half
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -184,10 +183,13 @@ def load_yaml(text: str) -> Any:
 
 
 __all__ = [
+    "LIBYAML_PARSER",
     "MAX_FILE_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
+    "PURE_PARSER",
     "UnsafeFile",
+    "bounded_loader",
     "load_yaml",
     "read_regular_bytes",
 ]

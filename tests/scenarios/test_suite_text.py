@@ -33,14 +33,10 @@ def _outcome(load: Any, text: str) -> object:
 
 
 def _pure(text: str) -> Any:
-    loader = suite_text._BoundedLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
+    return suite_text.load_yaml(text, suite_text.PURE_PARSER)
 
 
-@pytest.mark.skipif(suite_text._CParser is None, reason="PyYAML was built without libyaml")
+@pytest.mark.skipif(suite_text.LIBYAML_PARSER is None, reason="PyYAML was built without libyaml")
 @pytest.mark.parametrize("text", DOCUMENTS, ids=range(len(DOCUMENTS)))
 def test_libyaml_and_pure_python_parsing_agree(text: str) -> None:
     fast = _outcome(suite_text.load_yaml, text)
