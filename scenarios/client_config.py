@@ -25,7 +25,7 @@ import yaml
 
 from proctor.scenarios.errors import SuiteError
 from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
-from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes
+from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes, yaml_problem
 
 # Where each client writes its transport, and the spellings proctor maps to its own three.
 _KINDS = {
@@ -67,9 +67,7 @@ def read_config_data(path: Path) -> Any:
         try:
             return load_yaml(text)
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
-            raise SuiteError(f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+            raise SuiteError(yaml_problem(path, exc)) from exc
     try:
         return json.loads(strip_jsonc(text))
     except RecursionError as exc:  # json nests as deep as the text does

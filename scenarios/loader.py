@@ -28,7 +28,7 @@ from proctor.scenarios.schema import (
     Suite,
     replay_server_name,
 )
-from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes
+from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes, yaml_problem
 
 M = TypeVar("M", bound=BaseModel)
 #: The mock MCP server a ``replay:`` arm starts (by module name: the scenarios layer imports no engine).
@@ -142,9 +142,7 @@ def _read_yaml(path: Path) -> Any:
     try:
         return load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise SuiteError(f"{path}:{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+        raise SuiteError(yaml_problem(path, exc)) from exc
 
 
 def _validate(model: type[M], data: Any, path: Path) -> M:

@@ -182,6 +182,13 @@ def load_yaml(text: str, parser: tuple[type[Any], ...] | None = None) -> Any:
         loader.dispose()
 
 
+def yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
+    """What is wrong with a YAML file, for the user: ``PATH: line L, column C: not valid YAML: ...``."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+    return f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}"
+
+
 __all__ = [
     "LIBYAML_PARSER",
     "MAX_FILE_BYTES",
@@ -192,4 +199,5 @@ __all__ = [
     "bounded_loader",
     "load_yaml",
     "read_regular_bytes",
+    "yaml_problem",
 ]

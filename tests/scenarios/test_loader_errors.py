@@ -193,3 +193,18 @@ def test_a_servers_file_outside_the_suite_folder_is_part_of_its_hash(tmp_path: P
     before = loaded.content_hash
     (tmp_path / "mcp.json").write_text('{"mcpServers": {"s1": {"command": "python3"}}}')
     assert load_suite(suite).content_hash != before
+
+
+@pytest.mark.parametrize("text", ["name: t\x07\n", "name: t\narms: [1, 2\n"], ids=["no mark", "marked"])
+def test_a_suite_and_a_servers_file_word_a_yaml_error_alike(tmp_path: Path, text: str) -> None:
+    _suite(tmp_path, suite=text)
+    servers = tmp_path / "servers.yaml"
+    servers.write_text(text)
+    with pytest.raises(SuiteError) as suite_error:
+        load_suite(tmp_path)
+    with pytest.raises(SuiteError) as file_error:
+        load_servers_file(servers)
+    suite_line = str(suite_error.value).splitlines()[0]
+    file_line = str(file_error.value).splitlines()[0]
+    assert suite_line.replace("suite.yaml", "servers.yaml") == file_line
+    assert "::" not in suite_line
