@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from proctor.scenarios.errors import SuiteError
 from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
-from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes, yaml_problem
+from proctor.scenarios.suite_text import UnsafeFile, parse_yaml, read_regular_bytes
 
 # Where each client writes its transport, and the spellings proctor maps to its own three.
 _KINDS = {
@@ -64,10 +62,7 @@ def read_config_data(path: Path) -> Any:
         raise SuiteError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from exc
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml") or (suffix not in _JSON_SUFFIXES and not text.lstrip().startswith("{")):
-        try:
-            return load_yaml(text)
-        except yaml.YAMLError as exc:
-            raise SuiteError(yaml_problem(path, exc)) from exc
+        return parse_yaml(text, path)
     try:
         return json.loads(strip_jsonc(text))
     except RecursionError as exc:  # json nests as deep as the text does
@@ -298,19 +293,33 @@ def read_client_servers(path: Path, base: Path | None = None) -> tuple[dict[str,
     ``base`` overrides the folder relative paths resolve against (default: the file's project).
     """
     data = read_config_data(path)
-    entries = server_entries(data, path)
-    base = base or project_folder(path)
+    return canonical_servers(
+        server_entries(data, path), str(path), base or project_folder(path), _inputs(data)
+    )
+
+
+def canonical_servers(
+    entries: Mapping[Any, Any],
+    where: str,
+    base: Path | None,
+    inputs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Client entries (``name -> entry``, already parsed) in proctor's shape, plus notes for the user.
+
+    The one loop every client entry goes through, from a file or from an importer's source.
+    """
     out: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
     for name, entry in entries.items():
-        variables = _Vars(base, _inputs(data), f"{path}: server {name!r}")
-        out[str(name)], entry_notes = canonical_entry(str(name), entry, str(path), base, variables)
+        variables = _Vars(base, inputs or {}, f"{where}: server {name!r}")
+        out[str(name)], entry_notes = canonical_entry(str(name), entry, where, base, variables)
         notes += entry_notes + variables.notes
     return out, notes
 
 
 __all__ = [
     "canonical_entry",
+    "canonical_servers",
     "project_folder",
     "read_client_servers",
     "read_config_data",

@@ -28,7 +28,7 @@ from proctor.scenarios.schema import (
     Suite,
     replay_server_name,
 )
-from proctor.scenarios.suite_text import UnsafeFile, load_yaml, read_regular_bytes, yaml_problem
+from proctor.scenarios.suite_text import UnsafeFile, parse_yaml, read_regular_bytes
 
 M = TypeVar("M", bound=BaseModel)
 #: The mock MCP server a ``replay:`` arm starts (by module name: the scenarios layer imports no engine).
@@ -138,11 +138,7 @@ def _read_text(path: Path) -> str:
 
 
 def _read_yaml(path: Path) -> Any:
-    text = _read_text(path)
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError as exc:
-        raise SuiteError(yaml_problem(path, exc)) from exc
+    return parse_yaml(_read_text(path), path)
 
 
 def _validate(model: type[M], data: Any, path: Path) -> M:

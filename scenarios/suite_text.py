@@ -15,6 +15,8 @@ from typing import Any, cast
 
 import yaml
 
+from proctor.scenarios.errors import SuiteError
+
 MAX_FILE_BYTES = 16 * 1024 * 1024  # suite files are hand-written: far below this
 MAX_YAML_NODES = 1_000_000  # scalars, sequences and mappings, each alias counted as expanded
 MAX_YAML_DEPTH = 100  # levels of nesting, through aliases too
@@ -182,11 +184,15 @@ def load_yaml(text: str, parser: tuple[type[Any], ...] | None = None) -> Any:
         loader.dispose()
 
 
-def yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
-    """What is wrong with a YAML file, for the user: ``PATH: line L, column C: not valid YAML: ...``."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
-    return f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}"
+def parse_yaml(text: str, path: Path) -> Any:
+    """``load_yaml`` for a file a user wrote (a suite, a client configuration): a YAML error is a
+    ``SuiteError`` worded one way, ``PATH: line L, column C: not valid YAML: ...``."""
+    try:
+        return load_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+        raise SuiteError(f"{path}:{where} not valid YAML: {getattr(exc, 'problem', exc)}") from exc
 
 
 __all__ = [
@@ -198,6 +204,6 @@ __all__ = [
     "UnsafeFile",
     "bounded_loader",
     "load_yaml",
+    "parse_yaml",
     "read_regular_bytes",
-    "yaml_problem",
 ]

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from proctor.scenarios.client_config import canonical_entry, read_client_servers
+from proctor.scenarios.client_config import canonical_servers, read_client_servers
 from proctor.scenarios.client_config import var_name as _var_name
 from proctor.scenarios.errors import SuiteError
 from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, scenario_id
@@ -159,12 +159,8 @@ def _scrubbed(
 
 def normalize_servers(raw: Mapping[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Client server entries (already parsed) as proctor ``mcpServers`` mappings, plus notes."""
-    notes: list[str] = []
-    canonical: dict[str, dict[str, Any]] = {}
     try:
-        for name, entry in raw.items():
-            canonical[str(name)], entry_notes = canonical_entry(str(name), entry, where, None)
-            notes += entry_notes
+        canonical, notes = canonical_servers(raw, where, None)
     except ImportFormatError:
         raise
     except SuiteError as exc:
