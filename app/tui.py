@@ -40,7 +40,7 @@ from proctor.app.signals import stop_signals
 from proctor.app.views.feed import Snapshot, StoreFeed, TailBatch
 from proctor.app.views.key_names import KeyRow, key_rows
 from proctor.app.views.state import ConsoleState
-from proctor.store.operator_commands import CommandName, enqueue_command
+from proctor.store.operator_commands import OperatorCommandName, enqueue_operator_command
 from proctor.widgets.sanitize import one_line
 
 logger = logging.getLogger(__name__)
@@ -353,13 +353,13 @@ class ProctorApp(App[int]):
 
         self.push_screen(AnchorsScreen())
 
-    def enqueue(self, command: CommandName, args: dict[str, Any], *, note: str = "") -> None:
+    def enqueue(self, command: OperatorCommandName, args: dict[str, Any], *, note: str = "") -> None:
         """Write one operator command off the event loop (SQLite may wait for the writer's lock)."""
 
         async def write() -> None:
             run_id = self.state.run.id if self.state.run else None
             try:
-                await asyncio.to_thread(enqueue_command, self.db_path, command, args, run_id)
+                await asyncio.to_thread(enqueue_operator_command, self.db_path, command, args, run_id)
             except Exception as exc:
                 self.notify(
                     f"could not queue {command}: {one_line(str(exc), 200)}", severity="error", markup=False

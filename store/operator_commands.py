@@ -16,12 +16,14 @@ from typing import Any, Literal, get_args
 
 from proctor.store.schema import configure
 
-CommandName = Literal["rejudge", "rerun_trial", "lock_anchors", "verify_anchors", "cancel_run", "call_tool"]
-COMMAND_NAMES: tuple[str, ...] = get_args(CommandName)
+OperatorCommandName = Literal[
+    "rejudge", "rerun_trial", "lock_anchors", "verify_anchors", "cancel_run", "call_tool"
+]
+COMMAND_NAMES: tuple[str, ...] = get_args(OperatorCommandName)
 
 
 @dataclass(frozen=True)
-class Command:
+class OperatorCommandRow:
     id: int
     command: str
     args: dict[str, Any]
@@ -29,8 +31,8 @@ class Command:
     message: str
 
 
-def enqueue_command(
-    db: str | Path, command: CommandName, args: dict[str, Any], run_id: str | None = None
+def enqueue_operator_command(
+    db: str | Path, command: OperatorCommandName, args: dict[str, Any], run_id: str | None = None
 ) -> int:
     """Insert one pending command and return its id (a short write transaction of its own)."""
     if command not in COMMAND_NAMES:
@@ -47,7 +49,7 @@ def enqueue_command(
         conn.close()
 
 
-def claim_pending(conn: sqlite3.Connection) -> list[Command]:
+def claim_pending(conn: sqlite3.Connection) -> list[OperatorCommandRow]:
     """Mark every pending command as claimed and return them, oldest first (engine side)."""
     cur = conn.cursor()
     cur.execute("BEGIN IMMEDIATE")
@@ -63,7 +65,7 @@ def claim_pending(conn: sqlite3.Connection) -> list[Command]:
     except BaseException:
         cur.execute("ROLLBACK")
         raise
-    return [Command(int(r[0]), str(r[1]), json.loads(r[2]), "claimed", "") for r in rows]
+    return [OperatorCommandRow(int(r[0]), str(r[1]), json.loads(r[2]), "claimed", "") for r in rows]
 
 
 def finish(conn: sqlite3.Connection, command_id: int, ok: bool, message: str = "") -> None:
@@ -83,6 +85,6 @@ def cancel_unserved(conn: sqlite3.Connection, message: str) -> int:
     return cur.rowcount
 
 
-def list_commands(conn: sqlite3.Connection) -> list[Command]:
+def list_operator_commands(conn: sqlite3.Connection) -> list[OperatorCommandRow]:
     rows = conn.execute("SELECT id, command, args, status, message FROM commands ORDER BY id")
-    return [Command(int(r[0]), str(r[1]), json.loads(r[2]), str(r[3]), str(r[4])) for r in rows]
+    return [OperatorCommandRow(int(r[0]), str(r[1]), json.loads(r[2]), str(r[3]), str(r[4])) for r in rows]

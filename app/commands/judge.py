@@ -13,7 +13,7 @@ from proctor.app.exit_codes import ExitCode
 from proctor.engine.grading.rejudge import load_run_suite, refuse_replay, rejudge_db
 from proctor.engine.runs.options import suite_drift
 from proctor.store.lock import EngineLock
-from proctor.store.operator_commands import enqueue_command
+from proctor.store.operator_commands import enqueue_operator_command
 from proctor.store.read.reader import StoreReader
 
 
@@ -46,7 +46,7 @@ def judge_command(args: argparse.Namespace) -> int:
             request["trial_ids"] = args.trials
         if args.judge:
             request["judge"] = args.judge
-        command_id = enqueue_command(args.db, "rejudge", request)
+        command_id = enqueue_operator_command(args.db, "rejudge", request)
         print(
             f"the run is held by proctor process {EngineLock.holder(args.db)}; queued the re-judge as "
             f"command #{command_id}: its passes will appear in the run (watch it with 'proctor watch')"

@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 
 from proctor.app.views.feed import StoreFeed
 from proctor.app.views.state import ConsoleState
-from proctor.store.operator_commands import CommandName
+from proctor.store.operator_commands import OperatorCommandName
 from proctor.store.read.reader import StoredEvent
 
 
@@ -25,7 +25,7 @@ class ConsoleHost(Protocol):
     state: ConsoleState
     feed: StoreFeed
 
-    def enqueue(self, command: CommandName, args: dict[str, Any], *, note: str = "") -> None: ...
+    def enqueue(self, command: OperatorCommandName, args: dict[str, Any], *, note: str = "") -> None: ...
 
     def open_trial(self, trial_id: int) -> None: ...
 

@@ -93,7 +93,7 @@ FAILURES = frozenset({"failed", "error"})
 
 
 @dataclass(frozen=True)
-class CommandOutcome:
+class OperatorCommandOutcome:
     command: str
     status: str
     message: str
@@ -111,7 +111,7 @@ class ConsoleState:
         self.judgments = JudgmentBook()
         self.usage = UsageBook()
         self.anchors: list[AnchorRecord] = []
-        self.commands: dict[str, CommandOutcome] = {}
+        self.commands: dict[str, OperatorCommandOutcome] = {}
         self.loaded = False
         self.details_loaded = False
         self.start_id = 0
@@ -143,7 +143,7 @@ class ConsoleState:
         self._put_scores(details.scores, details.unreadable_scores)
         self.judgments.add_records(details.judgments)
         self.anchors = details.anchors
-        self._fold_commands(details.commands)
+        self._fold_operator_commands(details.commands)
         self.details_loaded = True
         self.scores_version += 1
         self.version += 1
@@ -209,7 +209,7 @@ class ConsoleState:
                     if self.statuses.get(trial.id) != status:
                         self.statuses[trial.id] = status
                         self.status_version += 1
-        self._fold_commands(events)
+        self._fold_operator_commands(events)
 
     def add_loaded_scores(self, records: list[ScoreRecord], unreadable: list[UnreadableScoreRow]) -> None:
         """Scores read with one trial's transcript; they fill in only what the tail has not
@@ -246,11 +246,13 @@ class ConsoleState:
         if records or unreadable:
             self.scores_version += 1
 
-    def _fold_commands(self, events: list[StoredEvent]) -> None:
+    def _fold_operator_commands(self, events: list[StoredEvent]) -> None:
         for stored in events:
             if isinstance(stored.event, OperatorCommand):
                 ev = stored.event
-                self.commands[ev.command] = CommandOutcome(ev.command, ev.status, ev.message, stored.id)
+                self.commands[ev.command] = OperatorCommandOutcome(
+                    ev.command, ev.status, ev.message, stored.id
+                )
 
     def take_changed(self) -> set[int]:
         changed, self._changed = self._changed, set()
@@ -398,4 +400,4 @@ class ConsoleState:
         return None if trial_id is None else self.trials.get(trial_id)
 
 
-__all__ = ["DEFAULT_FLOOR", "CommandOutcome", "ConsoleState", "Filters", "display_status"]
+__all__ = ["DEFAULT_FLOOR", "ConsoleState", "Filters", "OperatorCommandOutcome", "display_status"]

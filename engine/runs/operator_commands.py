@@ -1,7 +1,7 @@
 """The engine's side of operator commands: claim rows from ``commands``, act, record the outcome.
 
-The console only inserts rows (store/operator_commands.py). While a run is live, ``consume_commands``
-claims pending rows about every half second and handles them one at a time: ``rejudge``
+The console only inserts rows (store/operator_commands.py). While a run is live,
+``consume_operator_commands`` claims pending rows about every half second and handles them one at a time: ``rejudge``
 ({trial_ids, passes, judge?}), ``rerun_trial`` ({trial_id}: a new attempt through
 ``Run.run_trial``), ``lock_anchors``, ``verify_anchors``, ``cancel_run`` and ``call_tool``
 ({request_id, trial_id, server, tool, arguments}: see tool_recall.py). Each command
@@ -29,7 +29,7 @@ from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.runs.runner import Run
 from proctor.engine.runs.tool_recall import RecallError, call_tool
 from proctor.store.events import OperatorCommand
-from proctor.store.operator_commands import Command
+from proctor.store.operator_commands import OperatorCommandRow
 from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.redaction import redact
 
@@ -38,19 +38,19 @@ Cancel = Callable[[], object]
 Handler = Callable[[Run, Mapping[str, Any], Cancel | None], Awaitable[str]]
 
 
-class CommandFailed(Exception):
+class OperatorCommandFailed(Exception):
     """The command could not be carried out; the message is shown to the operator as is."""
 
 
 def _int_list(value: object, name: str) -> list[int]:
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise CommandFailed(f"'{name}' must be a list of trial ids")
+        raise OperatorCommandFailed(f"'{name}' must be a list of trial ids")
     return list(value)
 
 
 def _positive_int(value: object, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise CommandFailed(f"'{name}' must be a whole number of at least 1")
+        raise OperatorCommandFailed(f"'{name}' must be a whole number of at least 1")
     return value
 
 
@@ -75,13 +75,13 @@ async def _rejudge(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> 
     passes = _positive_int(args.get("passes", 1), "passes")
     judge = args.get("judge")
     if judge is not None and not isinstance(judge, str):
-        raise CommandFailed("'judge' must be a model id such as offline:lexical")
+        raise OperatorCommandFailed("'judge' must be a model id such as offline:lexical")
     with StoreReader(run.options.db) as reader:
         stored = reader.run()
     try:
         refuse_replay(run.options.db, stored.config if stored is not None else {})
     except RejudgeError as exc:  # the console's re-judge of a replay run, as ``proctor judge``'s
-        raise CommandFailed(str(exc)) from None
+        raise OperatorCommandFailed(str(exc)) from None
     judges = make_suite_judges(run.loaded.suite, judge or None)
     try:
         await run.writer.flush()
@@ -95,7 +95,7 @@ def _trial(db: Path, trial_id: int) -> TrialRecord:
     with StoreReader(db) as reader:
         record = reader.trial(trial_id)
     if record is None:
-        raise CommandFailed(f"no trial with id {trial_id}")
+        raise OperatorCommandFailed(f"no trial with id {trial_id}")
     return record
 
 
@@ -104,7 +104,7 @@ async def _rerun(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> st
     await run.writer.flush()
     record = await asyncio.to_thread(_trial, run.options.db, trial_id)
     if record.status == "running":
-        raise CommandFailed(f"trial #{trial_id} is running; re-run it once it has finished")
+        raise OperatorCommandFailed(f"trial #{trial_id} is running; re-run it once it has finished")
     await run.run_trial(record)
     await run.writer.flush()
     after = await asyncio.to_thread(_trial, run.options.db, trial_id)
@@ -124,13 +124,13 @@ async def _lock(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str
 async def _verify(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
     result = await verify_anchors(run.loaded.root)
     if not result.passed:
-        raise CommandFailed(result.message())
+        raise OperatorCommandFailed(result.message())
     return result.message()
 
 
 async def _cancel(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str:
     if cancel is None:
-        raise CommandFailed("this engine was started without a way to cancel the run")
+        raise OperatorCommandFailed("this engine was started without a way to cancel the run")
     cancel()
     return "run cancelled by the operator; finished trials stay, the rest can be resumed"
 
@@ -141,7 +141,7 @@ async def _call_tool(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -
     try:
         return await call_tool(run, args, record)
     except RecallError as exc:
-        raise CommandFailed(str(exc)) from exc
+        raise OperatorCommandFailed(str(exc)) from exc
 
 
 HANDLERS: dict[str, Handler] = {
@@ -154,7 +154,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-async def handle_command(run: Run, command: Command, cancel: Cancel | None) -> bool:
+async def handle_operator_command(run: Run, command: OperatorCommandRow, cancel: Cancel | None) -> bool:
     """Carry out one claimed command; record received/done/failed and finish its row."""
 
     def record(status: Literal["received", "done", "failed"], message: str = "") -> None:
@@ -166,27 +166,27 @@ async def handle_command(run: Run, command: Command, cancel: Cancel | None) -> b
     ok = False
     try:
         if handler is None:
-            raise CommandFailed(f"unknown command {command.command!r}")
+            raise OperatorCommandFailed(f"unknown command {command.command!r}")
         message = await handler(run, command.args, cancel)
         ok = True
-    except CommandFailed as exc:
+    except OperatorCommandFailed as exc:
         message = str(exc)
     except Exception as exc:
         message = f"{type(exc).__name__}: {redact(str(exc))}"
     record("done" if ok else "failed", message)
-    await run.writer.finish_command(command.id, ok, message)
+    await run.writer.finish_operator_command(command.id, ok, message)
     return ok
 
 
-async def poll_commands(run: Run, cancel: Cancel | None = None) -> list[Command]:
+async def poll_operator_commands(run: Run, cancel: Cancel | None = None) -> list[OperatorCommandRow]:
     """Claim every pending command and handle them in order; return what was handled."""
-    commands = await run.writer.claim_commands()
+    commands = await run.writer.claim_operator_commands()
     for command in commands:
-        await handle_command(run, command, cancel)
+        await handle_operator_command(run, command, cancel)
     return commands
 
 
-async def consume_commands(
+async def consume_operator_commands(
     run: Run,
     *,
     interval_s: float = POLL_INTERVAL_S,
@@ -196,13 +196,15 @@ async def consume_commands(
     """Poll and handle commands until ``stop`` is set (or the task is cancelled)."""
     halt = stop or asyncio.Event()
     while not halt.is_set():
-        await poll_commands(run, cancel)
+        await poll_operator_commands(run, cancel)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(halt.wait(), interval_s)
-    await poll_commands(run, cancel)  # answer what arrived since the last poll, never leave it pending
+    await poll_operator_commands(
+        run, cancel
+    )  # answer what arrived since the last poll, never leave it pending
 
 
-async def execute_with_commands(
+async def execute_with_operator_commands(
     run: Run, trials: list[TrialRecord], *, interval_s: float = POLL_INTERVAL_S
 ) -> str:
     """``run.execute(trials)`` with operator commands served while it runs; returns the run's status."""
@@ -216,7 +218,9 @@ async def execute_with_commands(
         execution.cancel()
 
     stop = asyncio.Event()
-    consumer = asyncio.create_task(consume_commands(run, interval_s=interval_s, cancel=cancel, stop=stop))
+    consumer = asyncio.create_task(
+        consume_operator_commands(run, interval_s=interval_s, cancel=cancel, stop=stop)
+    )
     try:
         return await execution
     except asyncio.CancelledError:
@@ -231,9 +235,9 @@ async def execute_with_commands(
 __all__ = [
     "HANDLERS",
     "POLL_INTERVAL_S",
-    "CommandFailed",
-    "consume_commands",
-    "execute_with_commands",
-    "handle_command",
-    "poll_commands",
+    "OperatorCommandFailed",
+    "consume_operator_commands",
+    "execute_with_operator_commands",
+    "handle_operator_command",
+    "poll_operator_commands",
 ]

@@ -173,7 +173,7 @@ class Run:
         finally:
             try:
                 with contextlib.suppress(Exception):
-                    await self.writer.cancel_unserved_commands(
+                    await self.writer.cancel_unserved_operator_commands(
                         "the engine stopped before serving it; run 'proctor judge' on the database to re-judge"
                     )
                 await self.writer.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 from proctor.engine.grading.anchors import check_before_run
 from proctor.engine.grading.rejudge import load_run_suite
 from proctor.engine.judges.registry import close_judges, make_suite_judges
-from proctor.engine.runs.operator_commands import consume_commands, execute_with_commands
+from proctor.engine.runs.operator_commands import consume_operator_commands, execute_with_operator_commands
 from proctor.engine.runs.options import RunError, RunOptions
 from proctor.engine.runs.runner import Run, open_run
 from proctor.engine.runs.trial_scoring import score_unscored, scoring_hook
@@ -55,11 +55,11 @@ async def run_suite(
             run.on_progress = on_progress
             if on_start is not None:
                 on_start(run, todo)
-            status = await execute_with_commands(run, todo)
+            status = await execute_with_operator_commands(run, todo)
             if judges and status == "finished":
                 await score_unscored(run, judges, loaded.suite.judge.passes)
             if serve_after:
-                await consume_commands(run, stop=asyncio.Event())
+                await consume_operator_commands(run, stop=asyncio.Event())
             return status
         finally:
             await run.aclose()
@@ -83,7 +83,7 @@ async def serve_run(db: Path) -> None:
             return
         try:
             run.hooks.append(scoring_hook(judges, loaded.suite.judge.passes))
-            await consume_commands(run, stop=asyncio.Event())
+            await consume_operator_commands(run, stop=asyncio.Event())
         finally:
             await run.aclose()
     finally:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from proctor.store.events import Event
 from proctor.store.file_watch import FileWatch, StoreFailed, disk_full, is_disk_full, moved_away
-from proctor.store.operator_commands import Command, cancel_unserved, claim_pending, finish
+from proctor.store.operator_commands import OperatorCommandRow, cancel_unserved, claim_pending, finish
 from proctor.store.payload_codec import COMPRESS_OVER_BYTES, decode_payload, encode_payload, encode_raw
 from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
@@ -168,7 +168,7 @@ class StoreWriter:
         await self.flush()
         await self._run(requeue, ids)
 
-    async def claim_commands(self) -> list[Command]:
+    async def claim_operator_commands(self) -> list[OperatorCommandRow]:
         """Claim pending operator commands on this writer's own connection.
 
         Through the writer, not a second connection: a second writer would wait for the write
@@ -176,12 +176,12 @@ class StoreWriter:
         """
         return await self._run(claim_pending)
 
-    async def finish_command(self, command_id: int, ok: bool, message: str) -> None:
+    async def finish_operator_command(self, command_id: int, ok: bool, message: str) -> None:
         """Record a command's outcome, after the events it emitted."""
         await self.flush()
         await self._run(finish, command_id, ok, message)
 
-    async def cancel_unserved_commands(self, message: str) -> int:
+    async def cancel_unserved_operator_commands(self, message: str) -> int:
         """The engine is leaving: commands still pending will not be served by it."""
         await self.flush()
         return await self._run(cancel_unserved, message)

@@ -12,7 +12,7 @@ import pytest
 from proctor.app.commands.engine_process import EngineExited, run_engine_process
 from proctor.engine.runs.options import RunOptions
 from proctor.store.lock import EngineLock
-from proctor.store.operator_commands import enqueue_command, list_commands
+from proctor.store.operator_commands import enqueue_operator_command, list_operator_commands
 from proctor.store.schema import configure, init_db
 from tests.engine.runs.test_resume_scoring import _suite
 
@@ -44,7 +44,7 @@ async def test_the_child_runs_serves_commands_and_stops_when_cancelled(tmp_path:
     assert not engine.done(), "after the last trial the child keeps serving commands"
     assert EngineLock.is_held(db), "the child holds the run"
     (first,) = _query(db, "SELECT id FROM trials ORDER BY id LIMIT 1")[0]
-    enqueue_command(db, "rejudge", {"trial_ids": [first], "passes": 1})
+    enqueue_operator_command(db, "rejudge", {"trial_ids": [first], "passes": 1})
     await _until(lambda: _query(db, "SELECT status FROM commands") == [("done",)])
     engine.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -53,7 +53,7 @@ async def test_the_child_runs_serves_commands_and_stops_when_cancelled(tmp_path:
     assert _query(db, "SELECT count(*) FROM trials WHERE status = 'finished'") == [(4,)]
     conn = sqlite3.connect(db)
     configure(conn)
-    assert [c.status for c in list_commands(conn)] == ["done"]
+    assert [c.status for c in list_operator_commands(conn)] == ["done"]
     conn.close()
 
 

@@ -12,7 +12,11 @@ import pytest
 
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.runs.operator_commands import consume_commands, execute_with_commands, poll_commands
+from proctor.engine.runs.operator_commands import (
+    consume_operator_commands,
+    execute_with_operator_commands,
+    poll_operator_commands,
+)
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.runner import Run
 from proctor.engine.runs.trial_scoring import scoring_hook
@@ -20,7 +24,7 @@ from proctor.engine.runs.trial_seam import TrialContext
 from proctor.engine.tools.mcp_toolbox import ServerPool
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import OperatorCommand, RunFinished
-from proctor.store.operator_commands import enqueue_command, list_commands
+from proctor.store.operator_commands import enqueue_operator_command, list_operator_commands
 from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.schema import configure
 from proctor.store.write.writer import StoreWriter
@@ -66,18 +70,18 @@ def _outcomes(db: Path) -> list[tuple[str, str, str]]:
 
 async def test_each_command_is_handled_recorded_and_finished(run: Run, fixture: Fixture) -> None:
     db = fixture.db
-    enqueue_command(db, "rejudge", {"trial_ids": [1], "passes": 2}, RUN_ID)
-    enqueue_command(db, "rerun_trial", {"trial_id": 3}, RUN_ID)
-    enqueue_command(db, "lock_anchors", {"run_id": RUN_ID}, RUN_ID)
-    enqueue_command(db, "verify_anchors", {}, RUN_ID)
-    enqueue_command(db, "cancel_run", {}, RUN_ID)
-    enqueue_command(db, "rejudge", {"trial_ids": "all", "passes": 1}, RUN_ID)
+    enqueue_operator_command(db, "rejudge", {"trial_ids": [1], "passes": 2}, RUN_ID)
+    enqueue_operator_command(db, "rerun_trial", {"trial_id": 3}, RUN_ID)
+    enqueue_operator_command(db, "lock_anchors", {"run_id": RUN_ID}, RUN_ID)
+    enqueue_operator_command(db, "verify_anchors", {}, RUN_ID)
+    enqueue_operator_command(db, "cancel_run", {}, RUN_ID)
+    enqueue_operator_command(db, "rejudge", {"trial_ids": "all", "passes": 1}, RUN_ID)
     conn = _connect(db)
     conn.execute("INSERT INTO commands (command, args, created_at) VALUES ('explode', '{}', 0)")
     try:
-        handled = await poll_commands(run)
-        assert await poll_commands(run) == []
-        rows = list_commands(conn)
+        handled = await poll_operator_commands(run)
+        assert await poll_operator_commands(run) == []
+        rows = list_operator_commands(conn)
     finally:
         conn.close()
 
@@ -113,13 +117,15 @@ async def test_each_command_is_handled_recorded_and_finished(run: Run, fixture: 
 
 async def test_consume_commands_polls_until_stopped(run: Run, fixture: Fixture) -> None:
     stop = asyncio.Event()
-    consumer = asyncio.create_task(consume_commands(run, interval_s=0.02, stop=stop))
-    command_id = await asyncio.to_thread(enqueue_command, fixture.db, "rejudge", {"trial_ids": [2]}, RUN_ID)
+    consumer = asyncio.create_task(consume_operator_commands(run, interval_s=0.02, stop=stop))
+    command_id = await asyncio.to_thread(
+        enqueue_operator_command, fixture.db, "rejudge", {"trial_ids": [2]}, RUN_ID
+    )
     deadline = time.monotonic() + 10
     while True:
         conn = _connect(fixture.db)
         try:
-            status = next(c.status for c in list_commands(conn) if c.id == command_id)
+            status = next(c.status for c in list_operator_commands(conn) if c.id == command_id)
         finally:
             conn.close()
         if status in ("done", "failed"):
@@ -139,8 +145,8 @@ async def test_cancel_run_stops_a_live_execution(run: Run, fixture: Fixture) -> 
     with StoreReader(fixture.db) as r:
         trial = r.trial(1)
     assert trial is not None
-    enqueue_command(fixture.db, "cancel_run", {}, RUN_ID)
-    status = await asyncio.wait_for(execute_with_commands(run, [trial], interval_s=0.02), 20)
+    enqueue_operator_command(fixture.db, "cancel_run", {}, RUN_ID)
+    status = await asyncio.wait_for(execute_with_operator_commands(run, [trial], interval_s=0.02), 20)
     await run.writer.flush()
     assert status == "cancelled"
     assert ("cancel_run", "done") in [(c, s) for c, s, _ in _outcomes(fixture.db)]

@@ -16,7 +16,7 @@ from proctor.engine.runs.session import run_suite
 from proctor.engine.runs.trial_seam import TrialContext
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import AgentBrief, Judged, ServerConnected, TrialStarted
-from proctor.store.operator_commands import enqueue_command
+from proctor.store.operator_commands import enqueue_operator_command
 from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.write.writer import StoreWriter
 
@@ -151,7 +151,7 @@ async def test_a_command_sent_as_the_run_ends_is_answered_never_left_pending(tmp
     db = tmp_path / "run.db"
 
     async def ask_at_the_end(ctx: TrialContext, record: TrialRecord) -> None:
-        enqueue_command(db, "rejudge", {"trial_ids": [record.id], "passes": 1})
+        enqueue_operator_command(db, "rejudge", {"trial_ids": [record.id], "passes": 1})
 
     options = RunOptions(db=db, arms=["baseline"], scenarios=["oslo"])
     assert await run_suite(loaded, options, extra_hooks=[ask_at_the_end]) == "finished"

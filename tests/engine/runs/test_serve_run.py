@@ -10,7 +10,7 @@ from proctor.engine.replay.replayer import ReplayOptions, replay_run
 from proctor.engine.runs.session import serve_run
 from proctor.store.events import OperatorCommand
 from proctor.store.lock import EngineLock
-from proctor.store.operator_commands import enqueue_command
+from proctor.store.operator_commands import enqueue_operator_command
 from proctor.store.read.reader import StoreReader
 from tests.engine.judging_fixture import RUN_ID, build_run
 from tests.engine.replay.test_replayer import _suite, _write_recording
@@ -43,7 +43,7 @@ async def test_a_finished_run_is_served_and_a_held_run_is_left_to_its_engine(tmp
     with StoreReader(fixture.db) as r:
         before = len(r.judgments(1))
     server = asyncio.create_task(serve_run(fixture.db))
-    enqueue_command(fixture.db, "rejudge", {"trial_ids": [1], "passes": 1}, RUN_ID)
+    enqueue_operator_command(fixture.db, "rejudge", {"trial_ids": [1], "passes": 1}, RUN_ID)
     await _until(lambda: ("rejudge", "done") in _outcomes(fixture.db))
     with StoreReader(fixture.db) as r:
         assert len(r.judgments(1)) == before + 1

@@ -6,12 +6,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from proctor.engine.runs.operator_commands import poll_commands
+from proctor.engine.runs.operator_commands import poll_operator_commands
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import open_run, run_suite
 from proctor.scenarios.loader import load_suite
 from proctor.store.events import ToolRecall
-from proctor.store.operator_commands import enqueue_command, list_commands
+from proctor.store.operator_commands import enqueue_operator_command, list_operator_commands
 from proctor.store.read.reader import StoreReader
 from proctor.store.schema import configure
 from tests.engine.runs.test_resume_scoring import _suite
@@ -28,17 +28,17 @@ async def test_a_tool_called_by_hand_is_recorded_apart_from_the_trial(tmp_path: 
     weather, baseline = trials["weather"].id, trials["baseline"].id
     ok = {"request_id": "r1", "trial_id": weather, "server": "weather", "tool": "get_forecast",
           "arguments": {"city": "Lisbon"}}  # fmt: skip
-    enqueue_command(db, "call_tool", ok)
-    enqueue_command(db, "call_tool", {**ok, "request_id": "r2", "trial_id": baseline})
-    enqueue_command(db, "call_tool", {**ok, "request_id": "r3", "arguments": "city=Oslo"})
+    enqueue_operator_command(db, "call_tool", ok)
+    enqueue_operator_command(db, "call_tool", {**ok, "request_id": "r2", "trial_id": baseline})
+    enqueue_operator_command(db, "call_tool", {**ok, "request_id": "r3", "arguments": "city=Oslo"})
     run, _ = await open_run(loaded, RunOptions(db=db, resume=True), expand_matrix=False)
     try:
-        await poll_commands(run)
+        await poll_operator_commands(run)
     finally:
         await run.aclose()
     conn = sqlite3.connect(db, isolation_level=None)
     configure(conn)
-    rows = list_commands(conn)
+    rows = list_operator_commands(conn)
     conn.close()
     assert [r.status for r in rows] == ["done", "failed", "failed"]
     assert rows[0].message.startswith(f"weather.get_forecast for trial #{weather}: ok in ")
