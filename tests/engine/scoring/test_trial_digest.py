@@ -1,4 +1,4 @@
-"""partition(): only assistant prose is scored; tool I/O goes to the audit text."""
+"""The trial digest (partition()): only assistant prose is scored; tool I/O goes to the audit text."""
 
 from __future__ import annotations
 
