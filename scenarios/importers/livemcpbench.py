@@ -326,7 +326,7 @@ def read_livemcpbench(
             if sc["id"] not in known:
                 scenarios.append((where, sc))
                 known.add(sc["id"])
-    trajectories: list[ImportedTrajectory] = []
+    imported: list[ImportedTrajectory] = []
     for trial in _trials(files, notes):
         entry, where = trial.entry, trial.where
         sid = scenario_id(text_field(entry, "task_id", where))
@@ -344,7 +344,7 @@ def read_livemcpbench(
         final = (
             response.strip() if isinstance(response, str) and response.strip() else last_assistant_text(turns)
         )
-        trajectories.append(
+        imported.append(
             ImportedTrajectory(
                 sid, ARM, _model(trial.run, model), 0, turns, final, tuple(trial.judgments), where
             )
@@ -378,7 +378,7 @@ def read_livemcpbench(
         list(dict.fromkeys(sources)),
         suite,
         scenarios,
-        trajectories=number_epochs(trajectories),
+        trajectories=number_epochs(imported),
         notes=notes,
     )
 
