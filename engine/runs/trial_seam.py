@@ -20,7 +20,8 @@ from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, TrialFinished
 from proctor.store.read.reader import TrialRecord
-from proctor.store.write.writer import JudgmentMeta, StoreWriter
+from proctor.store.records import JudgmentMeta
+from proctor.store.write.writer import StoreWriter
 
 
 class RunServices(Protocol):
