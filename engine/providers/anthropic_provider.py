@@ -6,6 +6,7 @@ the wire format (requests, folding stream events) lives in ``anthropic_wire``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import anthropic
@@ -19,7 +20,7 @@ from proctor.engine.providers.anthropic_wire import (
     turn_fingerprint,
 )
 from proctor.engine.providers.assembly import estimate_completion_tokens, estimate_prompt_tokens
-from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback
+from proctor.engine.providers.base import ModelSession, TextDeltaCallback
 from proctor.engine.providers.retry import Failure
 from proctor.engine.providers.sdk_errors import (
     IncompleteStreamError,
@@ -27,8 +28,7 @@ from proctor.engine.providers.sdk_errors import (
     failure_for_stream_error,
     wire_error_fields,
 )
-from proctor.engine.providers.sdk_provider import SdkErrors, SdkProvider, fold_stream
-from proctor.engine.tools.toolbox import ToolSpec
+from proctor.engine.providers.sdk_provider import Prompt, SdkErrors, SdkProvider, SdkSession, fold_stream
 from proctor.store.events import ToolCallRequest, Usage
 
 if TYPE_CHECKING:
@@ -38,69 +38,50 @@ SOURCE = "anthropic"
 _STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
 
 
-class AnthropicSession:
+class AnthropicSession(SdkSession["AnthropicProvider", AnthropicStreamState]):
     """One trial's conversation; Anthropic has no sampling seed, so ``seed`` is kept only for the record.
 
     Remembers the full content of replies that carried thinking blocks, to echo them back.
     """
 
     def __init__(self, provider: AnthropicProvider, seed: int) -> None:
-        self._provider = provider
-        self.seed = seed
+        super().__init__(provider, seed)
         self._echo: dict[str, list[dict[str, Any]]] = {}
 
-    async def turn(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[ToolSpec],
-        *,
-        on_text: TextDeltaCallback | None = None,
-    ) -> ModelTurn:
-        provider = self._provider
-        wire_messages = to_anthropic_messages(messages, self._echo)
-        wire_tools = to_anthropic_tools(tools)
+    def request(
+        self, prompt: Prompt, on_text: TextDeltaCallback | None
+    ) -> Callable[[], Awaitable[AnthropicStreamState]]:
+        wire_messages = to_anthropic_messages(prompt.messages, self._echo)
+        wire_tools = to_anthropic_tools(prompt.tools)
 
         async def attempt() -> AnthropicStreamState:
-            return await provider.stream_once(system, wire_messages, wire_tools, on_text)
+            state = await self.provider.stream_once(prompt.system, wire_messages, wire_tools, on_text)
+            if state.has_thinking():
+                self._echo[turn_fingerprint(state.text(), state.tool_calls())] = state.wire_content()
+            return state
 
-        attempted = await provider.retrying(attempt)
-        state = attempted.value
-        text = state.text()
-        calls = state.tool_calls()
-        if state.has_thinking():
-            self._echo[turn_fingerprint(text, calls)] = state.wire_content()
-        return ModelTurn(
-            text=text,
-            tool_calls=calls,
-            usage=_usage(state, system, messages, tools, text, calls),
-            stop_reason=_STOP_REASONS.get(state.stop_reason or "", state.stop_reason or "unknown"),
-            retries=attempted.retries,
+        return attempt
+
+    def usage(
+        self, state: AnthropicStreamState, prompt: Prompt, text: str, calls: list[ToolCallRequest]
+    ) -> Usage:
+        """Each count the stream did not report is estimated on its own."""
+        input_tokens = state.input_tokens
+        if input_tokens is None:
+            input_tokens = estimate_prompt_tokens(prompt.system, prompt.messages, prompt.tools)
+        output_tokens = state.output_tokens
+        if output_tokens is None:
+            output_tokens = estimate_completion_tokens(text, calls)
+        return Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=state.cache_read_tokens,
+            cache_write_tokens=state.cache_write_tokens,
+            estimated=state.input_tokens is None or state.output_tokens is None,
         )
 
-
-def _usage(
-    state: AnthropicStreamState,
-    system: str,
-    messages: list[Message],
-    tools: list[ToolSpec],
-    text: str,
-    calls: list[ToolCallRequest],
-) -> Usage:
-    estimated = state.input_tokens is None or state.output_tokens is None
-    input_tokens = state.input_tokens
-    if input_tokens is None:
-        input_tokens = estimate_prompt_tokens(system, messages, tools)
-    output_tokens = state.output_tokens
-    if output_tokens is None:
-        output_tokens = estimate_completion_tokens(text, calls)
-    return Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cache_read_tokens=state.cache_read_tokens,
-        cache_write_tokens=state.cache_write_tokens,
-        estimated=estimated,
-    )
+    def stop_reason(self, state: AnthropicStreamState, calls: list[ToolCallRequest]) -> str:
+        return _STOP_REASONS.get(state.stop_reason or "", state.stop_reason or "unknown")
 
 
 class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):

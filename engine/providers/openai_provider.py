@@ -7,6 +7,8 @@ Chat Completions is the portable choice: ollama, vLLM, llama.cpp and OpenRouter 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
@@ -14,7 +16,7 @@ import openai
 
 from proctor.engine.http_limits import CappedTransport
 from proctor.engine.providers.assembly import estimated_usage
-from proctor.engine.providers.base import Message, ModelSession, ModelTurn, TextDeltaCallback
+from proctor.engine.providers.base import ModelSession, TextDeltaCallback
 from proctor.engine.providers.openai_wire import OpenAIStreamState, to_openai_messages, to_openai_tools
 from proctor.engine.providers.retry import Failure
 from proctor.engine.providers.sdk_errors import (
@@ -23,8 +25,8 @@ from proctor.engine.providers.sdk_errors import (
     failure_for_stream_error,
     wire_error_fields,
 )
-from proctor.engine.providers.sdk_provider import SdkErrors, SdkProvider, fold_stream
-from proctor.engine.tools.toolbox import ToolSpec
+from proctor.engine.providers.sdk_provider import Prompt, SdkErrors, SdkProvider, SdkSession, fold_stream
+from proctor.store.events import ToolCallRequest, Usage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
@@ -33,40 +35,24 @@ SOURCE = "openai"
 NO_KEY_PLACEHOLDER = "no-key"
 
 
-class OpenAISession:
+class OpenAISession(SdkSession["OpenAIProvider", OpenAIStreamState]):
     """One trial's conversation; the epoch's seed is sent with every request."""
 
-    def __init__(self, provider: OpenAIProvider, seed: int) -> None:
-        self._provider = provider
-        self.seed = seed
+    def request(
+        self, prompt: Prompt, on_text: TextDeltaCallback | None
+    ) -> Callable[[], Awaitable[OpenAIStreamState]]:
+        wire_messages = to_openai_messages(prompt.system, prompt.messages)
+        wire_tools = to_openai_tools(prompt.tools)
+        return partial(self.provider.stream_once, wire_messages, wire_tools, self.seed, on_text)
 
-    async def turn(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[ToolSpec],
-        *,
-        on_text: TextDeltaCallback | None = None,
-    ) -> ModelTurn:
-        provider = self._provider
-        wire_messages = to_openai_messages(system, messages)
-        wire_tools = to_openai_tools(tools)
+    def usage(
+        self, state: OpenAIStreamState, prompt: Prompt, text: str, calls: list[ToolCallRequest]
+    ) -> Usage:
+        """A server that reported no usage gets an estimate of the whole turn."""
+        return state.usage() or estimated_usage(prompt.system, prompt.messages, prompt.tools, text, calls)
 
-        async def attempt() -> OpenAIStreamState:
-            return await provider.stream_once(wire_messages, wire_tools, self.seed, on_text)
-
-        attempted = await provider.retrying(attempt)
-        state = attempted.value
-        text = state.text()
-        calls = state.tool_calls()
-        usage = state.usage() or estimated_usage(system, messages, tools, text, calls)
-        return ModelTurn(
-            text=text,
-            tool_calls=calls,
-            usage=usage,
-            stop_reason=state.stop_reason(bool(calls)),
-            retries=attempted.retries,
-        )
+    def stop_reason(self, state: OpenAIStreamState, calls: list[ToolCallRequest]) -> str:
+        return state.stop_reason(bool(calls))
 
 
 class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):

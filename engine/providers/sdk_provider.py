@@ -20,11 +20,12 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import httpx2
 
 from proctor.engine.http_limits import too_large
-from proctor.engine.providers.base import TextDeltaCallback
+from proctor.engine.providers.base import Message, ModelTurn, TextDeltaCallback
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Attempted, Backoff, Failure, Sleep, call_with_retries
 from proctor.engine.providers.sdk_errors import connection_failure, failure_for_transport
-from proctor.store.events import Usage
+from proctor.engine.tools.toolbox import ToolSpec
+from proctor.store.events import ToolCallRequest, Usage
 
 T = TypeVar("T")
 E = TypeVar("E", contravariant=True)
@@ -32,9 +33,15 @@ S = TypeVar("S", bound="StreamState[Any]")
 
 
 class StreamState(Protocol[E]):
-    """Folds one streamed event into the reply so far; returns a text delta to show, if any."""
+    """A reply as it streams in: folds events, then gives the text and the tool calls it held."""
 
-    def feed(self, event: E) -> str | None: ...
+    def feed(self, event: E) -> str | None:
+        """Fold one event into the reply so far; returns a text delta to show, if any."""
+        ...
+
+    def text(self) -> str: ...
+
+    def tool_calls(self) -> list[ToolCallRequest]: ...
 
 
 class EventStream(AbstractAsyncContextManager[Any], Protocol):
@@ -158,6 +165,62 @@ class SdkProvider(ABC, Generic[C]):
         return (self._api_key,)
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """What one turn asks of the model, in the neutral form (each provider translates it)."""
+
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec]
+
+
+P = TypeVar("P", bound=SdkProvider[Any])
+
+
+class SdkSession(ABC, Generic[P, S]):
+    """One trial's conversation through an SDK provider: a turn is one streamed request, retried.
+
+    A provider's session builds its wire request (``request``) and reads usage and the stop
+    reason from its stream state; the turn around them is the same for both.
+    """
+
+    def __init__(self, provider: P, seed: int) -> None:
+        self.provider = provider
+        self.seed = seed
+
+    async def turn(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        on_text: TextDeltaCallback | None = None,
+    ) -> ModelTurn:
+        prompt = Prompt(system, messages, tools)
+        attempted = await self.provider.retrying(self.request(prompt, on_text))
+        state = attempted.value
+        text, calls = state.text(), state.tool_calls()
+        return ModelTurn(
+            text=text,
+            tool_calls=calls,
+            usage=self.usage(state, prompt, text, calls),
+            stop_reason=self.stop_reason(state, calls),
+            retries=attempted.retries,
+        )
+
+    @abstractmethod
+    def request(self, prompt: Prompt, on_text: TextDeltaCallback | None) -> Callable[[], Awaitable[S]]:
+        """The wire request, built once; the call it returns streams it (once per attempt)."""
+
+    @abstractmethod
+    def usage(self, state: S, prompt: Prompt, text: str, calls: list[ToolCallRequest]) -> Usage:
+        """Usage as the server reported it, estimated where it did not (and marked so)."""
+
+    @abstractmethod
+    def stop_reason(self, state: S, calls: list[ToolCallRequest]) -> str:
+        """Why the model stopped, in proctor's words (end_turn, tool_use, max_tokens, ...)."""
+
+
 def classify_sdk_error(
     exc: BaseException,
     source: str,
@@ -182,4 +245,13 @@ def classify_sdk_error(
     return failure_for_transport(source, exc)
 
 
-__all__ = ["EventStream", "SdkErrors", "SdkProvider", "StreamState", "classify_sdk_error", "fold_stream"]
+__all__ = [
+    "EventStream",
+    "Prompt",
+    "SdkErrors",
+    "SdkProvider",
+    "SdkSession",
+    "StreamState",
+    "classify_sdk_error",
+    "fold_stream",
+]
