@@ -34,7 +34,6 @@ from proctor.scenarios.workspace import Workspace
 from proctor.store.events import ErrorEvent, Event, RunFinished, RunStarted, TrialFinished, TrialStarted
 from proctor.store.lock import EngineLock
 from proctor.store.read.reader import StoreReader, TrialRecord
-from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
 from proctor.store.write.writer import StoreWriter
 
