@@ -1,9 +1,9 @@
 """The engine's side of operator commands: claim rows from ``commands``, act, record the outcome.
 
 The console only inserts rows (store/operator_commands.py). While a run is live,
-``consume_operator_commands`` claims pending rows about every half second and handles them one at a time: ``rejudge``
-({trial_ids, passes, judge?}), ``rerun_trial`` ({trial_id}: a new attempt through
-``Run.run_trial``), ``lock_anchors``, ``verify_anchors``, ``cancel_run`` and ``call_tool``
+``consume_operator_commands`` claims pending rows about every half second and handles them one
+at a time: ``rejudge`` ({trial_ids, passes, judge?}), ``rerun_trial`` ({trial_id}: a new attempt
+through ``Run.run_trial``), ``lock_anchors``, ``verify_anchors``, ``cancel_run`` and ``call_tool``
 ({request_id, trial_id, server, tool, arguments}: see tool_recall.py). Each command
 becomes OperatorCommand events (received, then done or failed with a message) and its row is
 finished with the same outcome, so a console in another process sees what happened.

@@ -67,7 +67,7 @@ async def test_the_console_re_judge_of_a_replay_run_fails_and_points_to_the_reco
     assert (await replay_run(ReplayOptions(recording, new))).status == "finished"
     server = asyncio.create_task(serve_run(new))
     try:
-        enqueue_command(new, "rejudge", {"trial_ids": [1], "passes": 1})
+        enqueue_operator_command(new, "rejudge", {"trial_ids": [1], "passes": 1})
         await _until(lambda: ("rejudge", "failed") in _outcomes(new))
     finally:
         server.cancel()
