@@ -90,7 +90,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         pytest.skip(
-            f"cannot mount a tmpfs to fill ({exc}); tests/store/test_writer_file_safety.py covers SQLITE_FULL"
+            f"cannot mount a tmpfs to fill ({exc}); tests/store/write/test_writer_file_safety.py covers SQLITE_FULL"
         )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs to fill ({done.stderr.decode().strip()}): needs root")
