@@ -6,16 +6,12 @@ work on the same types whether the rows came through sqlite3 or aiosqlite.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, cached_property
-from types import UnionType
-from typing import Any, Final, Literal, Union, get_args, get_origin
+from functools import cached_property
+from typing import Any
 
-from pydantic import BaseModel
-
+from proctor.store.details_structs import details_struct
 from proctor.store.events import Event
-from proctor.store.payload_shapes import model_check
 from proctor.store.scores import D, ScoreDetails, ScoreName, UnreadableScore, details_model, parse_details
 
 
@@ -123,72 +119,21 @@ class ScoreRecord:
         return typed
 
     def detail(self, model: type[D], *path: str) -> object:
-        """``parsed(model)``'s value at ``path`` (field names), read from the details as stored
-        when they have a shape the score's model takes as it is (``model_check``): a report reads
-        a field or two of most of a large run's scores, and building each model was a tenth of
-        its time. Other details are validated, and raise, as ``parsed`` does."""
+        """``parsed(model)``'s value at ``path`` (field names). A report reads a field or two of
+        most of a large run's scores: details msgspec takes as its Struct's types say are read
+        from the Struct (``store.details_structs``), once per record; others are validated, and
+        raise, as ``parsed`` does."""
         own = details_model(self.name)
         if not issubclass(own, model):
             raise TypeError(f"score {self.name.value} has {own.__name__} details, not {model.__name__}")
-        read = _path_reader(own, path)
-        if read is not None and "typed" not in self.__dict__:
-            fits = self.__dict__.get("_fits")
-            if fits is None:
-                check = model_check(own)
-                fits = self.__dict__["_fits"] = check is not None and check(self.details)
-            if fits:
-                return read(self.details)
-        value: object = self.parsed(model)
+        value: object = self.__dict__.get("_struct")
+        if value is None and "typed" not in self.__dict__:
+            value = self.__dict__["_struct"] = details_struct(own, self.details)
+        if value is None:
+            value = self.parsed(model)
         for name in path:
             value = getattr(value, name)
         return value
-
-
-# Values pydantic keeps as JSON has them (it turns an int given for a float field into a float).
-_AS_STORED: Final = frozenset({str, int, bool, type(None)})
-
-
-def _as_stored(annotation: Any) -> bool:
-    origin = get_origin(annotation)
-    if origin is Literal:
-        return True
-    if origin is Union or origin is UnionType:
-        return all(_as_stored(a) for a in get_args(annotation))
-    return annotation in _AS_STORED
-
-
-@cache
-def _path_reader(model: type[BaseModel], path: tuple[str, ...]) -> Callable[[dict[str, Any]], object] | None:
-    """Reads ``path`` from details that passed ``model_check(model)``: each step a key of a
-    nested model (its default where the key is missing) down to a value pydantic keeps as it is.
-    None where reading takes the model: a value it converts, or a default that is not a
-    constant (a list, say, which each model gets a copy of)."""
-    steps: list[tuple[str, object]] = []
-    for i, name in enumerate(path):
-        field = model.model_fields.get(name)
-        if field is None or field.is_required():
-            return None
-        default = field.get_default(call_default_factory=False)
-        annotation = field.annotation
-        last = i == len(path) - 1
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and not last:
-            if not isinstance(default, BaseModel):
-                return None
-            steps.append((name, default))
-            model = annotation
-        elif last and _as_stored(annotation) and isinstance(default, str | int | bool | None):
-            steps.append((name, default))
-        else:
-            return None
-
-    def read(details: dict[str, Any]) -> object:
-        value: Any = details
-        for name, default in steps:
-            # a model is a default's: the rest of the path is read from it
-            value = getattr(value, name) if isinstance(value, BaseModel) else value.get(name, default)
-        return value
-
-    return read
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from proctor.engine.stats import (
     Ranking,
     ScenarioMean,
     judge_variance,
-    mcnemar_counts,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_frontier,
@@ -106,19 +105,6 @@ def _passes(
         for k in shared
         if first[k].passed is not None and second[k].passed is not None
     ]
-
-
-def mcnemar_inputs(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
-) -> list[tuple[int, int]]:
-    """(k, n) of the binomial p-value each comparison's McNemar test takes (k baseline-only
-    passes of n discordant pairs). Which arm is the baseline needs only the adoption scores."""
-    out = []
-    for _arm, _model, _base, first, second, shared in _pairings(trials, scores):
-        b, c, _n = mcnemar_counts(_passes(first, second, shared))
-        if b + c:
-            out.append((b, b + c))
-    return out
 
 
 def _fairness_pairs(
@@ -246,6 +232,5 @@ __all__ = [
     "cost_frontier",
     "fairness_ranking",
     "judge_score_rows",
-    "mcnemar_inputs",
     "variance_by_judge",
 ]

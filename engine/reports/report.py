@@ -8,17 +8,15 @@ called; definitions in engine/reports/tool_usage.py and under its ``definitions`
 renderings are made from this same dictionary, so the three formats never disagree. The offline
 agent and the offline judge are labelled wherever they were used.
 
-Reads are built for large runs: each table is read once and each verdict validated once; event
-fields are decoded as plain JSON where that reads the same as the event (``StoreReader.extract``),
-in a second process on a large run (engine/reports/event_sections.py), and the bootstrap intervals
-are drawn in a thread while this one builds the other sections. ``report_json`` is the CLI's
-encoding.
+Reads are built for large runs: each table is read once and each verdict validated once; the
+events are decoded into msgspec Structs and read for a few fields (engine/reports/event_sections.py),
+and the bootstrap intervals are drawn in a thread (numpy lets go of the GIL) while this one builds
+the other sections. ``report_json`` is the CLI's encoding.
 """
 
 from __future__ import annotations
 
 import gc
-import importlib
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -46,11 +44,11 @@ from proctor.engine.reports.arm_comparisons import (
 )
 from proctor.engine.reports.drift_section import drift_section
 from proctor.engine.reports.error_causes import ErrorCause, group_errors
-from proctor.engine.reports.event_sections import PendingSections
+from proctor.engine.reports.event_sections import read_event_sections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.reports.tool_surface import surface_report
-from proctor.engine.stats import intervals_ahead, remember_binomial
+from proctor.engine.stats import intervals_ahead
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.supervise import killed_notes
 from proctor.scenarios.loader import SuiteError
@@ -214,21 +212,13 @@ def _json_default(value: object) -> object:
 def build_report(db: Path) -> Report:
     with _gc_paused():
         with StoreReader(db) as reader:
-            upper = reader.max_event_id()
-        # Read alongside, by a second process on a large run; started while this one has no
-        # connection open, since SQLite's must not cross a fork.
-        events = PendingSections(db, upper)
-        try:
-            with StoreReader(db) as reader:
-                report = _assemble(reader, upper, events)
-            report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors
-            run = report["run"]
-            drift = drift_section(db, run["config"] if run is not None else {})
-            if drift is not None:  # a replay run: its calls against the recording
-                report["drift"] = drift
-            return report
-        finally:
-            events.close()
+            report = _assemble(reader, reader.max_event_id())
+        report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors
+        run = report["run"]
+        drift = drift_section(db, run["config"] if run is not None else {})
+        if drift is not None:  # a replay run: its calls against the recording
+            report["drift"] = drift
+        return report
 
 
 def _settings(config: dict[str, Any]) -> tuple[float, float]:
@@ -241,13 +231,11 @@ def _settings(config: dict[str, Any]) -> tuple[float, float]:
     )
 
 
-def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> Report:
+def _assemble(reader: StoreReader, upper: int) -> Report:
     """Every table is read once and every verdict validated once; each section is a pure
     function of what was read. The bootstrap intervals are drawn ahead in a thread (numpy lets go
     of the GIL) while this one builds the sections that do not need them."""
     with ThreadPoolExecutor(max_workers=1) as pool:
-        if events.started:  # a large run: numpy, for the bootstraps, loads while this thread reads
-            pool.submit(importlib.import_module, "numpy")
         run = reader.run()
         trials = reader.trials()
         scores = reader.scores()
@@ -284,12 +272,11 @@ def _assemble(reader: StoreReader, upper: int, events: PendingSections) -> Repor
                 verdicts=parsed,
             )
             variance = variance_by_judge(trials, judgments, floor, verdicts)
+            read = read_event_sections(reader, run, trials, upper)
             # Last, those that take the intervals: by now they are drawn.
             scored = summarize_scores(
                 ReportInputs(trials, score_map, judgments, {}, threshold, judged_coverage=judged)
             )
-            read = events.result()
-            remember_binomial(read.mcnemar)  # the p-values the second process computed, if it did
             comparisons = baseline_comparisons(trials, score_map)
     summaries = with_usage(scored, trials, {tid: TrialUsage(*phases) for tid, phases in read.usage.items()})
     errors = (

@@ -34,7 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.engine.reports.report_model import ToolUsageSection
-from proctor.store.events import Event, ToolCall, ToolResult, ToolsListed
+from proctor.store.read.event_structs import (
+    ReportEvent,
+    ToolCallStruct,
+    ToolResultStruct,
+    ToolsListedStruct,
+    as_report_event,
+)
 from proctor.store.read.reader import (
     StoredEvent,
     StoreReader,
@@ -115,10 +121,12 @@ class _Tally:
     trials: set[int] = field(default_factory=set)
 
 
-def result_bytes(result: ToolResult) -> int:
+def result_bytes(result: ToolResultStruct) -> int:
     """Text bytes as stored plus the bytes of binary blocks (their text is only a label)."""
     binary = sum(b.size_bytes or 0 for b in result.blocks if b.text is None and b.size_bytes)
-    return len(result.content.encode("utf-8")) + binary
+    content = result.content
+    # An ASCII string's UTF-8 length is its length (and str knows whether it is ASCII).
+    return (len(content) if content.isascii() else len(content.encode("utf-8"))) + binary
 
 
 ToolRow = tuple[str, Any]
@@ -127,52 +135,25 @@ ToolRow = tuple[str, Any]
 result bytes, truncated))."""
 
 
-def tool_row(event: Event) -> ToolRow | None:
-    if isinstance(event, ToolsListed):
+def tool_row(event: ReportEvent | None) -> ToolRow | None:
+    """What the counter reads of a tool event; None for any other event."""
+    if isinstance(event, ToolsListedStruct):
         return "tools_listed", [(t.server, t.name) for t in event.tools]
-    if isinstance(event, ToolCall):
+    if isinstance(event, ToolCallStruct):
         return "tool_call", (event.call_id, event.server, event.tool)
-    if isinstance(event, ToolResult):
-        truncated = bool(_TRUNCATED.search(event.content))
+    if isinstance(event, ToolResultStruct):
+        content = event.content
+        truncated = content.endswith(" kept]") and bool(_TRUNCATED.search(content))
         return "tool_result", (event.call_id, event.server, event.tool, event.is_error, event.latency_s,
                                result_bytes(event), truncated)  # fmt: skip
     return None
-
-
-def fast_tool_row(kind: str, obj: dict[str, Any]) -> ToolRow | None:
-    """``tool_row`` of a payload decoded as plain JSON, whose shape ``StoreReader.extract`` found
-    to be one its model takes as it is: the same values, without building the event."""
-    if kind == "tools_listed":
-        return kind, [(t["server"], t["name"]) for t in obj["tools"]]
-    if kind == "tool_call":
-        return kind, (obj["call_id"], obj["server"], obj["tool"])
-    if kind != "tool_result":
-        return None
-    content: str = obj["content"]
-    blocks = obj.get("blocks", ())
-    binary = sum(b.get("size_bytes") or 0 for b in blocks if b.get("text") is None and b.get("size_bytes"))
-    try:
-        # An ASCII string's UTF-8 length is its length (and str knows whether it is ASCII).
-        size = (len(content) if content.isascii() else len(content.encode("utf-8"))) + binary
-    except UnicodeEncodeError:  # a lone surrogate: the event says what it makes of it
-        return None
-    truncated = content.endswith(" kept]") and bool(_TRUNCATED.search(content))
-    return kind, (
-        obj["call_id"],
-        obj["server"],
-        obj["tool"],
-        obj["is_error"],
-        float(obj["latency_s"]),
-        size,
-        truncated,
-    )
 
 
 def percentiles(values: list[float]) -> tuple[float | None, float | None]:
     """(p50, p95) of ``values`` by numpy's linear method; (None, None) for no values."""
     if not values:
         return None, None
-    import numpy as np  # here: a report's second process forks only while numpy is not loaded
+    import numpy as np  # here: the console's first paint does not need it
 
     p50, p95 = np.percentile(np.asarray(values, dtype=np.float64), [50, 95], method="linear")
     return float(p50), float(p95)
@@ -205,12 +186,12 @@ class ToolUsageCounter:
         return self._tally.setdefault(who, {}).setdefault(key, _Tally())
 
     def add(self, e: StoredEvent) -> None:
-        row = tool_row(e.event)
+        row = tool_row(as_report_event(e.event))
         if row is not None:
             self.add_row(e.trial_id, e.attempt, e.abandoned, row)
 
     def add_row(self, trial_id: int | None, attempt: int, abandoned: bool, row: ToolRow) -> None:
-        """One event as ``tool_row`` (or ``fast_tool_row``) reads it."""
+        """One event as ``tool_row`` reads it."""
         who = self._current(trial_id, attempt, abandoned)
         if who is None or trial_id is None:
             return
@@ -322,13 +303,12 @@ def read_tool_usage(
     reader: StoreReader, trials: list[TrialRecord], recorded: bool = True, up_to_id: int | None = None
 ) -> list[ArmToolUsage]:
     """Streams the run's tool events (the three kinds, in id order, up to ``up_to_id``: by default
-    all) through the counter, each decoded as plain JSON where that reads the same as the event
-    (``StoreReader.extract``); the report reads it this way, the console's tools screen feeds the
-    counter parsed events."""
+    all) through the counter, each decoded into its Struct (``StoreReader.extract``); the report
+    reads it this way, the console's tools screen feeds the counter parsed events."""
     counter = ToolUsageCounter(trials, latency_recorded=recorded)
     upper = reader.max_event_id() if up_to_id is None else up_to_id
     for trial_id, attempt, abandoned, row in reader.extract(
-        KINDS, upper, fast_tool_row, tool_row, repeated=("tools_listed",)
+        KINDS, upper, tool_row, repeated=("tools_listed",)
     ):
         counter.add_row(trial_id, attempt, abandoned, row)
     return counter.result()
@@ -385,7 +365,6 @@ __all__ = [
     "ToolRow",
     "ToolStats",
     "ToolUsageCounter",
-    "fast_tool_row",
     "latency_recorded",
     "percentiles",
     "read_tool_usage",

@@ -23,7 +23,6 @@ from proctor.engine.stats.paired import (
     mcnemar_exact,
     pair_by_key,
     paired_bootstrap_ci,
-    remember_binomial,
 )
 from proctor.engine.stats.pareto import CostScorePoint, ParetoFrontier, dominates, pareto_frontier
 from proctor.engine.stats.passk import PassKSummary, pass_at_k, pass_hat_k, pass_k_over_tasks
@@ -86,7 +85,6 @@ __all__ = [
     "pass_k_over_tasks",
     "population_sd",
     "rank_arms",
-    "remember_binomial",
     "scenario_means",
     "spearman_gate",
     "spearman_rho",

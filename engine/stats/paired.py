@@ -9,7 +9,7 @@ CI resamples scenarios, keeping each scenario's two scores together.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -57,27 +57,13 @@ class McNemarResult:
         return self.p_value is not None and self.p_value < alpha
 
 
-# binomial_two_sided_half's values by (k, n): computed once, or by another process running this
-# same function (``remember_binomial``), which spares this one importing scipy.special.
-_BINOMIAL: dict[tuple[int, int], float] = {}
-
-
 def binomial_two_sided_half(k: int, n: int) -> float:
-    """Exact two-sided p-value of k successes in n trials under p = 1/2: ``scipy.stats.binomtest``'s
-    value, computed as it computes it from the same binomial functions of ``scipy.special``
-    (``scipy.stats`` takes half a second to import, longer than a whole report of a large run)."""
+    """Exact two-sided p-value of k successes in n trials under p = 1/2 (``scipy.stats.binomtest``)."""
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
-    known = _BINOMIAL.get((k, n))
-    if known is None:
-        known = _BINOMIAL[(k, n)] = min(1.0, float(_binomtest_two_sided(k, n, 0.5)))
-    return known
+    from scipy.stats import binomtest  # here: scipy.stats takes a while to import, and few reports test
 
-
-def remember_binomial(values: Mapping[tuple[int, int], float]) -> None:
-    """Values of ``binomial_two_sided_half`` by (k, n), computed by this same function in another
-    process (a report's second process: engine/reports/event_sections.py)."""
-    _BINOMIAL.update(values)
+    return float(binomtest(k, n, 0.5).pvalue)
 
 
 def mcnemar_counts(pairs: Iterable[tuple[bool, bool]]) -> tuple[int, int, int]:
@@ -90,75 +76,6 @@ def mcnemar_counts(pairs: Iterable[tuple[bool, bool]]) -> tuple[int, int, int]:
         elif b_passed and not a_passed:
             c += 1
     return b, c, n
-
-
-def _binomtest_two_sided(k: int, n: int, p: float) -> float:
-    """``scipy.stats.binomtest(k, n, p).pvalue`` (two-sided), step for step (scipy 1.17)."""
-    d = _pmf(k, n, p)
-    rerr = 1 + 1e-7
-    if k == p * n:
-        return 1.0
-    if k < p * n:
-        ix = _search(lambda x: -_pmf(x, n, p), -d * rerr, math.ceil(p * n), n)
-        y = n - ix + int(d * rerr == _pmf(ix, n, p))
-        return min(1.0, _cdf(k, n, p) + _sf(n - y, n, p))
-    ix = _search(lambda x: _pmf(x, n, p), d * rerr, 0, math.floor(p * n))
-    y = ix + 1
-    return min(1.0, _cdf(y - 1, n, p) + _sf(k - 1, n, p))
-
-
-def _search(a: Callable[[int], float], d: float, lo: int, hi: int) -> int:
-    """scipy's ``_binary_search_for_binom_tst``: i in [lo, hi] with a(i) <= d < a(i + 1)."""
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        midval = a(mid)
-        if midval < d:
-            lo = mid + 1
-        elif midval > d:
-            hi = mid - 1
-        else:
-            return mid
-    return lo if a(lo) <= d else lo - 1
-
-
-def _ufuncs() -> Any:
-    # imported here, and only this module of scipy: its binomial functions (Boost's) are the ones
-    # scipy.stats.binom calls, without the rest of scipy.stats.
-    from scipy.special import _ufuncs
-
-    return _ufuncs
-
-
-def _clipped(value: Any) -> float:
-    """scipy.stats' clip of a distribution function's value to [0, 1]."""
-    import numpy as np  # loaded with scipy.special already
-
-    return float(np.clip(value, 0, 1))
-
-
-def _pmf(k: int, n: int, p: float) -> float:
-    """``scipy.stats.binom.pmf`` at an integer k: 0 outside the support, clipped to [0, 1]."""
-    if not 0 <= k <= n:
-        return 0.0
-    return _clipped(_ufuncs()._binom_pmf(float(k), float(n), p))
-
-
-def _cdf(k: int, n: int, p: float) -> float:
-    """``scipy.stats.binom.cdf`` at an integer k."""
-    if k >= n:
-        return 1.0
-    if k < 0:
-        return 0.0
-    return _clipped(_ufuncs()._binom_cdf(float(k), float(n), p))
-
-
-def _sf(k: int, n: int, p: float) -> float:
-    """``scipy.stats.binom.sf`` at an integer k."""
-    if k < 0:
-        return 1.0
-    if k >= n:
-        return 0.0
-    return _clipped(_ufuncs()._binom_sf(float(k), float(n), p))
 
 
 def mcnemar_exact(pairs: Iterable[tuple[bool, bool]]) -> McNemarResult:
@@ -265,7 +182,7 @@ def intervals_ahead(
 
 def _deltas(pairs: Sequence[tuple[float, float]]) -> Any:
     """second − first of each pair as a float64 array, or None if one is not finite."""
-    import numpy as np  # here: a report's second process forks only while numpy is not loaded
+    import numpy as np  # here: a report of a run without comparisons does not need it
 
     deltas = np.array([second - first for first, second in pairs], dtype=np.float64)
     return deltas if np.all(np.isfinite(deltas)) else None

@@ -15,8 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from proctor.store.events import ErrorEvent, Event, parse_event
 from proctor.store.large_payloads import LARGE_PAYLOAD_BYTES, parse_large_tool_result
-from proctor.store.payload_codec import decode_payload
-from proctor.store.payload_shapes import loads_details
+from proctor.store.payload_codec import decode_payload, loads_details
 from proctor.store.records import (
     AnchorRecord,
     JudgmentRecord,

@@ -11,28 +11,20 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import zlib
 from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-import orjson
-
-from proctor.store.events import Event, parse_event
-from proctor.store.payload_codec import decode_payload
-from proctor.store.payload_shapes import (
-    SHAPES,
-    SKIP,
+from proctor.store.read import queries
+from proctor.store.read.event_structs import (
     JudgeUsage,
     ModelCallUsage,
-    Skip,
-    fast_judge_call,
-    fast_model_call,
+    ReportEvent,
+    decode_report_event,
     judge_call,
     model_call,
 )
-from proctor.store.read import queries
 from proctor.store.read.queries import Query
 from proctor.store.records import (
     AnchorRecord,
@@ -215,28 +207,23 @@ class StoreReader:
         self,
         kinds: Sequence[str],
         up_to_id: int,
-        fast: Callable[[str, dict[str, Any]], T | Skip | None],
-        slow: Callable[[Event], T | None],
+        read: Callable[[ReportEvent], T | None],
         repeated: Container[str] = (),
     ) -> Iterator[tuple[int | None, int, bool, T]]:
-        """What ``fast`` or ``slow`` takes from each event of ``kinds`` up to ``up_to_id``, in id
-        order, with the event's (trial_id, attempt, abandoned); nothing where they return None
-        or ``SKIP``. Rows are streamed, never all held at once.
+        """What ``read`` takes from each event of ``kinds`` up to ``up_to_id``, in id order, with
+        the event's (trial_id, attempt, abandoned); nothing where it returns None. Rows are
+        streamed, never all held at once.
 
-        A report needs a few fields of each of many events, not the events: parsing a payload
-        into its model costs several times more than decoding it as plain JSON. ``fast(kind, obj)``
-        gets the decoded payload when its shape is one the kind's model takes as it is (every key
-        a field, every required field there, every value already of its field's type, nested
-        models alike: see ``_shape``), so the values it reads are the event's (an integer given
-        for a float field aside: convert it). Any other row is parsed into its event for
-        ``slow``, and a row this proctor cannot read is skipped (other readers show it as an
-        ``ErrorEvent``), as before.
+        A report needs a few fields of each of many events, not the events: each payload is
+        decoded into its msgspec Struct (``store.read.event_structs``), and a row this proctor
+        cannot read is skipped (other readers show it as an ``ErrorEvent``), as is one whose
+        text cannot be encoded (a lone surrogate).
 
         For the kinds in ``repeated``, whose payloads recur verbatim (a ``tools_listed`` is the
         same in every trial of an arm), what a payload gave is kept and given again for the same
         bytes, for up to ``_REMEMBERED`` distinct payloads.
         """
-        remembered: dict[tuple[str, str, bytes], T | Skip | None] = {}
+        remembered: dict[tuple[str, str, bytes], T | None] = {}
         for _id, trial_id, attempt, abandoned, kind, encoding, payload in self._rows_of_kinds(
             kinds, up_to_id
         ):
@@ -244,10 +231,10 @@ class StoreReader:
             if key is not None and key in remembered:
                 got = remembered[key]
             else:
-                got = _extract_one(kind, encoding, payload, fast, slow)
+                got = _extract_one(encoding, payload, read)
                 if key is not None and len(remembered) < _REMEMBERED:
                     remembered[key] = got
-            if got is not None and got is not SKIP:
+            if got is not None:
                 yield trial_id, attempt, bool(abandoned), got
 
     def payloads(
@@ -283,12 +270,12 @@ class StoreReader:
 
     def model_call_usage(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, ModelCallUsage]]:
         """(input_tokens, tool_io_tokens, output_tokens) of each ``model_response``, see ``extract``."""
-        return self.extract(("model_response",), up_to_id, fast_model_call, model_call)
+        return self.extract(("model_response",), up_to_id, model_call)
 
     def judge_usage(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, JudgeUsage]]:
         """(input_tokens, output_tokens, cost_usd) of each ``judgment`` event that records the
         judge's own usage, see ``extract``."""
-        return self.extract(("judgment",), up_to_id, fast_judge_call, judge_call)
+        return self.extract(("judgment",), up_to_id, judge_call)
 
 
 # Distinct payloads ``extract`` keeps per read of a ``repeated`` kind: an arm's tool lists, not a
@@ -296,28 +283,14 @@ class StoreReader:
 _REMEMBERED = 256
 
 
-def _extract_one(
-    kind: str,
-    encoding: str,
-    payload: bytes,
-    fast: Callable[[str, dict[str, Any]], T | Skip | None],
-    slow: Callable[[Event], T | None],
-) -> T | Skip | None:
-    """``extract``'s reading of one row: ``fast`` where the decoded payload has its model's
-    shape, else ``slow`` on the parsed event, else None (a row this proctor cannot read)."""
-    if encoding == "json":
-        try:
-            obj = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            obj = None
-        check = SHAPES.get(kind)
-        if check is not None and check(obj):
-            got = fast(kind, obj)
-            if got is not None:
-                return got
+def _extract_one(encoding: str, payload: bytes, read: Callable[[ReportEvent], T | None]) -> T | None:
+    """``extract``'s reading of one row: None for a row this proctor cannot read."""
+    event = decode_report_event(encoding, payload)
+    if event is None:
+        return None
     try:
-        return slow(parse_event(decode_payload(encoding, payload)))
-    except (ValueError, zlib.error):
+        return read(event)
+    except UnicodeEncodeError:  # a lone surrogate in a text that is measured in UTF-8
         return None
 
 
@@ -348,7 +321,6 @@ class EventTail:
 
 
 __all__ = [
-    "SKIP",
     "AnchorRecord",
     "EventTail",
     "JudgeUsage",
@@ -356,7 +328,6 @@ __all__ = [
     "ModelCallUsage",
     "RunRecord",
     "ScoreRecord",
-    "Skip",
     "StoreReader",
     "StoredEvent",
     "TrialRecord",

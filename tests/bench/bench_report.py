@@ -16,8 +16,8 @@ import argparse
 import asyncio
 import cProfile
 import io
-import os
 import pstats
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -29,7 +29,6 @@ from pathlib import Path
 import orjson
 from _bench_line import bench_line
 
-from proctor.engine.reports import event_sections
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.runs.session import run_suite
@@ -167,34 +166,10 @@ def _reference_time(db: Path) -> float:
     return time.perf_counter() - start
 
 
-def _second_process_ab(db: Path, rounds: int = 3) -> None:
-    """The report with and without its second process (issue 26: that machinery stays only if a
-    benchmark justifies it), alternated in the same run: wall and CPU (this process and its
-    children) of the best round of each."""
-    threshold = event_sections.CHILD_OVER_EVENTS
-    best: dict[str, tuple[float, float]] = {}
-    try:
-        for _ in range(rounds):
-            for label, over in (("with", threshold), ("without", 10**12)):
-                event_sections.CHILD_OVER_EVENTS = over
-                t0, c0 = time.perf_counter(), os.times()
-                build_report(db)
-                t1, c1 = time.perf_counter(), os.times()
-                cpu = sum(c1[:4]) - sum(c0[:4])
-                if label not in best or t1 - t0 < best[label][0]:
-                    best[label] = (t1 - t0, cpu)
-    finally:
-        event_sections.CHILD_OVER_EVENTS = threshold
-    print(
-        "report build, best of {r}: with a second process {w[0]:.2f} s wall, {w[1]:.2f} s CPU; "
-        "in one process {o[0]:.2f} s wall, {o[1]:.2f} s CPU".format(
-            r=rounds, w=best["with"], o=best["without"]
-        ),
-        flush=True,
-    )
-
-
 def _cli_time(db: Path) -> float:
+    """Wall seconds of ``proctor report --format json`` in a fresh process (its CPU seconds are
+    printed too: on a loaded machine they move much less than the wall time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         [
@@ -211,7 +186,11 @@ def _cli_time(db: Path) -> float:
         check=True,
         cwd=ROOT,
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    print(f"report json through the CLI: {wall:.2f} s wall, {cpu:.2f} s CPU", flush=True)
+    return wall
 
 
 def _label(n: int) -> str:
@@ -247,7 +226,6 @@ def main() -> int:
                 f"(build_report {build:.2f} s, JSON encoding {encode:.2f} s)",
                 flush=True,
             )
-        _second_process_ab(tmp / f"report_{args.big}.db")
         cli = _cli_time(tmp / f"report_{args.big}.db")
         reference = min(_reference_time(tmp / f"report_{args.big}.db") for _ in range(2))
         print(

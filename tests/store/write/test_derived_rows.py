@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.store.payload_shapes import loads_details
+from proctor.store.payload_codec import loads_details
 from proctor.store.write.derived_rows import dumps_sorted
 
 JSON_VALUES = st.recursive(
