@@ -125,6 +125,56 @@ def test_store_wings_stand_on_the_bottom_and_not_on_each_other() -> None:
     assert wrong == []
 
 
+def _private_imports(path: Path) -> Iterator[str]:
+    """Each name ``path`` imports from a third-party package that the package keeps private: a
+    module or name with a leading underscore (``scipy.special._ufuncs``, ``from x import _y``)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            dotted = [node.module + "." + alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            dotted = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in dotted:
+            top, *rest = name.split(".")
+            if top == "proctor" or top in sys.stdlib_module_names or top == "__future__":
+                continue
+            if top.startswith("_") or any(part.startswith("_") for part in rest):
+                yield name
+
+
+# The mcp SDK 2.x gives its transport's stream types no public home (mcp.client re-exports only
+# ``Transport``; the streams live in mcp.client._transport and mcp.shared._stream_protocols), and
+# proctor's own stdio reader and traffic watch hand the SDK those streams. Nothing else may.
+PRIVATE_BUT_NO_PUBLIC_HOME = {
+    "engine/tools/jsonrpc_watch.py imports mcp.client._transport.ReadStream",
+    "engine/tools/jsonrpc_watch.py imports mcp.client._transport.Transport",
+    "engine/tools/jsonrpc_watch.py imports mcp.client._transport.TransportStreams",
+    "engine/tools/jsonrpc_watch.py imports mcp.client._transport.WriteStream",
+    "engine/tools/stdio_lines.py imports mcp.client._transport.TransportStreams",
+}
+
+
+def test_no_module_imports_a_private_name_of_a_dependency() -> None:
+    # A private name changes without notice in any release: call the public API (scipy.stats,
+    # not scipy.special._ufuncs), and where none does the job, list it above with why.
+    found = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for _module, path, _imported in _modules()
+        for name in _private_imports(path)
+    }
+    assert found - PRIVATE_BUT_NO_PUBLIC_HOME == set()
+
+
+def test_the_private_import_check_sees_both_forms(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import scipy.special._ufuncs\nfrom scipy.special import _ufuncs\nfrom pydantic_core import from_json\n"
+        "from proctor.store import _private\nfrom os import _exit\nfrom . import _local\n"
+    )
+    assert list(_private_imports(probe)) == ["scipy.special._ufuncs", "scipy.special._ufuncs"]
+
+
 HEAVY = ("textual", "mcp", "numpy", "anthropic", "openai", "ray", "aiosqlite", "proctor.store.write")
 
 

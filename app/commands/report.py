@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.reports.collector import collector_paused
 from proctor.engine.reports.report import build_report, report_json
 
 
 def report_command(args: argparse.Namespace) -> int:
     need_db(args.db)
-    # The collector stays off until the report is written and freed: it would only walk the
-    # report's millions of objects again (they hold no cycles), as build_report explains.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():  # until the report is written too (engine/reports/collector.py)
         return _report(args)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _report(args: argparse.Namespace) -> int:

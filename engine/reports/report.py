@@ -16,11 +16,9 @@ the other sections. ``report_json`` is the CLI's encoding.
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +40,7 @@ from proctor.engine.reports.arm_comparisons import (
     fairness_ranking,
     variance_by_judge,
 )
+from proctor.engine.reports.collector import collector_paused
 from proctor.engine.reports.drift_section import drift_section
 from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.event_sections import read_event_sections
@@ -164,24 +163,6 @@ def verdictless_notes(
     return notes
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic collector off while the report is built, as it was before on the way out.
-
-    A report holds every trial's records, scores and verdicts alive at once: hundreds of thousands
-    of containers that every generation-2 collection walks again, which tripled the time of a
-    10k-trial report. The report keeps all of them until it returns, so a collection before then
-    finds next to nothing; any cycle left behind is collected once the collector is back on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def report_json(data: Report) -> bytes:
     """The report as ``proctor report --format json`` writes it: UTF-8 JSON, two-space indent,
     keys in the report's order (orjson; ``json.dumps(indent=2)`` took seconds on a large run).
@@ -210,7 +191,7 @@ def _json_default(value: object) -> object:
 
 
 def build_report(db: Path) -> Report:
-    with _gc_paused():
+    with collector_paused():
         with StoreReader(db) as reader:
             report = _assemble(reader, reader.max_event_id())
         report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors

@@ -5,6 +5,8 @@ writes what ``json.dumps`` would, on a judged run with hostile rows added."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import heapq
 import json
 import math
@@ -19,6 +21,8 @@ import pytest
 
 from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
+from proctor.engine.reports import report as report_module
+from proctor.engine.reports.collector import collector_paused
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.reports.tool_usage import KINDS, read_tool_usage, tool_row, tool_usage
 from proctor.engine.stats import paired
@@ -230,3 +234,27 @@ def test_every_bootstrap_of_a_report_is_drawn_ahead(db: Path, monkeypatch: pytes
     assert drawn_here == []  # all drawn by the thread, ahead of the sections that ask
     tests = [a["vs_baseline"]["mcnemar"] for a in report["arms"] if a["vs_baseline"]]
     assert any(test["p_value"] is not None for test in tests)
+
+
+def test_a_report_built_with_the_collector_paused_is_the_one_built_with_it_on(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert gc.isenabled()
+    paused = report_json(build_report(db))
+    assert gc.isenabled()  # given back
+    monkeypatch.setattr(report_module, "collector_paused", contextlib.nullcontext)
+    assert report_json(build_report(db)) == paused
+
+
+def test_the_collector_is_given_back_as_it_was_when_the_block_fails() -> None:
+    with pytest.raises(RuntimeError), collector_paused():
+        assert not gc.isenabled()
+        raise RuntimeError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off: it stays off
+    finally:
+        gc.enable()
