@@ -61,11 +61,11 @@ class _Kind(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="
     """An event's ``kind`` is the tag msgspec dispatches on, as pydantic's union does."""
 
 
-class ToolsListedStruct(_Kind, kw_only=True, tag="tools_listed"):
+class ToolsListedStruct(_Kind, frozen=True, kw_only=True, tag="tools_listed"):
     tools: list[ListedToolStruct]
 
 
-class ModelResponseStruct(_Kind, kw_only=True, tag="model_response"):
+class ModelResponseStruct(_Kind, frozen=True, kw_only=True, tag="model_response"):
     turn: int
     model: str
     text: str
@@ -78,14 +78,14 @@ class ModelResponseStruct(_Kind, kw_only=True, tag="model_response"):
     retries: int = 0
 
 
-class ToolCallStruct(_Kind, kw_only=True, tag="tool_call"):
+class ToolCallStruct(_Kind, frozen=True, kw_only=True, tag="tool_call"):
     call_id: str
     server: str
     tool: str
     arguments: dict[str, Any]
 
 
-class ToolResultStruct(_Kind, kw_only=True, tag="tool_result"):
+class ToolResultStruct(_Kind, frozen=True, kw_only=True, tag="tool_result"):
     call_id: str
     server: str
     tool: str
@@ -97,7 +97,7 @@ class ToolResultStruct(_Kind, kw_only=True, tag="tool_result"):
     blocks: list[ContentBlockStruct] = []
 
 
-class JudgedStruct(_Kind, kw_only=True, tag="judgment"):
+class JudgedStruct(_Kind, frozen=True, kw_only=True, tag="judgment"):
     pass_no: int
     judge: str
     verdict: dict[str, Any] | None
@@ -111,7 +111,7 @@ ReportEvent = ToolsListedStruct | ModelResponseStruct | ToolCallStruct | ToolRes
 
 REPORT_KINDS: Final = frozenset({"tools_listed", "model_response", "tool_call", "tool_result", "judgment"})
 
-_DECODER: Final = msgspec.json.Decoder(ReportEvent)
+_DECODER: Final[msgspec.json.Decoder[ReportEvent]] = msgspec.json.Decoder(ReportEvent)
 
 
 def as_report_event(event: Event) -> ReportEvent | None:
@@ -119,7 +119,8 @@ def as_report_event(event: Event) -> ReportEvent | None:
     kind the report does not read."""
     if event.kind not in REPORT_KINDS:
         return None
-    return msgspec.convert(event, ReportEvent, from_attributes=True)
+    converted: ReportEvent = msgspec.convert(event, ReportEvent, from_attributes=True)
+    return converted
 
 
 def decode_report_event(encoding: str, payload: bytes) -> ReportEvent | None:
@@ -130,7 +131,8 @@ def decode_report_event(encoding: str, payload: bytes) -> ReportEvent | None:
     except zlib.error:
         return None
     try:
-        return _DECODER.decode(raw)
+        decoded: ReportEvent = _DECODER.decode(raw)
+        return decoded
     except msgspec.MsgspecError:
         pass  # another kind, or a value only pydantic's lax mode takes: the model decides
     try:
