@@ -165,8 +165,7 @@ def score_rows(trial_id: int | None = None) -> Query[tuple[list[ScoreRecord], li
 
 
 def named_score_rows(name: ScoreName) -> Query[tuple[list[ScoreRecord], list[UnreadableScoreRow]]]:
-    """``score_rows`` of one score of every trial (a report's second process reads the adoption
-    scores, which tell the baseline arm)."""
+    """``score_rows`` of one score of every trial."""
     return Query(
         "SELECT trial_id, name, value, details FROM scores WHERE name = ? ORDER BY trial_id",
         (name.value,),
