@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 import scipy.stats
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.engine.stats import (
@@ -57,6 +57,7 @@ def test_mcnemar_without_discordant_pairs() -> None:
     assert (empty.n_pairs, empty.p_value, empty.reason) == (0, None, "no pairs to compare")
 
 
+@settings(deadline=None)  # scipy's binomtest is called: timing it is not the point
 @given(st.integers(0, 60), st.integers(0, 60))
 def test_binomial_matches_scipy(b: int, c: int) -> None:
     if b + c == 0:
