@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable, Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+import orjson
+
+from proctor.store.payload_codec import decode_payload
 from proctor.store.read import queries
 from proctor.store.read.event_structs import (
     JudgeUsage,
