@@ -22,12 +22,13 @@ from proctor.engine.reports.report_model import (
     ToolSurfaceSection,
 )
 from proctor.engine.tools.definition_tokens import TOKENIZER
-from proctor.engine.tools.run_surface import Listing, RunSurface, fast_listing, slow_listing
+from proctor.engine.tools.run_surface import Listing, RunSurface, listing_of
 from proctor.engine.tools.surface import Surface
 from proctor.engine.tools.surface_diff import SurfaceDiff, ToolChange, diff_surfaces
 from proctor.engine.tools.surface_lock import ToolLockError, lock_path, read_lock
 from proctor.engine.tools.surface_render import KINDS, change_summary
 from proctor.store.display_text import one_line
+from proctor.store.read.event_structs import ReportEvent, ToolsListedStruct
 from proctor.store.read.reader import StoreReader, TrialRecord
 
 TOKENS_NOTE = (
@@ -55,10 +56,14 @@ class LockCheck:
         return [change_summary(c) for c in self.diff.changes]
 
 
+def _listing(event: ReportEvent) -> Listing | None:
+    return listing_of(event.tools) if isinstance(event, ToolsListedStruct) else None
+
+
 def read_run_surface(reader: StoreReader, upper: int) -> RunSurface:
     surface = RunSurface()
     for trial_id, _attempt, abandoned, listing in reader.extract(
-        ("tools_listed",), upper, fast_listing, slow_listing, repeated=("tools_listed",)
+        ("tools_listed",), upper, _listing, repeated=("tools_listed",)
     ):
         surface.add(trial_id, abandoned, listing)
     return surface

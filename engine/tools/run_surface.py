@@ -43,7 +43,7 @@ class Listing:
 
 
 def listing_of(tools: Iterable[Any]) -> Listing:
-    """From ``ListedTool`` models or their JSON objects (the report's fast path)."""
+    """From ``ListedTool`` models or their msgspec Structs (the report reads those)."""
     defs = tuple(_definition(t) for t in tools)
     tokens = tuple(definition_tokens(d) for d in defs)
     by_server: dict[str, int] = {}
@@ -65,12 +65,6 @@ def _definition(t: Any) -> ToolDefinition:
         output_schema=get("output_schema"),
         annotations=get("annotations"),
     )
-
-
-def fast_listing(kind: str, obj: dict[str, Any]) -> Listing | None:
-    """``StoreReader.extract``'s fast reader for ``tools_listed`` rows."""
-    tools = obj.get("tools")
-    return listing_of(tools) if kind == "tools_listed" and isinstance(tools, list) else None
 
 
 def slow_listing(event: Event) -> Listing | None:
@@ -119,7 +113,6 @@ __all__ = [
     "PROCTOR_SERVERS",
     "Listing",
     "RunSurface",
-    "fast_listing",
     "is_mcp",
     "listing_of",
     "slow_listing",

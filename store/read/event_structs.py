@@ -43,6 +43,9 @@ class ListedToolStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     server: str
     description: str
     input_schema: dict[str, Any]
+    title: str | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
 
 
 class ContentBlockStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
