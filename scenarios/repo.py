@@ -277,4 +277,7 @@ def _snapshot(entries: list[Path], source: Path, dest: Path) -> str:
     commit = _git(dest, "commit-tree", tree, "-m", "proctor pinned snapshot", extra_env=_FIXED_IDENTITY)
     sha = commit.decode().strip()
     _git(dest, "update-ref", "refs/heads/proctor-pinned", sha)
+    # HEAD on the pinned branch: otherwise it names the unborn default branch and a server that
+    # asks git (mcp-server-git's git_log, git_show HEAD) sees "No commits yet".
+    _git(dest, "symbolic-ref", "HEAD", "refs/heads/proctor-pinned")
     return sha

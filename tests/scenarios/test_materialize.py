@@ -27,6 +27,25 @@ def test_tool_caches_in_the_source_do_not_change_the_commit(tmp_path: Path) -> N
     assert materialize(src, tmp_path / "c") != clean
 
 
+def test_a_materialized_repository_has_its_commit_checked_out(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text("x = 1\n")
+    sha = materialize(src, tmp_path / "repo")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(tmp_path / "repo"), *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    # Found by mcp-server-git: HEAD named an unborn branch, so git_log said the ref did not exist.
+    assert git("rev-parse", "HEAD").strip() == sha
+    assert git("status", "--porcelain") == ""
+    (src / "a.py").write_text("x = 2\n")
+    again = materialize(src, tmp_path / "repo")
+    assert git("rev-parse", "HEAD").strip() == again != sha and git("status", "--porcelain") == ""
+
+
 def test_a_deleted_file_leaves_the_cached_snapshot(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
