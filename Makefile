@@ -4,12 +4,18 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # The reference MCP servers the integration tests run against: npm packages pinned by
-# tests/reference_servers/package-lock.json, and mcp-server-git in a venv of its own (its
-# dependencies stay out of proctor's). Each is installed once; its stamp says it is done.
+# tests/reference_servers/package-lock.json, and each family of Python servers in a venv of its
+# own (their dependencies stay out of proctor's): mcp-server-git; mcp-server-time and -fetch;
+# the servers written for mcp 1.x (mcp-server-sqlite, mcp-server-calculator) on mcp<2.
+# Each is installed once; its stamp says it is done.
 REF := tests/reference_servers
 REF_NPM_STAMP := $(REF)/node_modules/.installed-stamp
 REF_GIT_VENV := $(REF)/.venv-git
 REF_GIT_STAMP := $(REF_GIT_VENV)/.installed-stamp
+REF_OFFICIAL_VENV := $(REF)/.venv-official
+REF_OFFICIAL_STAMP := $(REF_OFFICIAL_VENV)/.installed-stamp
+REF_MCP1_VENV := $(REF)/.venv-mcp1
+REF_MCP1_STAMP := $(REF_MCP1_VENV)/.installed-stamp
 # Chromium renders the HTML report in its browser test (Debian's package). Installed only when
 # missing and we are root; otherwise that test skips and says why.
 CHROMIUM_STAMP := $(VENV)/.chromium-stamp
@@ -37,6 +43,18 @@ $(REF_GIT_STAMP): $(REF)/requirements-git.txt
 	$(REF_GIT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-git.txt
 	touch $@
 
+$(REF_OFFICIAL_STAMP): $(REF)/requirements-official.txt
+	rm -rf $(REF_OFFICIAL_VENV)
+	$(PYTHON) -m venv $(REF_OFFICIAL_VENV)
+	$(REF_OFFICIAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-official.txt
+	touch $@
+
+$(REF_MCP1_STAMP): $(REF)/requirements-mcp1.txt
+	rm -rf $(REF_MCP1_VENV)
+	$(PYTHON) -m venv $(REF_MCP1_VENV)
+	$(REF_MCP1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-mcp1.txt
+	touch $@
+
 $(CHROMIUM_STAMP): $(STAMP)
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
@@ -52,7 +70,7 @@ $(REF_INSPECT_STAMP): $(REF)/requirements-inspect.txt
 demo: $(STAMP)
 	$(VENV)/bin/proctor demo
 
-test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(CHROMIUM_STAMP) $(REF_INSPECT_STAMP)
+test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(REF_OFFICIAL_STAMP) $(REF_MCP1_STAMP) $(CHROMIUM_STAMP) $(REF_INSPECT_STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
