@@ -52,7 +52,7 @@ _REQUIREMENTS = {
     "official": "requirements-official.txt",
     "mcp1": "requirements-mcp1.txt",
 }
-_VENVS = {"git": ".venv-git", "official": ".venv-official", "mcp1": ".venv-mcp1"}
+VENVS = {"git": ".venv-git", "official": ".venv-official", "mcp1": ".venv-mcp1"}  # install -> venv
 
 
 def pinned_version(suite: str) -> str:
@@ -74,7 +74,7 @@ def installed_version(suite: str) -> str | None:
         manifest = REFERENCE / "node_modules" / package / "package.json"
         return str(json.loads(manifest.read_text())["version"]) if manifest.exists() else None
     dist = package.replace("-", "_")
-    found = sorted((REFERENCE / _VENVS[install]).glob(f"lib/python*/site-packages/{dist}-*.dist-info"))
+    found = sorted((REFERENCE / VENVS[install]).glob(f"lib/python*/site-packages/{dist}-*.dist-info"))
     return found[0].name.removeprefix(f"{dist}-").removesuffix(".dist-info") if found else None
 
 
@@ -118,18 +118,24 @@ def play_gold(suite_dir: Path, cache: Path) -> Played:
     scenario's gold calls through the same toolbox a trial uses. Scenarios play at once; the
     calls of one scenario, inside a step too, one after another, so a stateful server answers
     the same way every time."""
-    return asyncio.run(_play(suite_dir, cache))
-
-
-async def _play(suite_dir: Path, cache: Path) -> Played:
     loaded = load_suite(suite_dir)
+    cache.mkdir(parents=True, exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PROCTOR_CACHE", str(cache))  # pinned checkouts go here, not to ~/.cache
         workspace = Workspace.prepare(loaded)
         repo = workspace.repo_for(None)
     played = Played(loaded, repo.path if repo else None)
-    (arm,) = loaded.suite.arms.values()
-    pool = ServerPool(Path(tempfile.mkdtemp(prefix="proctor-third-party-logs-", dir=cache)))
+    asyncio.run(
+        _play(played, workspace, Path(tempfile.mkdtemp(prefix="proctor-third-party-logs-", dir=cache)))
+    )
+    for server, names in played.tools.items():
+        played.tools[server] = sorted(set(names))
+    return played
+
+
+async def _play(played: Played, workspace: Workspace, log_dir: Path) -> None:
+    (arm,) = played.loaded.suite.arms.values()
+    pool = ServerPool(log_dir)
 
     async def play(scenario: Scenario) -> None:
         toolbox = await McpToolbox.open(pool, workspace.servers_for(arm.servers, scenario), None)
@@ -149,12 +155,9 @@ async def _play(suite_dir: Path, cache: Path) -> Played:
     try:
         # Scenarios at once, as a run's trials are (a shared server serves them all); the calls
         # of one scenario one after another.
-        await asyncio.gather(*(play(sc) for sc in loaded.scenarios))
+        await asyncio.gather(*(play(sc) for sc in played.loaded.scenarios))
     finally:
         await pool.aclose()
-    for server, names in played.tools.items():
-        played.tools[server] = sorted(set(names))
-    return played
 
 
 # -- what was observed, and how a result is compared with it -------------------------------------

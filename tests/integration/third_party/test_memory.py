@@ -54,6 +54,21 @@ EXPECTED = {
 }
 
 
+# The tool descriptions as listed (tools/list), for drift tests to compare a changed copy with.
+DESCRIPTIONS = {
+    "add_observations": "Add new observations to existing entities in the knowledge graph",
+    "create_entities": "Create multiple new entities in the knowledge graph",
+    "create_relations": "Create multiple new relations between entities in the knowledge graph. "
+    "Relations should be in active voice",
+    "delete_entities": "Delete multiple entities and their associated relations from the knowledge graph",
+    "delete_observations": "Delete specific observations from entities in the knowledge graph",
+    "delete_relations": "Delete multiple relations from the knowledge graph",
+    "open_nodes": "Open specific nodes in the knowledge graph by their names",
+    "read_graph": "Read the entire knowledge graph",
+    "search_nodes": "Search for nodes in the knowledge graph based on a query",
+}
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
     return played_suite("memory", tmp_path_factory)
@@ -62,19 +77,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 def test_memory_server_introduces_itself_and_lists_its_tools(played: Played) -> None:
     server = played.connected["memory"]
     assert (server.name, server.version, server.protocol_version) == ("memory-server", "0.6.3", "2025-11-25")
-    assert played.tools == {
-        "memory": [
-            "add_observations",
-            "create_entities",
-            "create_relations",
-            "delete_entities",
-            "delete_observations",
-            "delete_relations",
-            "open_nodes",
-            "read_graph",
-            "search_nodes",
-        ]
-    }
+    assert played.tools == {"memory": sorted(DESCRIPTIONS)}
+    assert played.descriptions == {"memory": DESCRIPTIONS}
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
