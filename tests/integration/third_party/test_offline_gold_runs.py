@@ -114,7 +114,7 @@ def test_offline_gold_records_each_gold_call_and_the_result_the_server_gave(
         assert sorted(trials) == sorted(EXPECTED[suite])
         for scenario in loaded.scenarios:
             trial = trials[scenario.id]
-            assert (trial.status, trial.model, trial.error) == ("done", GOLD, None), scenario.id
+            assert (trial.status, trial.model, trial.error) == ("finished", GOLD, ""), scenario.id
             got = _recorded(reader, trial.id)
             assert [(a.tool, dict(a.arguments)) for a in got] == [
                 (g.tool, g.arguments) for step in scenario.gold_tool_calls for g in step
