@@ -4,14 +4,35 @@ failure as the tool's error (``is_error``, ``tool_error``), not as a crash or a 
 Observed with ``python -m tests.integration.third_party.observe fetch`` (mcp-server-fetch
 2026.10.24 on mcp 2.3.0, tests/reference_servers/requirements-official.txt), 2026-11-27. The
 URLs are ones that fail on any machine: ``.invalid`` never resolves (RFC 2606), and the server
-refuses loopback addresses unless started with ``--allow-private-ips``.
+refuses loopback addresses unless started with ``--allow-private-ips``. Started so, against a
+page served on 127.0.0.1 by this test, it shows its success path (markdown, truncation, a 404).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from tests.integration.third_party.servers import Expect, Played, assert_scenario, played_suite
+from proctor.engine.tools.mcp_connection import McpConnection
+from proctor.engine.tools.toolbox import ToolCallOutcome
+from proctor.scenarios.loader import load_suite
+from proctor.scenarios.schema import StdioServer
+from proctor.scenarios.workspace import Workspace
+from tests.integration.third_party.servers import (
+    SUITES,
+    Expect,
+    Played,
+    assert_scenario,
+    played_suite,
+    require_installed,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -73,3 +94,78 @@ def test_an_offline_fetch_is_a_tool_error_and_the_server_lives_on(played: Played
     outcomes = [c.outcome for calls in played.calls.values() for c in calls]
     assert {(o.is_error, o.error_type) for o in outcomes} == {(True, "tool_error")}
     assert all(o.latency_s < 10 for o in outcomes)  # failed at once, not after a timeout
+
+
+# -- the success path: a page served on 127.0.0.1, the server told to allow it ----------------------
+
+PAGE = """<!doctype html>
+<html><head><title>Warehouse stock</title></head>
+<body><article><h1>Warehouse stock</h1>
+<p>We reorder a part when fewer than <strong>12</strong> are left.</p>
+<ul><li>bolts: 40</li><li>nuts: 9</li></ul>
+</article></body></html>
+"""
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def pages(tmp_path: Path) -> Iterator[str]:
+    """A local web site with one page, stock.html: its base URL."""
+    (tmp_path / "stock.html").write_text(PAGE)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(tmp_path)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+async def _fetch_all(config: StdioServer, logs: Path, calls: list[dict[str, Any]]) -> list[ToolCallOutcome]:
+    connection = McpConnection("fetch", config, logs)
+    await connection.start()
+    try:
+        return [await connection.call("fetch", arguments, 20) for arguments in calls]
+    finally:
+        await connection.aclose()
+
+
+def test_with_private_addresses_allowed_a_local_page_comes_back_as_markdown(
+    pages: str, tmp_path: Path
+) -> None:
+    # Observed 2026-11-27 as above, with the server started with --allow-private-ips --ignore-robots-txt.
+    require_installed("fetch")
+    (config,) = Workspace.prepare(load_suite(SUITES / "fetch")).servers_for(["fetch"], None).values()
+    assert isinstance(config, StdioServer)
+    allowed = config.model_copy(update={"args": ["--allow-private-ips", "--ignore-robots-txt"]})
+    page, cut, gone = asyncio.run(
+        _fetch_all(
+            allowed,
+            tmp_path / "logs",
+            [
+                {"url": f"{pages}/stock.html"},
+                {"url": f"{pages}/stock.html", "max_length": 40},
+                {"url": f"{pages}/gone.html"},
+            ],
+        )
+    )
+    # Readability keeps the article's body: the page's <h1> is not in the markdown.
+    assert (page.content, page.is_error) == (
+        f"Contents of {pages}/stock.html:\nWe reorder a part when fewer than **12** are left.\n\n* bolts: 40\n* nuts: 9",
+        False,
+    )
+    assert cut.content == (
+        f"Contents of {pages}/stock.html:\nWe reorder a part when fewer than **12**\n\n"
+        "<error>Content truncated. Call the fetch tool with a start_index of 40 to get more content.</error>"
+    )
+    assert (gone.content, gone.is_error, gone.error_type) == (
+        f"Error executing tool fetch: Failed to fetch {pages}/gone.html - status code 404",
+        True,
+        "tool_error",
+    )
