@@ -43,10 +43,16 @@ $(REF_GIT_STAMP): $(REF)/requirements-git.txt
 	$(REF_GIT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-git.txt
 	touch $@
 
-$(REF_OFFICIAL_STAMP): $(REF)/requirements-official.txt
+# mcp-server-fetch reads HTML with readabilipy, which runs an unpinned `npm install` in its own
+# folder the first time it converts a page (in the middle of a test): those packages are
+# installed here instead, pinned by readabilipy-package-lock.json.
+$(REF_OFFICIAL_STAMP): $(REF)/requirements-official.txt $(REF)/readabilipy-package-lock.json
 	rm -rf $(REF_OFFICIAL_VENV)
 	$(PYTHON) -m venv $(REF_OFFICIAL_VENV)
 	$(REF_OFFICIAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-official.txt
+	js=$$(echo $(REF_OFFICIAL_VENV)/lib/python3*/site-packages/readabilipy/javascript) && \
+		cp $(REF)/readabilipy-package-lock.json "$$js/package-lock.json" && \
+		npm ci --prefix "$$js" --no-audit --no-fund --silent
 	touch $@
 
 $(REF_MCP1_STAMP): $(REF)/requirements-mcp1.txt

@@ -26,7 +26,9 @@ from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import StdioServer
 from proctor.scenarios.workspace import Workspace
 from tests.integration.third_party.servers import (
+    REFERENCE,
     SUITES,
+    VENVS,
     Expect,
     Played,
     assert_scenario,
@@ -144,13 +146,20 @@ def test_with_private_addresses_allowed_a_local_page_comes_back_as_markdown(
     (config,) = Workspace.prepare(load_suite(SUITES / "fetch")).servers_for(["fetch"], None).values()
     assert isinstance(config, StdioServer)
     allowed = config.model_copy(update={"args": ["--allow-private-ips", "--ignore-robots-txt"]})
+    locks = list(
+        (REFERENCE / VENVS["official"]).glob(
+            "lib/python*/site-packages/readabilipy/javascript/package-lock.json"
+        )
+    )
+    pinned = (REFERENCE / "readabilipy-package-lock.json").read_text()
+    assert [lock.read_text() for lock in locks] == [pinned], "make test installs readabilipy's node packages"
     page, cut, gone = asyncio.run(
         _fetch_all(
             allowed,
             tmp_path / "logs",
             [
                 {"url": f"{pages}/stock.html"},
-                {"url": f"{pages}/stock.html", "max_length": 40},
+                {"url": f"{pages}/stock.html", "raw": True, "max_length": 60},
                 {"url": f"{pages}/gone.html"},
             ],
         )
@@ -160,10 +169,13 @@ def test_with_private_addresses_allowed_a_local_page_comes_back_as_markdown(
         f"Contents of {pages}/stock.html:\nWe reorder a part when fewer than **12** are left.\n\n* bolts: 40\n* nuts: 9",
         False,
     )
+    # Raw, the page is not converted (node's Readability is what makes a conversion cost seconds).
     assert cut.content == (
-        f"Contents of {pages}/stock.html:\nWe reorder a part when fewer than **12**\n\n"
-        "<error>Content truncated. Call the fetch tool with a start_index of 40 to get more content.</error>"
+        "Content type text/html cannot be simplified to markdown, but here is the raw content:\n"
+        f"Contents of {pages}/stock.html:\n<!doctype html>\n<html><head><title>Warehouse stock</title></\n\n"
+        "<error>Content truncated. Call the fetch tool with a start_index of 60 to get more content.</error>"
     )
+    assert [lock.read_text() for lock in locks] == [pinned]  # no `npm install` of its own while converting
     assert (gone.content, gone.is_error, gone.error_type) == (
         f"Error executing tool fetch: Failed to fetch {pages}/gone.html - status code 404",
         True,
