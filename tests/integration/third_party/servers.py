@@ -28,12 +28,10 @@ PROJECT = HERE / "project"  # the files the filesystem and git suites pin (repo:
 REFERENCE = HERE.parents[1] / "reference_servers"
 NPM_SCOPE = REFERENCE / "node_modules" / "@modelcontextprotocol"
 
+VENVS = {"git": ".venv-git", "official": ".venv-official", "mcp1": ".venv-mcp1"}  # install -> venv
 # Each suite's servers come from one install; ``make test`` writes the stamp when it is done.
-STAMPS = {
-    "npm": REFERENCE / "node_modules" / ".installed-stamp",
-    "git": REFERENCE / ".venv-git" / ".installed-stamp",
-    "official": REFERENCE / ".venv-official" / ".installed-stamp",
-    "mcp1": REFERENCE / ".venv-mcp1" / ".installed-stamp",
+STAMPS = {"npm": REFERENCE / "node_modules" / ".installed-stamp"} | {
+    install: REFERENCE / venv / ".installed-stamp" for install, venv in VENVS.items()
 }
 # suite -> (install, package as the registry names it)
 SERVERS = {
@@ -52,7 +50,6 @@ _REQUIREMENTS = {
     "official": "requirements-official.txt",
     "mcp1": "requirements-mcp1.txt",
 }
-VENVS = {"git": ".venv-git", "official": ".venv-official", "mcp1": ".venv-mcp1"}  # install -> venv
 
 
 def pinned_version(suite: str) -> str:
