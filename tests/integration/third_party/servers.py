@@ -80,7 +80,7 @@ def require_installed(suite: str) -> None:
     stamp = STAMPS[SERVERS[suite][0]]
     if not stamp.exists():
         pytest.skip(
-            f"{SERVERS[suite][1]} is not installed ({stamp.relative_to(REFERENCE.parents[1])} missing): "
+            f"{SERVERS[suite][1]} is not installed ({stamp} missing): "
             "`make test` installs the third-party servers pinned in tests/reference_servers"
         )
     pinned, found = pinned_version(suite), installed_version(suite)
