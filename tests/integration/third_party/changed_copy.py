@@ -77,7 +77,8 @@ def changed_suite(
 
 def patched_description(suite: str, dest: Path, old: str, new: str) -> Path:
     """A copy of ``suite`` whose server runs a copy of its package in which the text ``old``
-    (found exactly once in the package's code) reads ``new``. Returns the suite's folder."""
+    (found exactly once in the package's code) reads ``new``: a tool's description, or any other
+    text (a property's description or type in an input schema). Returns the suite's folder."""
     install, package = SERVERS[suite]
     (server,) = yaml.safe_load((SUITES / suite / "suite.yaml").read_text())["mcpServers"]
     if install == "npm":
