@@ -46,11 +46,13 @@ def changed_suite(
     servers: Mapping[str, Mapping[str, Any]] | None = None,
     repo: Mapping[str, str] | None = None,
     scenarios: list[str] | None = None,
+    arms: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """A copy of ``suite`` at ``dest`` (same name, scenarios and gold calls) that runs anywhere:
     ``${PROCTOR_SUITE_DIR}`` and the repository source point back at the original suite. Each
     ``servers[name]`` updates that server's settings (``env`` is merged); ``repo`` replaces the
-    suite's ``repo``; ``scenarios`` keeps only the scenario files of those ids."""
+    suite's ``repo``; ``scenarios`` keeps only the scenario files of those ids; ``arms`` are
+    added to the suite's (a ``replay:`` arm serving a recording back, say)."""
     source = SUITES / suite
     doc: dict[str, Any] = yaml.safe_load((source / "suite.yaml").read_text())
     text = json.dumps(doc["mcpServers"]).replace(_SUITE_DIR, json.dumps(str(source))[1:-1])
@@ -67,6 +69,7 @@ def changed_suite(
             config[key] = {**config.get(key, {}), **value} if key == "env" else value
     if repo is not None:
         doc["repo"] = dict(repo)
+    doc["arms"] |= {name: dict(arm) for name, arm in (arms or {}).items()}
     (dest / "scenarios").mkdir(parents=True, exist_ok=True)
     for file in sorted((source / "scenarios").glob("*.yaml")):
         if scenarios is None or yaml.safe_load(file.read_text())["id"] in scenarios:

@@ -9,14 +9,16 @@ project for filesystem and git), the server pool, the agent loop, the writer, th
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from proctor.app.cli import main
 from proctor.scenarios.loader import load_suite
+from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import McpNotice, ToolCall, ToolResult
 from proctor.store.read.reader import StoreReader
@@ -31,6 +33,7 @@ from tests.integration.third_party import (
     test_sqlite,
     test_time,
 )
+from tests.integration.third_party.changed_copy import changed_suite
 from tests.integration.third_party.servers import (
     SERVERS,
     SUITES,
@@ -96,32 +99,78 @@ def _recorded(reader: StoreReader, trial_id: int) -> list[Answer]:
     return answers
 
 
+@dataclass(frozen=True)
+class Recording:
+    db: Path
+    cache: Path  # PROCTOR_CACHE during the run: where its pinned project was checked out
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Recording]]:
+    """Each suite run once with offline:gold (on first use), shared by this module's tests."""
+    made: dict[str, Recording] = {}
+
+    def recording(suite: str) -> Recording:
+        require_installed(suite)
+        if missing := _gold_agent_missing():
+            pytest.skip(f"{GOLD} is not in this proctor yet ({missing}): the end-to-end run waits for it")
+        if suite not in made:
+            root = tmp_path_factory.mktemp(f"gold-{suite}")
+            made[suite] = Recording(root / "run.db", root / "cache")
+            _run_gold(SUITES / suite, made[suite])
+        return made[suite]
+
+    yield recording
+
+
+def _run_gold(suite_dir: Path, recording: Recording, *args: str) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROCTOR_CACHE", str(recording.cache))
+        code, output = _proctor("run", suite_dir, "--models", GOLD, "--headless", "--db", recording.db, *args)
+    assert code == 0, output
+
+
 @pytest.mark.parametrize("suite", sorted(SERVERS))
 def test_offline_gold_records_each_gold_call_and_the_result_the_server_gave(
-    suite: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    suite: str, recordings: Callable[[str], Recording]
 ) -> None:
-    require_installed(suite)
-    if missing := _gold_agent_missing():
-        pytest.skip(f"{GOLD} is not in this proctor yet ({missing}): the end-to-end run waits for it")
-    monkeypatch.setenv("PROCTOR_CACHE", str(tmp_path / "cache"))
-    db = tmp_path / "run.db"
-    code, output = _proctor("run", SUITES / suite, "--models", GOLD, "--headless", "--db", db)
-    assert code == 0, output
+    recording = recordings(suite)
     loaded = load_suite(SUITES / suite)
-    checkout = Workspace.prepare(loaded).repo_for(None)  # the run's pinned project, from the same cache
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROCTOR_CACHE", str(recording.cache))
+        checkout = Workspace.prepare(loaded).repo_for(None)  # the run's pinned project
+    _assert_run(recording.db, suite, loaded.scenarios, checkout.path if checkout else None)
+
+
+def test_a_recording_served_back_answers_the_gold_calls_as_the_server_did(
+    recordings: Callable[[str], Recording], tmp_path: Path
+) -> None:
+    # mcp-server-sqlite needs mcp 1.x in a venv of its own and a fresh database per trial; served
+    # back from the recording (a replay: arm), its answers need neither.
+    recorded = recordings("sqlite")
+    with StoreReader(recorded.db) as reader:
+        run = reader.run()
+    assert run is not None
+    replay = {"db": str(recorded.db), "run": run.id, "arm": "sqlite"}
+    served = changed_suite("sqlite", tmp_path / "served", arms={"recorded": {"replay": replay}})
+    again = Recording(tmp_path / "served.db", tmp_path / "cache")
+    _run_gold(served, again, "--arms", "recorded")
+    _assert_run(again.db, "sqlite", load_suite(served).scenarios, None)
+
+
+def _assert_run(db: Path, suite: str, scenarios: Sequence[Scenario], repo: Path | None) -> None:
+    """Each trial finished, made its scenario's gold calls in order, and got the observed answers."""
     with StoreReader(db) as reader:
         trials = {t.scenario: t for t in reader.trials()}
         assert sorted(trials) == sorted(EXPECTED[suite])
-        for scenario in loaded.scenarios:
+        for scenario in scenarios:
             trial = trials[scenario.id]
             assert (trial.status, trial.model, trial.error) == ("finished", GOLD, ""), scenario.id
             got = _recorded(reader, trial.id)
             assert [(a.tool, dict(a.arguments)) for a in got] == [
                 (g.tool, g.arguments) for step in scenario.gold_tool_calls for g in step
             ], scenario.id
-            assert_answers(
-                got, EXPECTED[suite][scenario.id], checkout.path if checkout else None, scenario.id
-            )
+            assert_answers(got, EXPECTED[suite][scenario.id], repo, scenario.id)
             # The agent answers with what the tools returned (each result quoted, up to 4000 chars).
             assert trial.final_answer is not None
             assert all(a.text[:200] in trial.final_answer for a in got), scenario.id
