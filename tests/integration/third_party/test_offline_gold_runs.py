@@ -8,15 +8,11 @@ project for filesystem and git), the server pool, the agent loop, the writer, th
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
-from proctor.app.cli import main
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
@@ -34,13 +30,13 @@ from tests.integration.third_party import (
     test_time,
 )
 from tests.integration.third_party.changed_copy import changed_suite
+from tests.integration.third_party.gold_runs import GOLD, Recording, run_gold
 from tests.integration.third_party.servers import (
     SERVERS,
     SUITES,
     Answer,
     Expect,
     assert_answers,
-    require_installed,
 )
 
 pytestmark = pytest.mark.slow
@@ -56,26 +52,6 @@ EXPECTED: dict[str, Mapping[str, Sequence[Expect]]] = {
     "sqlite": test_sqlite.EXPECTED,
     "time": test_time.EXPECTED,
 }
-GOLD = "offline:gold"
-
-
-def _gold_agent_missing() -> str:
-    """Why ``offline:gold`` cannot be made here (empty: it can)."""
-    from proctor.engine.providers.prices import PriceTable
-    from proctor.engine.providers.registry import ProviderConfigError, make_provider
-
-    try:
-        make_provider(GOLD, PriceTable(), {})
-    except ProviderConfigError as exc:
-        return str(exc)
-    return ""
-
-
-def _proctor(*args: str | Path) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue() + err.getvalue()
 
 
 def _recorded(reader: StoreReader, trial_id: int) -> list[Answer]:
@@ -97,37 +73,6 @@ def _recorded(reader: StoreReader, trial_id: int) -> list[Answer]:
             )
         )
     return answers
-
-
-@dataclass(frozen=True)
-class Recording:
-    db: Path
-    cache: Path  # PROCTOR_CACHE during the run: where its pinned project was checked out
-
-
-@pytest.fixture(scope="module")
-def recordings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Recording]]:
-    """Each suite run once with offline:gold (on first use), shared by this module's tests."""
-    made: dict[str, Recording] = {}
-
-    def recording(suite: str) -> Recording:
-        require_installed(suite)
-        if missing := _gold_agent_missing():
-            pytest.skip(f"{GOLD} is not in this proctor yet ({missing}): the end-to-end run waits for it")
-        if suite not in made:
-            root = tmp_path_factory.mktemp(f"gold-{suite}")
-            made[suite] = Recording(root / "run.db", root / "cache")
-            _run_gold(SUITES / suite, made[suite])
-        return made[suite]
-
-    yield recording
-
-
-def _run_gold(suite_dir: Path, recording: Recording, *args: str) -> None:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PROCTOR_CACHE", str(recording.cache))
-        code, output = _proctor("run", suite_dir, "--models", GOLD, "--headless", "--db", recording.db, *args)
-    assert code == 0, output
 
 
 @pytest.mark.parametrize("suite", sorted(SERVERS))
@@ -154,7 +99,7 @@ def test_a_recording_served_back_answers_the_gold_calls_as_the_server_did(
     replay = {"db": str(recorded.db), "run": run.id, "arm": "sqlite"}
     served = changed_suite("sqlite", tmp_path / "served", arms={"recorded": {"replay": replay}})
     again = Recording(tmp_path / "served.db", tmp_path / "cache")
-    _run_gold(served, again, "--arms", "recorded")
+    run_gold(served, again, "--arms", "recorded")
     _assert_run(again.db, "sqlite", load_suite(served).scenarios, None)
 
 
