@@ -47,12 +47,14 @@ def changed_suite(
     repo: Mapping[str, str] | None = None,
     scenarios: list[str] | None = None,
     arms: Mapping[str, Mapping[str, Any]] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Path:
     """A copy of ``suite`` at ``dest`` (same name, scenarios and gold calls) that runs anywhere:
     ``${PROCTOR_SUITE_DIR}`` and the repository source point back at the original suite. Each
     ``servers[name]`` updates that server's settings (``env`` is merged); ``repo`` replaces the
     suite's ``repo``; ``scenarios`` keeps only the scenario files of those ids; ``arms`` are
-    added to the suite's (a ``replay:`` arm serving a recording back, say)."""
+    added to the suite's (a ``replay:`` arm serving a recording back, say); ``settings`` sets
+    other top-level fields (``replay: {ignore: [...]}``)."""
     source = SUITES / suite
     doc: dict[str, Any] = yaml.safe_load((source / "suite.yaml").read_text())
     text = json.dumps(doc["mcpServers"]).replace(_SUITE_DIR, json.dumps(str(source))[1:-1])
@@ -70,6 +72,7 @@ def changed_suite(
     if repo is not None:
         doc["repo"] = dict(repo)
     doc["arms"] |= {name: dict(arm) for name, arm in (arms or {}).items()}
+    doc |= dict(settings or {})
     (dest / "scenarios").mkdir(parents=True, exist_ok=True)
     for file in sorted((source / "scenarios").glob("*.yaml")):
         if scenarios is None or yaml.safe_load(file.read_text())["id"] in scenarios:
@@ -78,10 +81,13 @@ def changed_suite(
     return dest
 
 
-def patched_description(suite: str, dest: Path, old: str, new: str) -> Path:
+def patched_description(
+    suite: str, dest: Path, old: str, new: str, *, settings: Mapping[str, Any] | None = None
+) -> Path:
     """A copy of ``suite`` whose server runs a copy of its package in which the text ``old``
     (found exactly once in the package's code) reads ``new``: a tool's description, or any other
-    text (a property's description or type in an input schema). Returns the suite's folder."""
+    text (a property's description or type in an input schema). ``settings`` as for
+    ``changed_suite``. Returns the suite's folder."""
     install, package = SERVERS[suite]
     (server,) = yaml.safe_load((SUITES / suite / "suite.yaml").read_text())["mcpServers"]
     if install == "npm":
@@ -91,7 +97,7 @@ def patched_description(suite: str, dest: Path, old: str, new: str) -> Path:
         update = {
             "env": {"PYTHONPATH": str(patched_python_package(venv, package, old, new, dest / "server"))}
         }
-    return changed_suite(suite, dest / "suite", servers={server: update})
+    return changed_suite(suite, dest / "suite", servers={server: update}, settings=settings)
 
 
 def patched_python_package(venv: Path, package: str, old: str, new: str, dest: Path) -> Path:
