@@ -81,13 +81,11 @@ def changed_suite(
     return dest
 
 
-def patched_description(
-    suite: str, dest: Path, old: str, new: str, *, settings: Mapping[str, Any] | None = None
-) -> Path:
+def patched_description(suite: str, dest: Path, old: str, new: str, **changes: Any) -> Path:
     """A copy of ``suite`` whose server runs a copy of its package in which the text ``old``
     (found exactly once in the package's code) reads ``new``: a tool's description, or any other
-    text (a property's description or type in an input schema). ``settings`` as for
-    ``changed_suite``. Returns the suite's folder."""
+    text (a property's description or type in an input schema). ``changes``: more for
+    ``changed_suite`` (``scenarios``, ``settings``, ...). Returns the suite's folder."""
     install, package = SERVERS[suite]
     (server,) = yaml.safe_load((SUITES / suite / "suite.yaml").read_text())["mcpServers"]
     if install == "npm":
@@ -97,7 +95,7 @@ def patched_description(
         update = {
             "env": {"PYTHONPATH": str(patched_python_package(venv, package, old, new, dest / "server"))}
         }
-    return changed_suite(suite, dest / "suite", servers={server: update}, settings=settings)
+    return changed_suite(suite, dest / "suite", servers={server: update}, **changes)
 
 
 def patched_python_package(venv: Path, package: str, old: str, new: str, dest: Path) -> Path:
