@@ -11,10 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from proctor.app.exit_codes import ExitCode
-from proctor.app.signals import stop_signals
+from proctor.app.signals import until_stop_signal
 from proctor.engine.drift.result_diff import STATUSES
 from proctor.engine.drift.runs_diff import Drift, replay_drift
-from proctor.engine.replay.replayer import ReplayOptions, ReplayResult, replay_run
+from proctor.engine.replay.replayer import ReplayOptions, replay_run
 from proctor.store.display_text import one_line
 
 
@@ -25,23 +25,8 @@ def replay_command(args: argparse.Namespace) -> int:
     out = Console(highlight=False, stderr=False)
     terminated: list[int] = []
 
-    async def replay_until_signalled() -> ReplayResult:
-        """SIGTERM and SIGHUP stop a replay as Ctrl-C does: what was replayed is kept, the run
-        marked interrupted (a replay is not resumed: replay again into a new file)."""
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in stop_signals():
-
-            def stop(sig: int = sig) -> None:
-                terminated.append(sig)
-                task.cancel()
-
-            loop.add_signal_handler(sig, stop)
-        return await replay_run(options)
-
     try:
-        result = asyncio.run(replay_until_signalled())
+        result = asyncio.run(until_stop_signal(replay_run(options), terminated))  # a replay is not resumed
     except (KeyboardInterrupt, asyncio.CancelledError):
         print(f"proctor replay: interrupted; {args.db} keeps the calls replayed so far", file=sys.stderr)
         return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED

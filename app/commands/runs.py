@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from proctor.app.exit_codes import ExitCode
-from proctor.app.signals import stop_signals
+from proctor.app.signals import until_stop_signal
 from proctor.engine.grading.anchors import verify_before_run
 from proctor.engine.runs.executors import check_executor
 from proctor.engine.runs.gold_check import check_gold_tools
@@ -97,18 +97,11 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
 
         A signal the process inherited as ignored (SIGHUP under nohup) stays ignored.
         """
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        for sig in stop_signals():
-
-            def stop(sig: int = sig) -> None:
-                terminated.append(sig)
-                task.cancel()
-
-            loop.add_signal_handler(sig, stop)
-        return await run_suite(
-            loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
+        return await until_stop_signal(
+            run_suite(
+                loaded, options, check_anchors=False, on_start=progress.start, on_progress=progress.advance
+            ),
+            terminated,
         )
 
     try:
