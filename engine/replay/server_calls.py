@@ -90,7 +90,15 @@ class ReplayServers:
             except ServerStartError as exc:
                 failures[name] = redact(str(exc))
         listed = [
-            ListedTool(name=s.name, server=s.server, description=s.description, input_schema=s.input_schema)
+            ListedTool(
+                name=s.name,
+                server=s.server,
+                description=s.description,
+                input_schema=s.input_schema,
+                title=s.title,
+                output_schema=s.output_schema,
+                annotations=s.annotations,
+            )
             for c in conns.values()
             for s in c.specs()
         ]

@@ -122,6 +122,10 @@ def test_replay_classifies_each_filesystem_call_after_the_files_changed(tmp_path
     new = tmp_path / "replayed.db"
     code, out, err = proctor("replay", db, "--db", new)
     assert code == 0, out + err
+    # The replay records the server's whole tool definitions (output schemas, annotations), so a
+    # tool lock or surface diff sees the same surface as the recording's, not a false change.
+    code, out, err = proctor("tools", "diff", db, new)
+    assert code == 0 and "tool surfaces are the same" in out, out + err
     drift = _drift(new)
     assert _statuses(drift) == {
         "gold_1": "identical",
