@@ -26,7 +26,7 @@ from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.loader import LoadedSuite
 from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
-from proctor.store.events import Event, ListedTool, ToolResult, ToolsListed
+from proctor.store.events import Event, ToolResult, ToolsListed
 from proctor.store.read.reader import TrialRecord
 from proctor.store.redaction import redact
 from proctor.store.write.writer import StoreWriter
@@ -89,19 +89,7 @@ class ReplayServers:
                 conns[name] = await self.pool.acquire(name, config)
             except ServerStartError as exc:
                 failures[name] = redact(str(exc))
-        listed = [
-            ListedTool(
-                name=s.name,
-                server=s.server,
-                description=s.description,
-                input_schema=s.input_schema,
-                title=s.title,
-                output_schema=s.output_schema,
-                annotations=s.annotations,
-            )
-            for c in conns.values()
-            for s in c.specs()
-        ]
+        listed = [s.listed() for c in conns.values() for s in c.specs()]
         emit(ToolsListed(tools=listed))
         for c in conns.values():
             if c.connected is not None:

@@ -31,7 +31,6 @@ from proctor.store.events import (
     AgentBrief,
     ErrorEvent,
     Event,
-    ListedTool,
     ToolsListed,
     TrialFinished,
     Usage,
@@ -97,22 +96,7 @@ async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFi
         sink.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
         return failed("server_start", message, time.perf_counter() - started)
     try:
-        sink.emit(
-            ToolsListed(
-                tools=[
-                    ListedTool(
-                        name=t.name,
-                        server=t.server,
-                        description=t.description,
-                        input_schema=t.input_schema,
-                        title=t.title,
-                        output_schema=t.output_schema,
-                        annotations=t.annotations,
-                    )
-                    for t in _offered(toolbox)
-                ]
-            )
-        )
+        sink.emit(ToolsListed(tools=[t.listed() for t in _offered(toolbox)]))
         for server in toolbox.connected():
             sink.emit(server)
         system_prompt = env.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT

@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from proctor.store.events import ContentBlock, McpNotice, ServerConnected, ToolResult
+from proctor.store.events import ContentBlock, ListedTool, McpNotice, ServerConnected, ToolResult
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,19 @@ class ToolSpec:
     title: str | None = None
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+
+    def listed(self) -> ListedTool:
+        """The ``tools_listed`` entry of this tool: its whole definition, so a run and its replay
+        record the same surface for a tool lock to compare."""
+        return ListedTool(
+            name=self.name,
+            server=self.server,
+            description=self.description,
+            input_schema=self.input_schema,
+            title=self.title,
+            output_schema=self.output_schema,
+            annotations=self.annotations,
+        )
 
 
 @dataclass(frozen=True)
