@@ -1,8 +1,12 @@
-"""A hostile server's 30 MB single-line answer against a 1 KB one, on the same run path.
+"""A whole trial whose tool answers with one 30 MB line, on the real run path.
 
-Prints one ``BENCH`` line per figure. The reference is the same trial with a small answer,
-measured in the same process, so the ratio holds on a noisy machine; the absolute seconds of
-the hostile trial are printed too (goal: seconds, not the minute it took before the caps).
+Prints one ``BENCH`` line per figure: the trial's seconds (goal: seconds, not the minute it took
+before the caps), and the trial against the least anyone can do with those bytes, measured in
+the same run: a child writes the 30 MB line to a pipe and we read and parse it
+(``bench_stdio_line``'s reference). The reference was once the same trial with a 1 KB answer;
+since proctor reads stdio itself that trial takes milliseconds, so the ratio measured the fixed
+cost of a trial, not the cost of the bytes (it read 38-62x for a trial of 0.4 s). The 1 KB
+trial's seconds are still printed.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from _bench_line import bench_line  # noqa: E402
+from bench_stdio_line import TRIES, _pipe_seconds  # noqa: E402
 
 from proctor.engine.runs.options import RunOptions  # noqa: E402
 from proctor.engine.runs.session import run_suite  # noqa: E402
@@ -25,7 +30,7 @@ from proctor.scenarios.loader import load_suite  # noqa: E402
 from proctor.store.read.reader import StoreReader  # noqa: E402
 
 SERVER = ROOT / "tests" / "fakes" / "hostile_mcp_server.py"
-MAX_RATIO = 15.0
+MAX_RATIO = 5.0
 MAX_SECONDS = 10.0
 
 
@@ -64,8 +69,13 @@ def main() -> int:
         tmp = Path(d)
         small = _trial_seconds(tmp, 1_000)
         huge = _trial_seconds(tmp, 30_000_000)
+    pipe = min(_pipe_seconds() for _ in range(TRIES))
+    print(
+        f"trial with a 1 KB answer {small:.3f} s; 30 MB line read from a pipe and parsed {pipe:.2f} s",
+        flush=True,
+    )
     ok = bench_line("hostile_30mb_line_trial", huge, "s", "<=", MAX_SECONDS)
-    ok &= bench_line("hostile_30mb_vs_1kb_trial_ratio", huge / small, "x", "<=", MAX_RATIO)
+    ok &= bench_line("hostile_30mb_trial_vs_pipe_read", huge / pipe, "x", "<=", MAX_RATIO)
     return 0 if ok else 1
 
 
