@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,10 +46,18 @@ class Cluster:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start_node(self, name: str, *, head: bool = False, env: dict[str, str] | None = None) -> Node:
+    def start_node(
+        self,
+        name: str,
+        *,
+        head: bool = False,
+        env: dict[str, str] | None = None,
+        ray: Sequence[str] = (RAY,),
+    ) -> Node:
+        """``ray`` is the command that starts the node: its Python is the one the node's workers run."""
         manager = free_port()
         node_env = {**self.driver_env, **(env or {})}
-        args = [RAY, "start", "--num-cpus", "1", "--resources", f'{{"{name}": 1}}', "--disable-usage-stats"]
+        args = [*ray, "start", "--num-cpus", "1", "--resources", f'{{"{name}": 1}}', "--disable-usage-stats"]
         args += ["--node-manager-port", str(manager), "--object-manager-port", str(free_port())]
         if head:
             args += ["--head", "--port", str(self.port), "--include-dashboard=false"]

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 
 import numpy as np
 import pytest
