@@ -41,6 +41,16 @@ class Cluster:
     port: int
     driver_env: dict[str, str]
     nodes: list[Node] = field(default_factory=list)
+    client_port: int = 0
+
+    def client_address(self) -> str:
+        """``ray://HOST:PORT`` of the head's Ray Client server (it listens on the node's address,
+        which its command line names)."""
+        for _pid, cmdline in _processes():
+            if "ray.util.client.server" in cmdline and f"--port={self.client_port} " in cmdline + " ":
+                host = cmdline.split("--host=", 1)[1].split()[0]
+                return f"ray://{host}:{self.client_port}"
+        raise LookupError("the head serves no Ray Client")
 
     @property
     def address(self) -> str:
@@ -61,7 +71,8 @@ class Cluster:
         args += ["--node-manager-port", str(manager), "--object-manager-port", str(free_port())]
         if head:
             args += ["--head", "--port", str(self.port), "--include-dashboard=false"]
-            args += ["--temp-dir", str(self.root / "ray"), "--ray-client-server-port", str(free_port())]
+            self.client_port = free_port()
+            args += ["--temp-dir", str(self.root / "ray"), "--ray-client-server-port", str(self.client_port)]
         else:
             args += ["--address", self.address]
         done = subprocess.run(

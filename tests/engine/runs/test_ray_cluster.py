@@ -48,9 +48,11 @@ def cluster() -> Iterator[Cluster]:
         cluster.stop()
 
 
-def _run(cluster: Cluster, db: Path, *more: str, suite: Path = SUITE_DIR) -> subprocess.Popen[str]:
+def _run(
+    cluster: Cluster, db: Path, *more: str, suite: Path = SUITE_DIR, address: str = ""
+) -> subprocess.Popen[str]:
     args = [sys.executable, "-m", "proctor.app.cli", "run", str(suite), "--db", str(db), "--headless"]
-    args += ["--executor", "ray", "--address", cluster.address, "--concurrency", "2", *more]
+    args += ["--executor", "ray", "--address", address or cluster.address, "--concurrency", "2", *more]
     return subprocess.Popen(
         args, env=cluster.driver_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -152,6 +154,44 @@ def test_a_variable_the_driver_has_and_a_node_lacks_stops_the_run_naming_node_an
     said = " ".join(err.split())  # the console wraps long lines
     assert all(f":{port})" in said for port in node_ports), said  # each node named (neither has it)
     assert "Traceback" not in err
+
+
+def test_through_ray_client_the_run_plays_each_trial_once_and_brings_the_logs_back(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    db = tmp_path / "run.db"
+    driver = _run(cluster, db, *SMALL, address=cluster.client_address())
+    _out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
+    assert driver.returncode == ExitCode.OK, err[-3000:]
+    ends = _ends(db)
+    assert len(ends) == 4 and all(len(e) == 1 and e[0].status == "finished" for e in ends.values())
+    hosts = {e[0].host for e in ends.values()}
+    assert all(hosts)
+    logs = db.parent / f"{db.name}.logs"
+    assert {f"ray-{h.replace(':', '-')}" for h in hosts} <= {p.name for p in logs.iterdir()}
+    assert "Traceback" not in err
+    _no_leftovers(cluster)
+
+
+def test_through_ray_client_a_variable_a_node_lacks_is_checked_at_start(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE_DIR, suite, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (suite / "suite.yaml").read_text()
+    marker = "    timeout_s: 20\n"
+    text = text.replace(marker, marker + '    env: {DEMO_TOKEN: "${PROCTOR_TEST_DRIVER_ONLY}"}\n', 1)
+    (suite / "suite.yaml").write_text(text)
+    env_before = dict(cluster.driver_env)
+    cluster.driver_env["PROCTOR_TEST_DRIVER_ONLY"] = "x"
+    try:
+        driver = _run(cluster, tmp_path / "run.db", *SMALL, suite=suite, address=cluster.client_address())
+        _out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        cluster.driver_env = env_before
+    assert driver.returncode == ExitCode.BAD_INPUT, err[-3000:]
+    said = " ".join(err.split())
+    assert "PROCTOR_TEST_DRIVER_ONLY" in said and all(f":{n.manager_port})" in said for n in cluster.nodes)
 
 
 def test_a_node_whose_server_will_not_start_is_quarantined_and_its_trials_play_elsewhere(
