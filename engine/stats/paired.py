@@ -71,7 +71,7 @@ def binomial_two_sided_half(k: int, n: int) -> float:
     if 2 * k == n:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, 2 * tail / (1 << n))
 
 
 def mcnemar_counts(pairs: Iterable[tuple[bool, bool]]) -> tuple[int, int, int]:
