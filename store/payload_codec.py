@@ -7,6 +7,7 @@ import json
 import zlib
 from typing import Any
 
+import msgspec
 from pydantic_core import from_json
 
 from proctor.store.events import Event
@@ -28,20 +29,30 @@ def decode_payload(encoding: str, payload: bytes) -> bytes:
     return zlib.decompress(payload) if encoding == "zlib" else payload
 
 
+# msgspec's strict JSON decoder: where it accepts a text, it returns what ``json.loads`` does
+# (big integers, duplicate keys and float rounding included; tests/store/test_payload_codec.py).
+_decode_strict = msgspec.json.Decoder().decode
+
+
 def loads_details(text: Any) -> dict[str, Any] | None:
     """``json.loads(text)`` for a details text that decodes to an object, else None (then the
-    ordinary decoding reads the row). pydantic's JSON parser returns the same values (big
-    integers, NaN and Infinity included) in half the time; what it refuses (a lone surrogate
-    escape) goes to ``json.loads``."""
+    ordinary decoding reads the row). A report reads every score's details, 95 MB on 10,000
+    trials: msgspec's strict decoder reads them in two thirds of pydantic's time. What strict
+    JSON refuses (NaN, Infinity, a number too large for a float, a lone surrogate escape) goes
+    to pydantic's parser, which reads NaN and Infinity as ``json.loads`` does, and what that
+    refuses to ``json.loads``."""
     if type(text) is not str:
         return None
     try:
-        value = from_json(text)
-    except ValueError:
+        value = _decode_strict(text)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
         try:
-            value = json.loads(text)
+            value = from_json(text)
         except ValueError:
-            return None
+            try:
+                value = json.loads(text)
+            except ValueError:
+                return None
     return value if type(value) is dict else None
 
 
