@@ -171,9 +171,11 @@ def report_json(data: Report) -> bytes:
     as numbers; unlike it, text is written as UTF-8 rather than ``\\u`` escapes, and a
     non-finite float as null (json.dumps wrote NaN or Infinity, which strict JSON readers refuse).
     """
-    return (
-        orjson.dumps(data, default=_json_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-        + b"\n"
+    # The newline by orjson: appending it here copied the whole encoding (258 MB on 10,000 trials).
+    return orjson.dumps(
+        data,
+        default=_json_default,
+        option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE,
     )
 
 
