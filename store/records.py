@@ -92,6 +92,10 @@ class AnchorRecord:
     locked_at: float
 
 
+# ``details_model`` of every score as a lookup: a report reads a detail of most scores of a run.
+_DETAILS_MODEL: dict[ScoreName, type[ScoreDetails]] = {n: details_model(n) for n in ScoreName}
+
+
 @dataclass(frozen=True)
 class ScoreRecord:
     """One stored score; ``details`` is the raw JSON, ``parsed`` validates it against its model."""
@@ -123,8 +127,8 @@ class ScoreRecord:
         most of a large run's scores: details msgspec takes as its Struct's types say are read
         from the Struct (``store.details_structs``), once per record; others are validated, and
         raise, as ``parsed`` does."""
-        own = details_model(self.name)
-        if not issubclass(own, model):
+        own = _DETAILS_MODEL[self.name]
+        if own is not model and not issubclass(own, model):
             raise TypeError(f"score {self.name.value} has {own.__name__} details, not {model.__name__}")
         value: object = self.__dict__.get("_struct")
         if value is None and "typed" not in self.__dict__:

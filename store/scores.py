@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, TypeVar, assert_never
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -78,6 +78,20 @@ class ScoreDetails(BaseModel):
     na: str | None = None
 
 
+class CitationCounts(Protocol):
+    """Grounding counts as any reader holds them: a ``GroundingCounts``, or the Struct a report
+    reads them into (store/details_structs.py), summed without building a model per trial."""
+
+    @property
+    def grounded(self) -> int: ...
+
+    @property
+    def unresolved(self) -> int: ...
+
+    @property
+    def hallucinated(self) -> int: ...
+
+
 class GroundingCounts(BaseModel):
     """How many citations were grounded, unresolved or hallucinated: of one trial (its grounding
     score's details) or summed over several (an arm in the report and the console). The one
@@ -98,7 +112,7 @@ class GroundingCounts(BaseModel):
         )
 
     @classmethod
-    def summed(cls, counts: Iterable[GroundingCounts]) -> GroundingCounts:
+    def summed(cls, counts: Iterable[CitationCounts]) -> GroundingCounts:
         """Several trials' counts as one: citations add up, rates do not."""
         grounded = unresolved = hallucinated = 0
         for c in counts:
@@ -356,6 +370,7 @@ __all__ = [
     "DETERMINISTIC",
     "DISPLAY_ORDER",
     "AdoptionDetails",
+    "CitationCounts",
     "CitationDetails",
     "ClaimDetails",
     "ClaimsDetails",

@@ -19,6 +19,7 @@ from proctor.engine.reports.verdicts import CLAIM_VALUE, Verdicts, judged_covera
 from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks, sum_known
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import (
+    CitationCounts,
     GroundingCounts,
     GroundingDetails,
     PassedDetails,
@@ -130,15 +131,11 @@ def claims_coverage(
     return fmean(per_pass) if per_pass else value(scores, ScoreName.CLAIMS)
 
 
-def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> GroundingCounts | None:
+def _grounding(scores: Mapping[ScoreName, ScoreRecord]) -> CitationCounts | None:
     g = scores.get(ScoreName.GROUNDING)
-    if g is None:
-        return None
-    # Field by field: ``detail`` reads ints as stored, where the whole ``counts`` would be validated.
-    grounded, unresolved, hallucinated = (
-        cast(int, g.detail(GroundingDetails, "counts", n)) for n in ("grounded", "unresolved", "hallucinated")
-    )
-    return GroundingCounts(grounded=grounded, unresolved=unresolved, hallucinated=hallucinated)
+    # The counts as ``detail`` reads them (a Struct's ints as stored, else the validated model's),
+    # summed as they are: a GroundingCounts per trial would validate them again.
+    return None if g is None else cast(CitationCounts, g.detail(GroundingDetails, "counts"))
 
 
 def _mean(values: Sequence[float]) -> float | None:
