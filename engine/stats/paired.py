@@ -145,7 +145,11 @@ def paired_bootstrap_ci(
     else:
         jobs = _AHEAD.get()
         ahead = None if jobs is None else jobs.get((deltas.tobytes(), n_resamples, confidence, seed))
-        low, high = ahead.result() if ahead else _percentile_interval(deltas, n_resamples, confidence, seed)
+        if ahead is None:
+            low, high = _percentile_interval(deltas, n_resamples, confidence, seed)
+        else:
+            job, index = ahead
+            low, high = job.result()[index]
     return BootstrapCI(
         mean_delta=mean_delta,
         low=low,
@@ -158,7 +162,8 @@ def paired_bootstrap_ci(
 
 
 _Key = tuple[bytes, int, float, int]  # the deltas' bytes, resamples, confidence, seed
-_AHEAD: ContextVar[Mapping[_Key, Future[tuple[float, float]]] | None] = ContextVar("_AHEAD", default=None)
+_Job = tuple[Future[list[tuple[float, float]]], int]  # a job drawing several intervals, and which
+_AHEAD: ContextVar[Mapping[_Key, _Job] | None] = ContextVar("_AHEAD", default=None)
 
 
 @contextmanager
@@ -171,20 +176,25 @@ def intervals_ahead(
     (numpy draws without the GIL) for ``paired_bootstrap_ci`` to take, inside the block, when it
     is asked for the same ones: a report knows them before it builds the sections that ask. An
     interval is keyed by every input, so one asked for differently is computed as ever."""
-    jobs: dict[_Key, Future[tuple[float, float]]] = {}
+    # Bootstraps of as many values with the same seed and resamples draw the same resamples: one
+    # job draws them once for all (a report's arms and comparisons: 14 bootstraps, 4 draws).
+    shared: dict[tuple[int, int, int], dict[_Key, Any]] = {}
     for pairs, n_resamples, seed in requests:
         deltas = _deltas(pairs)
         if deltas is None or len(deltas) == 0 or _constant(deltas):
             continue
         key = (deltas.tobytes(), n_resamples, confidence, seed)
-        if key not in jobs:
-            jobs[key] = executor.submit(_percentile_interval, deltas, n_resamples, confidence, seed)
+        shared.setdefault((len(deltas), n_resamples, seed), {}).setdefault(key, deltas)
+    jobs: dict[_Key, _Job] = {}
+    for (_n, n_resamples, seed), by_key in shared.items():
+        job = executor.submit(_percentile_intervals, list(by_key.values()), n_resamples, confidence, seed)
+        jobs.update((key, (job, index)) for index, key in enumerate(by_key))
     token = _AHEAD.set(jobs)
     try:
         yield
     finally:
         _AHEAD.reset(token)
-        for job in jobs.values():
+        for job, _index in jobs.values():
             job.cancel()
 
 
@@ -211,21 +221,37 @@ def _percentile_interval(
     linear interpolation, so the bounds are the same floats. numpy alone: importing scipy.stats
     took longer than the rest of a 10,000-trial report (tests/engine/stats/test_paired.py checks
     the equality against scipy)."""
+    return _percentile_intervals([deltas], n_resamples, confidence, seed)[0]
+
+
+def _percentile_intervals(
+    several: Sequence[np.ndarray[tuple[int], np.dtype[np.float64]]],
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[tuple[float, float]]:
+    """``_percentile_interval`` of each of ``several`` deltas of one length, drawing the resamples
+    (which depend on the length, the seed and their number only) once for all of them."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    n = len(deltas)
+    n = len(several[0])
     # Bounds memory: scipy otherwise draws every resample at once (n_resamples x n floats).
     batch = max(1, _DRAWS_PER_BATCH // n)
-    means = []
+    means: list[list[Any]] = [[] for _ in several]
     for start in range(0, n_resamples, batch):
         size = min(batch, n_resamples - start)
         drawn = rng.integers(0, n, size=(size, n), dtype="int64", endpoint=False)
-        # np.take: the array scipy's deltas[..., drawn] makes, in half the time.
-        means.append(np.mean(np.take(deltas, drawn), axis=-1))
+        for deltas, of_deltas in zip(several, means, strict=True):
+            # np.take: the array scipy's deltas[..., drawn] makes, in half the time.
+            of_deltas.append(np.mean(np.take(deltas, drawn), axis=-1))
     alpha = np.asarray((1 - confidence) / 2, dtype=np.float64)
-    low, high = _quantile_linear(np.concatenate(means, axis=-1), np.stack((alpha, 1 - alpha), axis=-1))
-    return float(low), float(high)
+    bounds = np.stack((alpha, 1 - alpha), axis=-1)
+    intervals = []
+    for of_deltas in means:
+        low, high = _quantile_linear(np.concatenate(of_deltas, axis=-1), bounds)
+        intervals.append((float(low), float(high)))
+    return intervals
 
 
 def _quantile_linear(

@@ -15,6 +15,7 @@ from proctor.engine.stats import (
     intervals_ahead,
     mcnemar_exact,
     pair_by_key,
+    paired,
     paired_bootstrap_ci,
 )
 
@@ -219,3 +220,21 @@ def test_intervals_drawn_ahead_are_the_ones_drawn_when_asked() -> None:
         got = [paired_bootstrap_ci(pairs, n_resamples=2000, seed=s) for s in (0, 1)]
         got.append(paired_bootstrap_ci(other, n_resamples=500, seed=2))
     assert got == expected
+
+
+def test_bootstraps_sharing_their_resamples_draw_the_intervals_each_would_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Same length, seed and resamples: drawn together in one job, each is the interval drawn alone.
+    several = [sample_pairs(300, seed=s) for s in (4, 5, 6)]
+    expected = [paired_bootstrap_ci(p, n_resamples=1500, seed=3) for p in several]
+    requests = [(p, 1500, 3) for p in several] + [(several[0], 1500, 3)]  # a repeat is drawn once
+
+    def not_here(*args: object) -> tuple[float, float]:
+        raise AssertionError("drawn when asked, not ahead")
+
+    monkeypatch.setattr(paired, "_percentile_interval", not_here)
+    with ThreadPoolExecutor(max_workers=1) as pool, intervals_ahead(pool, requests):
+        got = [paired_bootstrap_ci(p, n_resamples=1500, seed=3) for p in several]
+    assert got == expected
+    assert len({(ci.low, ci.high) for ci in got}) == 3
