@@ -39,21 +39,42 @@ def loads_details(text: Any) -> dict[str, Any] | None:
     ordinary decoding reads the row). A report reads every score's details, 95 MB on 10,000
     trials: msgspec's strict decoder reads them in two thirds of pydantic's time. What strict
     JSON refuses (NaN, Infinity, a number too large for a float, a lone surrogate escape) goes
-    to pydantic's parser, which reads NaN and Infinity as ``json.loads`` does, and what that
-    refuses to ``json.loads``."""
+    to ``loads_verdict``'s parsers."""
     if type(text) is not str:
         return None
     try:
         value = _decode_strict(text)
     except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
-        try:
-            value = from_json(text)
-        except ValueError:
-            try:
-                value = json.loads(text)
-            except ValueError:
-                return None
+        value = _loads_lax(text)
     return value if type(value) is dict else None
 
 
-__all__ = ["COMPRESS_OVER_BYTES", "decode_payload", "encode_payload", "encode_raw", "loads_details"]
+def loads_verdict(text: Any) -> dict[str, Any] | None:
+    """``loads_details`` for a verdict: pydantic's parser, which returns the same values (NaN and
+    Infinity included) and one str object per distinct short string, so the criterion names and
+    claim verdicts a report hashes again and again (judge variance, validation) hash once. What
+    it refuses (a lone surrogate escape) goes to ``json.loads``."""
+    if type(text) is not str:
+        return None
+    value = _loads_lax(text)
+    return value if type(value) is dict else None
+
+
+def _loads_lax(text: str) -> object:
+    try:
+        return from_json(text)
+    except ValueError:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
+
+
+__all__ = [
+    "COMPRESS_OVER_BYTES",
+    "decode_payload",
+    "encode_payload",
+    "encode_raw",
+    "loads_details",
+    "loads_verdict",
+]

@@ -1,17 +1,23 @@
 """A score's details and a verdict read back exactly as ``json.loads`` reads them, whichever
-parser takes the text (msgspec's strict one, pydantic's for NaN and Infinity, json's last)."""
+parser takes the text (msgspec's strict one for details, pydantic's for verdicts and for NaN
+and Infinity, json's last)."""
 
 from __future__ import annotations
 
 import json
 import math
 import struct
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proctor.store.payload_codec import loads_details
+from proctor.store.payload_codec import loads_details, loads_verdict
+
+LOADERS = pytest.mark.parametrize("loads", [loads_details, loads_verdict])
+Loads = Callable[[Any], dict[str, Any] | None]
 
 
 def _same(a: object, b: object) -> bool:
@@ -43,17 +49,20 @@ def _same(a: object, b: object) -> bool:
         ' {"spaced": 1}\n',
     ],
 )
-def test_details_read_as_json_loads_reads_them(text: str) -> None:
-    assert _same(loads_details(text), json.loads(text))
+@LOADERS
+def test_details_read_as_json_loads_reads_them(loads: Loads, text: str) -> None:
+    assert _same(loads(text), json.loads(text))
 
 
 @pytest.mark.parametrize("text", ["[1, 2]", '"text"', "3", "null", '{"a": 1', '{"a": "x\ty"}', ""])
-def test_what_is_not_a_json_object_reads_as_none(text: str) -> None:
-    assert loads_details(text) is None
+@LOADERS
+def test_what_is_not_a_json_object_reads_as_none(loads: Loads, text: str) -> None:
+    assert loads(text) is None
 
 
-def test_a_value_that_is_not_text_reads_as_none() -> None:
-    assert loads_details(b'{"a": 1}') is None
+@LOADERS
+def test_a_value_that_is_not_text_reads_as_none(loads: Loads) -> None:
+    assert loads(b'{"a": 1}') is None
 
 
 @settings(max_examples=300, deadline=None)
@@ -72,4 +81,6 @@ def test_a_value_that_is_not_text_reads_as_none() -> None:
 )
 def test_any_stored_object_reads_back_as_json_loads_reads_it(details: dict[str, object]) -> None:
     text = json.dumps(details)  # NaN and Infinity written as json.dumps writes them
-    assert _same(loads_details(text), json.loads(text))
+    expected = json.loads(text)
+    assert _same(loads_details(text), expected)
+    assert _same(loads_verdict(text), expected)
