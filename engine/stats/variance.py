@@ -106,10 +106,14 @@ def population_sd(values: Sequence[float]) -> float | None:
 
 
 def cell_spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
-    """One cell's mean and σ across the passes that scored it (at least one)."""
+    """One cell's mean and σ across the passes that scored it (at least one): ``_mean_sd``
+    written out, as a report takes one per cell (tens of thousands)."""
     values = list(by_pass.values())
-    mean, sd = _mean_sd(values)
-    return CellSpread(key, len(values), mean, sd)
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return CellSpread(key, n, mean, None)
+    return CellSpread(key, n, mean, math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / n))
 
 
 def layer_variance(layer: Layer, cells: Iterable[CellSpread]) -> LayerVariance:
@@ -162,7 +166,10 @@ def means_by_pass(
                 lists[pass_no] = [score]
             else:
                 scores.append(score)
-    return {key: {p: _mean(scores) for p, scores in lists.items()} for key, lists in gathered.items()}
+    fsum = math.fsum  # ``fmean`` written out: one per parent cell and pass
+    return {
+        key: {p: fsum(scores) / len(scores) for p, scores in lists.items()} for key, lists in gathered.items()
+    }
 
 
 def _arm_model_variance(arm: str, model: str, rows: list[JudgeScoreRow]) -> ArmModelVariance:
