@@ -16,8 +16,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from proctor.engine.judges.panel import is_human, latest_per_pass
-from proctor.engine.reports.aggregate import ArmModelSummary, Verdicts, interval_requests, value
-from proctor.engine.reports.attribution import Attribution, attribution, is_baseline
+from proctor.engine.reports.aggregate import (
+    ArmModelSummary,
+    LayerColumns,
+    Verdicts,
+    interval_requests,
+    layer_columns,
+)
+from proctor.engine.reports.attribution import Attribution, attribution
 from proctor.engine.stats import (
     ArmModelVariance,
     BootstrapCI,
@@ -61,12 +67,16 @@ class JudgeVariance:
 
 
 def fairness_ranking(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]], floor: float
+    trials: Sequence[TrialRecord],
+    scores: Mapping[int, Mapping[ScoreName, ScoreRecord]],
+    floor: float,
+    columns: LayerColumns | None = None,
 ) -> Ranking:
     """Rank arm × model by mean scenario-level fairness (epochs averaged); sub-floor gaps tie."""
+    fairness = (layer_columns(trials, scores) if columns is None else columns).fairness
     cells: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for t in trials:
-        v = value(scores.get(t.id, {}), ScoreName.FAIRNESS)
+        v = fairness.get(t.id)
         if v is not None:
             cells[(t.arm, t.model, t.scenario)].append(v)
     means = [ScenarioMean(a, m, s, statistics.fmean(vs), len(vs)) for (a, m, s), vs in cells.items()]
@@ -78,11 +88,11 @@ def _by_pair(trials: Sequence[TrialRecord], arm: str, model: str) -> dict[PairKe
 
 
 def _pairings(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+    trials: Sequence[TrialRecord], columns: LayerColumns
 ) -> Iterator[tuple[str, str, str, dict[PairKey, TrialRecord], dict[PairKey, TrialRecord], list[PairKey]]]:
     """(arm, model, baseline arm, its trials by pair, the arm's, the pairs both have) of every
     non-baseline arm that shares pairs with the baseline arm run with the same model."""
-    baselines = sorted({t.arm for t in trials if is_baseline(scores.get(t.id, {}))})
+    baselines = sorted({t.arm for t in trials if t.id in columns.baseline})
     if not baselines:
         baselines = ["baseline"] if any(t.arm == "baseline" for t in trials) else []
     if not baselines:
@@ -111,24 +121,27 @@ def _fairness_pairs(
     first: Mapping[PairKey, TrialRecord],
     second: Mapping[PairKey, TrialRecord],
     shared: Sequence[PairKey],
-    scores: Mapping[int, Mapping[ScoreName, ScoreRecord]],
+    columns: LayerColumns,
 ) -> list[tuple[float, float]]:
+    fairness = columns.fairness
     return [
         (a, b)
         for k in shared
-        if (a := value(scores.get(first[k].id, {}), ScoreName.FAIRNESS)) is not None
-        and (b := value(scores.get(second[k].id, {}), ScoreName.FAIRNESS)) is not None
+        if (a := fairness.get(first[k].id)) is not None and (b := fairness.get(second[k].id)) is not None
     ]
 
 
 def baseline_comparisons(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+    trials: Sequence[TrialRecord],
+    scores: Mapping[int, Mapping[ScoreName, ScoreRecord]],
+    columns: LayerColumns | None = None,
 ) -> list[BaselineComparison]:
     """Every non-baseline arm against the baseline arm run with the same model."""
+    cols = layer_columns(trials, scores) if columns is None else columns
     out = []
-    for arm, model, base, first, second, shared in _pairings(trials, scores):
+    for arm, model, base, first, second, shared in _pairings(trials, cols):
         passes = _passes(first, second, shared)
-        fair = _fairness_pairs(first, second, shared, scores)
+        fair = _fairness_pairs(first, second, shared, cols)
         delta = paired_bootstrap_ci(fair, n_resamples=DELTA_RESAMPLES, seed=0) if fair else None
         arm_trials = [t for t in trials if t.model == model]
         out.append(
@@ -146,16 +159,19 @@ def baseline_comparisons(
 
 
 def bootstrap_requests(
-    trials: Sequence[TrialRecord], scores: Mapping[int, Mapping[ScoreName, ScoreRecord]]
+    trials: Sequence[TrialRecord],
+    scores: Mapping[int, Mapping[ScoreName, ScoreRecord]],
+    columns: LayerColumns | None = None,
 ) -> list[tuple[list[tuple[float, float]], int, int]]:
     """Every bootstrap the arms' summaries and comparisons draw, as (pairs, resamples, seed):
     what a report can draw ahead (``intervals_ahead``) while it builds its other sections."""
+    cols = layer_columns(trials, scores) if columns is None else columns
     deltas = [
         (fair, DELTA_RESAMPLES, 0)
-        for _arm, _model, _base, first, second, shared in _pairings(trials, scores)
-        if (fair := _fairness_pairs(first, second, shared, scores))
+        for _arm, _model, _base, first, second, shared in _pairings(trials, cols)
+        if (fair := _fairness_pairs(first, second, shared, cols))
     ]
-    return interval_requests(trials, scores) + deltas
+    return interval_requests(trials, scores, cols) + deltas
 
 
 def cost_frontier(summaries: Sequence[ArmModelSummary]) -> ParetoFrontier:

@@ -30,6 +30,7 @@ from proctor.engine.reports.aggregate import (
     TrialUsage,
     Verdicts,
     judged_coverage,
+    layer_columns,
     summarize_scores,
     with_usage,
 )
@@ -238,7 +239,8 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
         score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
         for s in scores:
             score_map.setdefault(s.trial_id, {})[s.name] = s
-        with intervals_ahead(pool, bootstrap_requests(trials, score_map)):
+        columns = layer_columns(trials, score_map)  # read once for the four sections below
+        with intervals_ahead(pool, bootstrap_requests(trials, score_map, columns)):
             trial_rows = _trial_rows(trials, scores, judgments)
             machine = [j for j in judgments if not is_human(j.source)]
             machine_judges = sorted({j.judge for j in machine})
@@ -246,7 +248,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             parsed = verdicts.by_judge_and_trial(judgments)
             # Without human judgments the machine judges' are all of them, parsed once for both.
             judged = judged_coverage(machine, verdicts, parsed if len(machine) == len(judgments) else None)
-            ranking = fairness_ranking(trials, score_map, floor)
+            ranking = fairness_ranking(trials, score_map, floor, columns)
             panel = panel_summary(
                 trials,
                 judgments,
@@ -258,9 +260,11 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             read = read_event_sections(reader, run, trials, upper)
             # Last, those that take the intervals: by now they are drawn.
             scored = summarize_scores(
-                ReportInputs(trials, score_map, judgments, {}, threshold, judged_coverage=judged)
+                ReportInputs(
+                    trials, score_map, judgments, {}, threshold, judged_coverage=judged, columns=columns
+                )
             )
-            comparisons = baseline_comparisons(trials, score_map)
+            comparisons = baseline_comparisons(trials, score_map, columns)
     summaries = with_usage(scored, trials, {tid: TrialUsage(*phases) for tid, phases in read.usage.items()})
     errors = (
         [_error_group(c) for c in group_errors((t.arm, t.error) for t in trials if t.status == "error")]
