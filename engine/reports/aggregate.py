@@ -307,10 +307,10 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
         scores = [inputs.scores.get(t.id, {}) for t in trials]
         done = [t for t in trials if t.status in ("finished", "error")]
         baseline = _baseline(arm, trials, inputs.scores, columns)
-        coverage = [
+        coverage = [  # the lexical coverage only where no judge's is known
             c
             for t, s in zip(trials, scores, strict=True)
-            if (c := judged.get(t.id, value(s, ScoreName.CLAIMS))) is not None
+            if (c := judged[t.id] if t.id in judged else value(s, ScoreName.CLAIMS)) is not None
         ]
         fair, adopt, quality = _layers(trials, columns)
         out.append(

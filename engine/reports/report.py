@@ -238,10 +238,13 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
         floor, threshold = _settings(config)
         score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
         for s in scores:
-            score_map.setdefault(s.trial_id, {})[s.name] = s
+            of_trial = score_map.get(s.trial_id)
+            if of_trial is None:  # not setdefault: it would build a dict per score to throw away
+                of_trial = score_map[s.trial_id] = {}
+            of_trial[s.name] = s
         columns = layer_columns(trials, score_map)  # read once for the four sections below
         with intervals_ahead(pool, bootstrap_requests(trials, score_map, columns)):
-            trial_rows = _trial_rows(trials, scores, judgments)
+            trial_rows = _trial_rows(trials, score_map, judgments)
             machine = [j for j in judgments if not is_human(j.source)]
             machine_judges = sorted({j.judge for j in machine})
             verdicts = Verdicts()
@@ -314,11 +317,15 @@ def run_stop_notes(run: RunRecord | None, message: str, trials: list[TrialRecord
 
 
 def _trial_rows(
-    trials: list[TrialRecord], scores: list[ScoreRecord], judgments: list[JudgmentRecord]
+    trials: list[TrialRecord],
+    scores: dict[int, dict[ScoreName, ScoreRecord]],
+    judgments: list[JudgmentRecord],
 ) -> list[TrialEntry]:
-    by_trial: dict[int, dict[str, StoredScore]] = {}
-    for s in scores:
-        by_trial.setdefault(s.trial_id, {})[s.name] = {"value": s.value, "details": s.details}
+    """Each trial as the report lists it; ``scores`` by trial as ``_assemble`` grouped them."""
+    by_trial: dict[int, dict[str, StoredScore]] = {
+        trial_id: {name: {"value": s.value, "details": s.details} for name, s in of_trial.items()}
+        for trial_id, of_trial in scores.items()
+    }
     passes: dict[int, list[JudgmentPass]] = {}
     for j in judgments:
         passes.setdefault(j.trial_id, []).append(
