@@ -298,8 +298,12 @@ def _scores(rows: Rows) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
     unreadable: list[UnreadableScoreRow] = []
     names = _SCORE_NAMES
     for tid, name, value, details in rows:
+        known = names.get(name)
+        if known is not None and (parsed := loads_details(details)) is not None:
+            records.append(ScoreRecord(tid, known, value, parsed))  # the common row, in one step
+            continue
         try:
-            records.append(ScoreRecord(tid, names.get(name) or ScoreName(name), value, _details(details)))
+            records.append(ScoreRecord(tid, known or ScoreName(name), value, _details(details)))
         except ValueError as err:
             unreadable.append(UnreadableScoreRow(tid, str(name), score_problem(tid, str(name), err)))
     return records, unreadable

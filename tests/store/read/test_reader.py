@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import subprocess
 import sys
@@ -96,6 +97,36 @@ def test_an_unknown_score_name_is_an_error_naming_the_database(tmp_path: Path) -
         pytest.raises(UnreadableScore, match=r"run\.db: trial 1: unknown score name 'vibes'"),
     ):
         r.scores(1)
+
+
+def test_score_rows_read_past_unreadable_details_and_keep_non_object_ones(tmp_path: Path) -> None:
+    db = tmp_path / "run.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    configure(conn)
+    migrate(conn, str(db))
+    conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r', 's', '{}', 0)")
+    conn.execute(
+        "INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed) VALUES (1, 'r', 'a', 'b', 'm', 0, 0)"
+    )
+    rows = [
+        ("claims", '{"coverage": NaN}'),  # NaN as json.dumps writes it
+        ("fairness", "[1, 2]"),  # JSON, but not an object: kept as json.loads reads it
+        ("grounding", "{not json"),
+        ("keywords", '{"matched": ["a"]}'),
+        ("vibes", '{"x": 1}'),
+    ]
+    conn.executemany(
+        "INSERT INTO scores (trial_id, name, value, details, created_at) VALUES (1, ?, 1, ?, 0)", rows
+    )
+    conn.close()
+    with StoreReader(db) as r:
+        records, unreadable = r.score_rows(1)
+    by_name = {s.name.value: s.details for s in records}
+    assert list(by_name) == ["claims", "fairness", "keywords"]
+    assert math.isnan(by_name["claims"]["coverage"]) and by_name["fairness"] == [1, 2]
+    assert [u.name for u in unreadable] == ["grounding", "vibes"]
+    assert "trial 1: score grounding: details are not JSON" in unreadable[0].problem
+    assert "unknown score name 'vibes'" in unreadable[1].problem
 
 
 def test_an_event_this_proctor_cannot_parse_becomes_an_error_line_not_a_crash(tmp_path: Path) -> None:
