@@ -117,6 +117,19 @@ MIGRATIONS: list[str] = [
         data BLOB NOT NULL
     );
     """,
+    # 4: what a report reads of each model call, judge call and tool event (store.event_facts),
+    # written beside the event so a report reads these small rows, not 200 MB of payloads; the
+    # abandoned events indexed apart, so it learns which those are without the events' pages
+    """
+    CREATE TABLE event_facts (
+        event_id INTEGER PRIMARY KEY,
+        trial_id INTEGER,
+        attempt INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        facts BLOB NOT NULL
+    );
+    CREATE INDEX events_abandoned ON events (id) WHERE abandoned = 1;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

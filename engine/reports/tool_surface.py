@@ -28,7 +28,7 @@ from proctor.engine.tools.surface_diff import SurfaceDiff, ToolChange, diff_surf
 from proctor.engine.tools.surface_lock import ToolLockError, lock_path, read_lock
 from proctor.engine.tools.surface_render import KINDS, change_summary
 from proctor.store.display_text import one_line
-from proctor.store.read.event_structs import ReportEvent, ToolsListedStruct
+from proctor.store.event_structs import ReportEvent, ToolsListedStruct
 from proctor.store.read.reader import StoreReader, TrialRecord
 
 TOKENS_NOTE = (

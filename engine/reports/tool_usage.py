@@ -28,19 +28,13 @@ Definitions (the report's JSON key ``tool_usage`` carries them as ``definitions`
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from proctor.engine.reports.report_model import ToolUsageSection
-from proctor.store.read.event_structs import (
-    ReportEvent,
-    ToolCallStruct,
-    ToolResultStruct,
-    ToolsListedStruct,
-    as_report_event,
-)
+from proctor.store.event_facts import TOOL_KINDS, ToolRow, result_bytes, tool_row
+from proctor.store.event_structs import as_report_event
 from proctor.store.read.reader import (
     StoredEvent,
     StoreReader,
@@ -56,10 +50,8 @@ RESULT_BYTES = (
     "of binary blocks"
 )
 ROUTED = "a call through a router's execute counts for the tool it ran"
-KINDS = ("tools_listed", "tool_call", "tool_result")
+KINDS = TOOL_KINDS
 """The event kinds ``ToolUsageCounter.add`` reads; feed them merged in id order."""
-
-_TRUNCATED = re.compile(r"\n…\[truncated: stored [\d,]+ characters, [\d,]+ kept\]\Z")
 
 Who = tuple[str, str]  # (arm, model)
 ToolKey = tuple[str, str]  # (server, tool)
@@ -119,34 +111,6 @@ class _Tally:
     truncated: int = 0
     latencies: list[float] = field(default_factory=list)
     trials: set[int] = field(default_factory=set)
-
-
-def result_bytes(result: ToolResultStruct) -> int:
-    """Text bytes as stored plus the bytes of binary blocks (their text is only a label)."""
-    binary = sum(b.size_bytes or 0 for b in result.blocks if b.text is None and b.size_bytes)
-    content = result.content
-    # An ASCII string's UTF-8 length is its length (and str knows whether it is ASCII).
-    return (len(content) if content.isascii() else len(content.encode("utf-8"))) + binary
-
-
-ToolRow = tuple[str, Any]
-"""What the counter reads of an event: ("tools_listed", [(server, tool), ...]), ("tool_call",
-(call_id, server, tool)) or ("tool_result", (call_id, server, tool, is_error, latency_s,
-result bytes, truncated))."""
-
-
-def tool_row(event: ReportEvent | None) -> ToolRow | None:
-    """What the counter reads of a tool event; None for any other event."""
-    if isinstance(event, ToolsListedStruct):
-        return "tools_listed", [(t.server, t.name) for t in event.tools]
-    if isinstance(event, ToolCallStruct):
-        return "tool_call", (event.call_id, event.server, event.tool)
-    if isinstance(event, ToolResultStruct):
-        content = event.content
-        truncated = content.endswith(" kept]") and bool(_TRUNCATED.search(content))
-        return "tool_result", (event.call_id, event.server, event.tool, event.is_error, event.latency_s,
-                               result_bytes(event), truncated)  # fmt: skip
-    return None
 
 
 def percentiles(values: list[float]) -> tuple[float | None, float | None]:
@@ -303,13 +267,12 @@ def read_tool_usage(
     reader: StoreReader, trials: list[TrialRecord], recorded: bool = True, up_to_id: int | None = None
 ) -> list[ArmToolUsage]:
     """Streams the run's tool events (the three kinds, in id order, up to ``up_to_id``: by default
-    all) through the counter, each decoded into its Struct (``StoreReader.extract``); the report
-    reads it this way, the console's tools screen feeds the counter parsed events."""
+    all) through the counter as ``tool_row`` reads them, written beside each event when it was
+    stored (``StoreReader.tool_rows``); the report reads it this way, the console's tools screen
+    feeds the counter parsed events."""
     counter = ToolUsageCounter(trials, latency_recorded=recorded)
     upper = reader.max_event_id() if up_to_id is None else up_to_id
-    for trial_id, attempt, abandoned, row in reader.extract(
-        KINDS, upper, tool_row, repeated=("tools_listed",)
-    ):
+    for trial_id, attempt, abandoned, row in reader.tool_rows(upper):
         counter.add_row(trial_id, attempt, abandoned, row)
     return counter.result()
 

@@ -19,16 +19,11 @@ from urllib.parse import quote
 
 import orjson
 
+from proctor.store.event_facts import TOOL_KINDS, JudgeUsage, ModelCallUsage, ToolRow, read_payload
+from proctor.store.event_structs import ReportEvent
 from proctor.store.payload_codec import decode_payload
 from proctor.store.read import queries
-from proctor.store.read.event_structs import (
-    JudgeUsage,
-    ModelCallUsage,
-    ReportEvent,
-    decode_report_event,
-    judge_call,
-    model_call,
-)
+from proctor.store.read.fact_rows import fact_rows
 from proctor.store.read.queries import Query
 from proctor.store.records import (
     AnchorRecord,
@@ -218,8 +213,8 @@ class StoreReader:
         the event's (trial_id, attempt, abandoned); nothing where it returns None. Rows are
         streamed, never all held at once.
 
-        A report needs a few fields of each of many events, not the events: each payload is
-        decoded into its msgspec Struct (``store.read.event_structs``), and a row this proctor
+        For a reader that needs more than an event's facts (``fact_rows`` reads those without the
+        payloads): each payload is decoded into its msgspec Struct (``store.event_structs``), and a row this proctor
         cannot read is skipped (other readers show it as an ``ErrorEvent``), as is one whose
         text cannot be encoded (a lone surrogate).
 
@@ -235,7 +230,7 @@ class StoreReader:
             if key is not None and key in remembered:
                 got = remembered[key]
             else:
-                got = _extract_one(encoding, payload, read)
+                got = read_payload(encoding, payload, read)
                 if key is not None and len(remembered) < _REMEMBERED:
                     remembered[key] = got
             if got is not None:
@@ -273,29 +268,23 @@ class StoreReader:
             yield from rows
 
     def model_call_usage(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, ModelCallUsage]]:
-        """(input_tokens, tool_io_tokens, output_tokens) of each ``model_response``, see ``extract``."""
-        return self.extract(("model_response",), up_to_id, model_call)
+        """(input_tokens, tool_io_tokens, output_tokens) of each ``model_response``, see ``fact_rows``."""
+        return fact_rows(self._conn, ("model_response",), up_to_id)
 
     def judge_usage(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, JudgeUsage]]:
         """(input_tokens, output_tokens, cost_usd) of each ``judgment`` event that records the
-        judge's own usage, see ``extract``."""
-        return self.extract(("judgment",), up_to_id, judge_call)
+        judge's own usage, see ``fact_rows``."""
+        return fact_rows(self._conn, ("judgment",), up_to_id)
+
+    def tool_rows(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, ToolRow]]:
+        """What the tool counter reads of each ``tools_listed``, ``tool_call`` and ``tool_result``
+        (``event_facts.tool_row``), in id order, see ``fact_rows``."""
+        return fact_rows(self._conn, TOOL_KINDS, up_to_id)
 
 
 # Distinct payloads ``extract`` keeps per read of a ``repeated`` kind: an arm's tool lists, not a
 # whole run's when each trial's differs (top-k tool retrieval).
 _REMEMBERED = 256
-
-
-def _extract_one(encoding: str, payload: bytes, read: Callable[[ReportEvent], T | None]) -> T | None:
-    """``extract``'s reading of one row: None for a row this proctor cannot read."""
-    event = decode_report_event(encoding, payload)
-    if event is None:
-        return None
-    try:
-        return read(event)
-    except UnicodeEncodeError:  # a lone surrogate in a text that is measured in UTF-8
-        return None
 
 
 class EventTail:

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from proctor.store.event_facts import stored_fact
 from proctor.store.payload_codec import COMPRESS_OVER_BYTES, encode_raw
 from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import may_need_redaction, redact
@@ -28,6 +29,8 @@ _SEP: Final = b"\x00"
 # A queued event that has derived rows: its row in the batch, its class, its judgment metadata,
 # and the rows derived from it as it was emitted (kept if redaction leaves its payload alone).
 Derived = tuple[int, type[BaseModel], JudgmentMeta | None, tuple[Op, ...]]
+# The queued events that have facts: (row in the batch, the fact as stored, None for none).
+Facts = list[tuple[int, bytes | None]]
 
 
 def need_no_redaction(payloads: list[bytes]) -> bool:
@@ -72,10 +75,11 @@ def _redact_group(group: list[bytes]) -> list[bytes]:
     return [redact(p.decode()).encode() for p in group]
 
 
-def finish_payloads(flat: list[Any], derived: list[Derived], checked: int) -> list[Op]:
+def finish_payloads(flat: list[Any], derived: list[Derived], checked: int, facts: Facts) -> list[Op]:
     """Redact the payloads of ``flat`` (seven values a row, the payload last) after the first
     ``checked`` rows (found to need nothing when queued) and compress the large ones, in place;
-    return the derived rows, made again from the stored payload for an event redaction changed."""
+    return the derived rows, made again from the stored payload for an event redaction changed.
+    ``facts`` are made again likewise, in place."""
     payloads: list[bytes] = flat[6::7]
     rest = payloads[checked:]
     redacted = redact_payloads(rest)
@@ -92,6 +96,9 @@ def finish_payloads(flat: list[Any], derived: list[Derived], checked: int) -> li
             event: Any = cls.model_validate_json(redacted[row - checked])
             at = 7 * row
             ops += derive(flat[at], flat[at + 1], flat[at + 2], flat[at + 3], event, judgment)
+        for i, (row, _fact) in enumerate(facts):
+            if row >= checked and redacted[row - checked] != rest[row - checked]:
+                facts[i] = (row, stored_fact(flat[7 * row + 4], redacted[row - checked]))
         payloads = payloads[:checked] + redacted
     if payloads and max(map(len, payloads)) > COMPRESS_OVER_BYTES:
         for i, p in enumerate(payloads):
@@ -100,4 +107,11 @@ def finish_payloads(flat: list[Any], derived: list[Derived], checked: int) -> li
     return ops
 
 
-__all__ = ["REDACT_GROUP_BYTES", "Derived", "finish_payloads", "need_no_redaction", "redact_payloads"]
+__all__ = [
+    "REDACT_GROUP_BYTES",
+    "Derived",
+    "Facts",
+    "finish_payloads",
+    "need_no_redaction",
+    "redact_payloads",
+]

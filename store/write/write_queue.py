@@ -23,8 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from proctor.store.event_facts import FACT_KINDS
 from proctor.store.records import JudgmentMeta
-from proctor.store.write.batch_payloads import Derived, need_no_redaction
+from proctor.store.write.batch_payloads import Derived, Facts, need_no_redaction
 from proctor.store.write.derived_rows import Op
 
 Blob = tuple[str, str, int, bytes]
@@ -43,6 +44,8 @@ class Batch:
     """The events table's columns, seven values a row (no tuple per row)."""
     rows: int
     derived: list[Derived]
+    facts: Facts
+    """(row, stored fact or None) of each event of a kind that has facts."""
     blobs: list[Blob]
     checked: int
     """How many leading rows were found to need no redaction when they were queued."""
@@ -63,6 +66,7 @@ class WriteQueue:
         self._flat: list[Any] = []
         self._rows = 0
         self._derived: list[Derived] = []
+        self._facts: Facts = []
         self._blobs: list[Blob] = []
         self._checked = 0  # leading rows found to need no redaction
         self._unchecked_bytes = 0
@@ -88,14 +92,17 @@ class WriteQueue:
         cls: type[BaseModel],
         judgment: JudgmentMeta | None,
         ops: tuple[Op, ...] | None,
+        fact: bytes | None = None,
     ) -> bool:
-        """Queue one event (its payload serialized, not yet redacted; ``ops`` its derived rows);
-        True when the caller must start a drain job."""
+        """Queue one event (its payload serialized, not yet redacted; ``ops`` its derived rows,
+        ``fact`` its stored fact if its kind has one); True when the caller must start a drain job."""
         with self._lock:
             row = self._rows
             self._flat += (run_id, trial_id, attempt, ts, kind, "json", payload)
             if ops is not None:
                 self._derived.append((row, cls, judgment, ops))
+            if kind in FACT_KINDS:
+                self._facts.append((row, fact))
             self._rows = row = row + 1
             self._queued += 1
             start = not self._taking
@@ -169,8 +176,10 @@ class WriteQueue:
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            batch = Batch(self._flat, self._rows, self._derived, self._blobs, self._checked, self._queued)
-            self._flat, self._rows, self._derived, self._blobs = [], 0, [], []
+            batch = Batch(
+                self._flat, self._rows, self._derived, self._facts, self._blobs, self._checked, self._queued
+            )
+            self._flat, self._rows, self._derived, self._facts, self._blobs = [], 0, [], [], []
             self._checked = self._unchecked_bytes = 0
             self._checking = True
             self._taking = self._urgent = False

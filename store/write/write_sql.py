@@ -21,18 +21,37 @@ from proctor.store.write.write_queue import Batch
 _INSERT_EVENT = (
     "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+_INSERT_FACT = "INSERT INTO event_facts (event_id, trial_id, attempt, kind, facts) VALUES (?, ?, ?, ?, ?)"
 
 
 def write_batch(conn: sqlite3.Connection, batch: Batch) -> None:
     """Redact and compress the batch's payloads, then insert it and its derived rows in one transaction."""
-    ops = finish_payloads(batch.flat, batch.derived, batch.checked) if batch.rows else []
+    ops = finish_payloads(batch.flat, batch.derived, batch.checked, batch.facts) if batch.rows else []
     with transaction(conn) as cur:
         if batch.blobs:
             cur.executemany(
                 "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES (?, ?, ?, ?)", batch.blobs
             )
         insert_flat(cur, _INSERT_EVENT, 7, batch.flat)
+        if batch.facts:
+            insert_flat(cur, _INSERT_FACT, 5, _fact_rows(cur, batch))
         apply_derived(cur, ops)
+
+
+def _fact_rows(cur: sqlite3.Cursor, batch: Batch) -> list[Any]:
+    """The batch's facts as ``event_facts`` rows, five values a row, keyed by their event's id.
+
+    The batch's events were just inserted in order, in this transaction, by the only writer:
+    AUTOINCREMENT gave them consecutive ids ending at ``last_insert_rowid()``."""
+    (last,) = cur.execute("SELECT last_insert_rowid()").fetchone()
+    first = last - batch.rows + 1
+    flat = batch.flat
+    values: list[Any] = []
+    for row, fact in batch.facts:
+        if fact is not None:
+            at = 7 * row
+            values += (first + row, flat[at + 1], flat[at + 2], flat[at + 4], fact)
+    return values
 
 
 @contextmanager

@@ -7,7 +7,8 @@ hold commits back, and commits each batch in one transaction (``write_sql``), de
 included. Nothing reaches the file unredacted: each payload is either found to need no
 redaction while queued (nothing in it matches a token shape or a secret known by then), or
 redacted with its batch on the writer thread (``batch_payloads``), its derived rows made again
-from the redacted payload if redaction changed it.
+from the redacted payload if redaction changed it. The same goes for the facts a report reads
+of a model call, judge call or tool event (``store.event_facts``), stored beside the event.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from proctor.store.event_facts import FACT_KINDS, stored_fact
 from proctor.store.events import Event
 from proctor.store.file_watch import FileWatch, StoreFailed, disk_full, is_disk_full, moved_away
 from proctor.store.operator_commands import OperatorCommandRow, cancel_unserved, claim_pending, finish
@@ -212,7 +214,10 @@ class StoreWriter:
         kind = event.kind
         payload = event.__pydantic_serializer__.to_json(event)  # = model_dump_json().encode()
         ops = derive(run_id, trial_id, attempt, ts, event, judgment) if kind in RULE_KINDS else None
-        if self._queue.add_event(run_id, trial_id, attempt, ts, kind, payload, type(event), judgment, ops):
+        fact = stored_fact(kind, payload) if kind in FACT_KINDS else None
+        if self._queue.add_event(
+            run_id, trial_id, attempt, ts, kind, payload, type(event), judgment, ops, fact
+        ):
             self._pool.submit(self._drain)
 
     def put_blob(self, sha256: str, mime_type: str, data: bytes) -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proctor.store.event_facts import stored_fact
 from proctor.store.events import FinalAnswer, Judged, Scored, ToolResult, TrialFinished, Usage
 from proctor.store.redaction import redact
 from proctor.store.write import batch_payloads, write_queue
@@ -148,7 +149,7 @@ async def test_secrets_in_any_event_and_in_derived_rows_never_reach_the_file(tmp
 def _queued(payloads: list[bytes]) -> WriteQueue:
     q = WriteQueue(batch_size=100_000, flush_interval_s=60)
     for p in payloads:
-        q.add_event("r1", 1, 0, 0.0, "tool_result", p, ToolResult, None, None)
+        q.add_event("r1", 1, 0, 0.0, "tool_result", p, ToolResult, None, None, stored_fact("tool_result", p))
     q.close()  # take without waiting for company
     return q
 
@@ -163,15 +164,18 @@ def _queued(payloads: list[bytes]) -> WriteQueue:
 def test_payloads_checked_as_queued_and_redacted_at_commit_are_stored_as_each_redacted(
     parts: list[tuple[str, str, str]], group: int
 ) -> None:
-    """The emitting thread passes the groups that need nothing; the writer thread redacts the rest."""
+    """The emitting thread passes the groups that need nothing; the writer thread redacts the rest,
+    and the facts stored beside each event are those of its redacted payload."""
     payloads = [_payload(before + token + after) for before, token, after in parts]
     write_queue.CHECK_GROUP_BYTES, saved = group, write_queue.CHECK_GROUP_BYTES
     try:
         batch = _queued(payloads).take()
     finally:
         write_queue.CHECK_GROUP_BYTES = saved
-    finish_payloads(batch.flat, batch.derived, batch.checked)
-    assert batch.flat[6::7] == _one_by_one(payloads)
+    finish_payloads(batch.flat, batch.derived, batch.checked, batch.facts)
+    stored = _one_by_one(payloads)
+    assert batch.flat[6::7] == stored
+    assert batch.facts == [(row, stored_fact("tool_result", p)) for row, p in enumerate(stored)]
 
 
 def test_the_emitting_thread_checks_groups_until_one_may_hold_a_secret(

@@ -13,20 +13,8 @@ import msgspec
 import pytest
 from pydantic import BaseModel
 
-from proctor.store.events import (
-    ContentBlock,
-    Judged,
-    ListedTool,
-    ModelResponse,
-    ToolCall,
-    ToolCallRequest,
-    ToolResult,
-    ToolsListed,
-    Usage,
-    parse_event,
-)
-from proctor.store.read import event_structs
-from proctor.store.read.event_structs import (
+from proctor.store import event_facts
+from proctor.store.event_structs import (
     REPORT_KINDS,
     ContentBlockStruct,
     JudgedStruct,
@@ -40,6 +28,18 @@ from proctor.store.read.event_structs import (
     UsageStruct,
     as_report_event,
     decode_report_event,
+)
+from proctor.store.events import (
+    ContentBlock,
+    Judged,
+    ListedTool,
+    ModelResponse,
+    ToolCall,
+    ToolCallRequest,
+    ToolResult,
+    ToolsListed,
+    Usage,
+    parse_event,
 )
 
 EVENTS = [
@@ -201,4 +201,4 @@ def test_events_of_other_kinds_are_not_report_events() -> None:
     started = b'{"kind": "trial_started", "scenario": "s", "arm": "a", "model": "m", "epoch": 0, "seed": 1, "attempt": 0}'
     assert decode_report_event("json", started) is None
     assert as_report_event(parse_event(started)) is None
-    assert event_structs.model_call(as_report_event(EVENTS[1]) or pytest.fail()) is None
+    assert event_facts.model_call(as_report_event(EVENTS[1]) or pytest.fail()) is None

@@ -145,31 +145,11 @@ def decode_report_event(encoding: str, payload: bytes) -> ReportEvent | None:
     return as_report_event(event)
 
 
-ModelCallUsage = tuple[int, int, int]
-JudgeUsage = tuple[int, int, float | None]
-
-
-def model_call(event: ReportEvent) -> ModelCallUsage | None:
-    """(input_tokens, tool_io_tokens, output_tokens) of a model call."""
-    if not isinstance(event, ModelResponseStruct):
-        return None
-    return event.usage.input_tokens, event.tool_io_tokens, event.usage.output_tokens
-
-
-def judge_call(event: ReportEvent) -> JudgeUsage | None:
-    """(input_tokens, output_tokens, cost_usd) of a judge pass that recorded its own usage."""
-    if not isinstance(event, JudgedStruct) or event.usage is None:
-        return None
-    return event.usage.input_tokens, event.usage.output_tokens, event.cost_usd
-
-
 __all__ = [
     "REPORT_KINDS",
     "ContentBlockStruct",
-    "JudgeUsage",
     "JudgedStruct",
     "ListedToolStruct",
-    "ModelCallUsage",
     "ModelResponseStruct",
     "ReportEvent",
     "ToolCallRequestStruct",
@@ -179,6 +159,4 @@ __all__ = [
     "UsageStruct",
     "as_report_event",
     "decode_report_event",
-    "judge_call",
-    "model_call",
 ]
