@@ -2,17 +2,18 @@
 used twice.
 
 A report needs a few numbers of each of these events (on 10,000 trials about 165,000 of them,
-200 MB of payloads: tool results, model texts, verdicts). The writer works them out once, from
-the payload it stores, and keeps them beside the event in ``event_facts`` (schema 4), a compact
-JSON array each; a report reads those small rows and decodes a payload only for an event that
-has none (written before schema 4). Both sides call ``payload_fact``, so a fact is what the
-report would have read from the payload, by construction; ``decode_fact`` gives back the very
-values (tuples, floats, booleans) that ``fact_of_kind(kind)`` returned.
+200 MB of payloads: tool results, model texts, verdicts). The writer works them out once, as it
+stores the event, and keeps them beside it in ``event_facts`` (schema 4), a compact JSON array
+each; a report reads those small rows and decodes a payload only for an event that has none
+(written before schema 4, or a fact JSON cannot carry). Both read an event through the same
+functions (``model_call``, ``judge_call``, ``tool_row``, each reading the fields an event's
+msgspec Struct and its pydantic model share), the report from the Struct of the payload, the
+writer from the event it serializes into that payload (or from the payload, once redaction
+changed it); ``decode_fact`` gives back the very values (tuples, floats, booleans) they returned.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
@@ -28,6 +29,7 @@ from proctor.store.event_structs import (
     ToolsListedStruct,
     decode_report_event,
 )
+from proctor.store.events import Event, Judged, ModelResponse, ToolCall, ToolResult, ToolsListed
 
 T = TypeVar("T")
 
@@ -43,19 +45,53 @@ _TRUNCATED = re.compile(r"\n…\[truncated: stored [\d,]+ characters, [\d,]+ kep
 
 def model_call(event: ReportEvent) -> ModelCallUsage | None:
     """(input_tokens, tool_io_tokens, output_tokens) of a model call."""
-    if not isinstance(event, ModelResponseStruct):
-        return None
-    return event.usage.input_tokens, event.tool_io_tokens, event.usage.output_tokens
+    return _model_call(event) if isinstance(event, ModelResponseStruct) else None
 
 
 def judge_call(event: ReportEvent) -> JudgeUsage | None:
     """(input_tokens, output_tokens, cost_usd) of a judge pass that recorded its own usage."""
-    if not isinstance(event, JudgedStruct) or event.usage is None:
-        return None
-    return event.usage.input_tokens, event.usage.output_tokens, event.cost_usd
+    return _judge_call(event) if isinstance(event, JudgedStruct) else None
 
 
-def result_bytes(result: ToolResultStruct) -> int:
+def tool_row(event: ReportEvent | None) -> ToolRow | None:
+    """What the tool counter reads of a tool event; None for any other event."""
+    if isinstance(event, ToolsListedStruct):
+        return _listed_row(event)
+    if isinstance(event, ToolCallStruct):
+        return _call_row(event)
+    if isinstance(event, ToolResultStruct):
+        return _result_row(event)
+    return None
+
+
+# Each fact is read off the event by one of these, whether the event is the msgspec Struct a
+# report decodes from the payload or the pydantic model the writer serializes into it: they
+# have the same fields with the same values (each Struct mirrors its model).
+
+
+def _model_call(e: ModelResponseStruct | ModelResponse) -> ModelCallUsage:
+    return e.usage.input_tokens, e.tool_io_tokens, e.usage.output_tokens
+
+
+def _judge_call(e: JudgedStruct | Judged) -> JudgeUsage | None:
+    return None if e.usage is None else (e.usage.input_tokens, e.usage.output_tokens, e.cost_usd)
+
+
+def _listed_row(e: ToolsListedStruct | ToolsListed) -> ToolRow:
+    return "tools_listed", [(t.server, t.name) for t in e.tools]
+
+
+def _call_row(e: ToolCallStruct | ToolCall) -> ToolRow:
+    return "tool_call", (e.call_id, e.server, e.tool)
+
+
+def _result_row(e: ToolResultStruct | ToolResult) -> ToolRow:
+    content = e.content
+    truncated = content.endswith(" kept]") and bool(_TRUNCATED.search(content))
+    return "tool_result", (e.call_id, e.server, e.tool, e.is_error, e.latency_s, result_bytes(e), truncated)
+
+
+def result_bytes(result: ToolResultStruct | ToolResult) -> int:
     """Text bytes as stored plus the bytes of binary blocks (their text is only a label)."""
     binary = sum(b.size_bytes or 0 for b in result.blocks if b.text is None and b.size_bytes)
     content = result.content
@@ -63,18 +99,13 @@ def result_bytes(result: ToolResultStruct) -> int:
     return (len(content) if content.isascii() else len(content.encode("utf-8"))) + binary
 
 
-def tool_row(event: ReportEvent | None) -> ToolRow | None:
-    """What the tool counter reads of a tool event; None for any other event."""
-    if isinstance(event, ToolsListedStruct):
-        return "tools_listed", [(t.server, t.name) for t in event.tools]
-    if isinstance(event, ToolCallStruct):
-        return "tool_call", (event.call_id, event.server, event.tool)
-    if isinstance(event, ToolResultStruct):
-        content = event.content
-        truncated = content.endswith(" kept]") and bool(_TRUNCATED.search(content))
-        return "tool_result", (event.call_id, event.server, event.tool, event.is_error, event.latency_s,
-                               result_bytes(event), truncated)  # fmt: skip
-    return None
+_OF_EVENT: Final[dict[str, Callable[[Any], Any]]] = {
+    "model_response": _model_call,
+    "judgment": _judge_call,
+    "tools_listed": _listed_row,
+    "tool_call": _call_row,
+    "tool_result": _result_row,
+}
 
 
 _FACT_OF_KIND: Final[dict[str, Callable[[ReportEvent], Any]]] = {
@@ -137,18 +168,22 @@ def encode_fact(kind: str, fact: Any) -> bytes | None:
 
 
 def stored_fact(kind: str, payload: bytes) -> bytes | None:
-    """``payload_fact`` of a payload as the writer serialized it (JSON), as stored
-    (``encode_fact``): what the writer puts in ``event_facts``."""
-    if kind == "tools_listed":
-        return _listed_fact(payload)
+    """``payload_fact`` as stored (``encode_fact``), of a payload as the writer serialized it
+    (JSON): the writer's fact of an event whose payload redaction changed."""
     return encode_fact(kind, payload_fact(kind, "json", payload))
 
 
-@functools.lru_cache(maxsize=64)
-def _listed_fact(payload: bytes) -> bytes | None:
-    """An arm's tool list is the same payload in each of its trials (and the costliest to decode):
-    its fact is worked out once."""
-    return encode_fact("tools_listed", payload_fact("tools_listed", "json", payload))
+def event_fact(event: Event) -> bytes | None:
+    """The stored fact of an event the writer serializes (of a kind in ``FACT_KINDS``), read off
+    the event itself: the payload is the event's JSON, so its Struct has these very values. Where
+    the JSON cannot carry one (NaN, an infinity: the payload says null, and a report cannot read
+    that payload) ``encode_fact`` stores nothing, and a report reads the payload as before."""
+    kind = event.kind
+    try:
+        fact = _OF_EVENT[kind](event)
+    except UnicodeEncodeError:  # a lone surrogate, as ``read_payload`` reads it
+        fact = None
+    return encode_fact(kind, fact)
 
 
 def decode_fact(kind: str, stored: bytes) -> Any:
@@ -165,6 +200,7 @@ __all__ = [
     "ToolRow",
     "decode_fact",
     "encode_fact",
+    "event_fact",
     "fact_of_kind",
     "judge_call",
     "model_call",

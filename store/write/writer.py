@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from proctor.store.event_facts import FACT_KINDS, stored_fact
+from proctor.store.event_facts import FACT_KINDS, event_fact
 from proctor.store.events import Event
 from proctor.store.file_watch import FileWatch, StoreFailed, disk_full, is_disk_full, moved_away
 from proctor.store.operator_commands import OperatorCommandRow, cancel_unserved, claim_pending, finish
@@ -214,7 +214,7 @@ class StoreWriter:
         kind = event.kind
         payload = event.__pydantic_serializer__.to_json(event)  # = model_dump_json().encode()
         ops = derive(run_id, trial_id, attempt, ts, event, judgment) if kind in RULE_KINDS else None
-        fact = stored_fact(kind, payload) if kind in FACT_KINDS else None
+        fact = event_fact(event) if kind in FACT_KINDS else None
         if self._queue.add_event(
             run_id, trial_id, attempt, ts, kind, payload, type(event), judgment, ops, fact
         ):
