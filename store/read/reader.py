@@ -213,10 +213,10 @@ class StoreReader:
         the event's (trial_id, attempt, abandoned); nothing where it returns None. Rows are
         streamed, never all held at once.
 
-        For a reader that needs more than an event's facts (``fact_rows`` reads those without the
-        payloads): each payload is decoded into its msgspec Struct (``store.event_structs``), and a row this proctor
-        cannot read is skipped (other readers show it as an ``ErrorEvent``), as is one whose
-        text cannot be encoded (a lone surrogate).
+        For a reader that needs more of an event than its stored facts (``fact_rows`` reads those
+        without the payloads): each payload is decoded into its msgspec Struct
+        (``store.event_structs``), and a row this proctor cannot read is skipped (other readers
+        show it as an ``ErrorEvent``), as is one whose text cannot be encoded (a lone surrogate).
 
         For the kinds in ``repeated``, whose payloads recur verbatim (a ``tools_listed`` is the
         same in every trial of an arm), what a payload gave is kept and given again for the same
