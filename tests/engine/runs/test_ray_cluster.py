@@ -131,24 +131,33 @@ def test_sigterm_stops_a_ray_run_as_a_local_one_143_and_the_resume_hint(
     _no_leftovers(cluster)
 
 
-def test_a_variable_the_driver_has_and_a_node_lacks_stops_the_run_naming_node_and_variable(
-    cluster: Cluster, tmp_path: Path
-) -> None:
+def _run_with_a_driver_only_variable(
+    cluster: Cluster, tmp_path: Path, value: str, address: str = ""
+) -> tuple[int, str, str]:
+    """The demo suite with a server that needs ``PROCTOR_TEST_DRIVER_ONLY``, set on the driver
+    only (the nodes were started before): (exit code, stdout, stderr) of its run."""
     suite = tmp_path / "suite"
     shutil.copytree(SUITE_DIR, suite, ignore=shutil.ignore_patterns("__pycache__"))
     text = (suite / "suite.yaml").read_text()
     marker = "    timeout_s: 20\n"
     text = text.replace(marker, marker + '    env: {DEMO_TOKEN: "${PROCTOR_TEST_DRIVER_ONLY}"}\n', 1)
     (suite / "suite.yaml").write_text(text)
-    secret = "value-that-must-not-be-printed"
     env_before = dict(cluster.driver_env)
-    cluster.driver_env["PROCTOR_TEST_DRIVER_ONLY"] = secret  # the driver's, not the nodes' (started before)
+    cluster.driver_env["PROCTOR_TEST_DRIVER_ONLY"] = value
     try:
-        driver = _run(cluster, tmp_path / "run.db", *SMALL, suite=suite)
+        driver = _run(cluster, tmp_path / "run.db", *SMALL, suite=suite, address=address)
         out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         cluster.driver_env = env_before
-    assert driver.returncode == ExitCode.BAD_INPUT, err[-3000:]
+    return driver.returncode, out, err
+
+
+def test_a_variable_the_driver_has_and_a_node_lacks_stops_the_run_naming_node_and_variable(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    secret = "value-that-must-not-be-printed"
+    code, out, err = _run_with_a_driver_only_variable(cluster, tmp_path, secret)
+    assert code == ExitCode.BAD_INPUT, err[-3000:]
     assert "PROCTOR_TEST_DRIVER_ONLY" in err and secret not in err + out
     node_ports = {n.manager_port for n in cluster.nodes}
     said = " ".join(err.split())  # the console wraps long lines
@@ -156,7 +165,7 @@ def test_a_variable_the_driver_has_and_a_node_lacks_stops_the_run_naming_node_an
     assert "Traceback" not in err
 
 
-def test_through_ray_client_the_run_plays_each_trial_once_and_brings_the_logs_back(
+def test_through_ray_client_the_run_plays_each_trial_once_and_keeps_each_workers_logs(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     db = tmp_path / "run.db"
@@ -176,20 +185,8 @@ def test_through_ray_client_the_run_plays_each_trial_once_and_brings_the_logs_ba
 def test_through_ray_client_a_variable_a_node_lacks_is_checked_at_start(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    suite = tmp_path / "suite"
-    shutil.copytree(SUITE_DIR, suite, ignore=shutil.ignore_patterns("__pycache__"))
-    text = (suite / "suite.yaml").read_text()
-    marker = "    timeout_s: 20\n"
-    text = text.replace(marker, marker + '    env: {DEMO_TOKEN: "${PROCTOR_TEST_DRIVER_ONLY}"}\n', 1)
-    (suite / "suite.yaml").write_text(text)
-    env_before = dict(cluster.driver_env)
-    cluster.driver_env["PROCTOR_TEST_DRIVER_ONLY"] = "x"
-    try:
-        driver = _run(cluster, tmp_path / "run.db", *SMALL, suite=suite, address=cluster.client_address())
-        _out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
-    finally:
-        cluster.driver_env = env_before
-    assert driver.returncode == ExitCode.BAD_INPUT, err[-3000:]
+    code, _out, err = _run_with_a_driver_only_variable(cluster, tmp_path, "x", cluster.client_address())
+    assert code == ExitCode.BAD_INPUT, err[-3000:]
     said = " ".join(err.split())
     assert "PROCTOR_TEST_DRIVER_ONLY" in said and all(f":{n.manager_port})" in said for n in cluster.nodes)
 
