@@ -109,11 +109,10 @@ class JudgeScreen(ProctorScreen):
     def on_mount(self) -> None:
         self.query_one("#judge-trials", LinesView).focus()
         self.flush()
-        # The detail is wrapped to its pane's width, which is known only once the screen is laid
-        # out: wrap it again then (and after a resize) rather than at the next idle flush.
-        self.call_after_refresh(self._flush_detail)
 
     def on_resize(self) -> None:
+        # The detail is wrapped to its pane's width, known only once the screen is laid out (a
+        # screen's first layout sends it a Resize too): wrap it again then, not at the next idle flush.
         self.call_after_refresh(self._flush_detail)
 
     def selected(self) -> int | None:
