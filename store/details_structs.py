@@ -120,6 +120,23 @@ def details_struct(model: type[BaseModel], details: object) -> msgspec.Struct | 
         return None
 
 
+_DECODERS: Final[dict[type[BaseModel], msgspec.json.Decoder[msgspec.Struct]]] = {
+    model: msgspec.json.Decoder(struct) for model, struct in DETAILS_STRUCT.items()
+}
+
+
+def details_struct_from_json(model: type[BaseModel], text: bytes) -> msgspec.Struct | None:
+    """``details_struct`` of the stored JSON text itself, without building its dict first;
+    msgspec decodes a text as strictly as it converts the dict ``json.loads`` makes of it."""
+    decoder = _DECODERS.get(model)
+    if decoder is None:
+        return None
+    try:
+        return decoder.decode(text)
+    except msgspec.DecodeError:  # a ValidationError too, or a number a float cannot hold
+        return None
+
+
 __all__ = [
     "DETAILS_STRUCT",
     "AdoptionDetailsStruct",
@@ -129,4 +146,5 @@ __all__ = [
     "PassedDetailsStruct",
     "ToolMatchDetailsStruct",
     "details_struct",
+    "details_struct_from_json",
 ]

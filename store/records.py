@@ -7,12 +7,14 @@ work on the same types whether the rows came through sqlite3 or aiosqlite.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
-from proctor.store.details_structs import details_struct
+import msgspec
+
+from proctor.store.details_structs import details_struct, details_struct_from_json
 from proctor.store.events import Event
 from proctor.store.scores import D, ScoreDetails, ScoreName, UnreadableScore, details_model, parse_details
+from proctor.store.stored_json import StoredJson
 
 
 @dataclass(frozen=True)
@@ -96,22 +98,54 @@ class AnchorRecord:
 _DETAILS_MODEL: dict[ScoreName, type[ScoreDetails]] = {n: details_model(n) for n in ScoreName}
 
 
-@dataclass(frozen=True)
 class ScoreRecord:
-    """One stored score; ``details`` is the raw JSON, ``parsed`` validates it against its model."""
+    """One stored score. ``details`` is its JSON object; read from a store, ``stored`` is the text
+    it came from, parsed only when a field is wanted (a report writes every score's details and
+    reads a field of few). ``parsed`` validates the details against their model."""
 
-    trial_id: int
-    name: ScoreName
-    value: float | None
-    details: dict[str, Any]
+    __slots__ = ("_details", "_struct", "_typed", "name", "stored", "trial_id", "value")
 
-    @cached_property
+    def __init__(
+        self, trial_id: int, name: ScoreName, value: float | None, details: dict[str, Any] | StoredJson
+    ) -> None:
+        self.trial_id = trial_id
+        self.name = name
+        self.value = value
+        self.stored: StoredJson | None = details if isinstance(details, StoredJson) else None
+        self._details: dict[str, Any] | None = None if isinstance(details, StoredJson) else details
+        self._struct: msgspec.Struct | None = None
+        self._typed: ScoreDetails | None = None
+
+    @property
+    def details(self) -> dict[str, Any]:
+        if self._details is None and self.stored is not None:
+            self._details = self.stored.value()
+        return self._details  # type: ignore[return-value]  # a NULL column stays None, as ever
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ScoreRecord):
+            return NotImplemented
+        return (self.trial_id, self.name, self.value, self.details) == (
+            other.trial_id,
+            other.name,
+            other.value,
+            other.details,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ScoreRecord({self.trial_id!r}, {self.name!r}, {self.value!r}, {self.details!r})"
+
+    @property
     def typed(self) -> ScoreDetails:
         """The details validated by this score's model, once; raises ``UnreadableScore``."""
-        try:
-            return parse_details(self.name, self.details, ScoreDetails)
-        except UnreadableScore as err:
-            raise UnreadableScore(f"trial {self.trial_id}: {err}") from err
+        if self._typed is None:
+            try:
+                self._typed = parse_details(self.name, self.details, ScoreDetails)
+            except UnreadableScore as err:
+                raise UnreadableScore(f"trial {self.trial_id}: {err}") from err
+        return self._typed
 
     def parsed(self, model: type[D]) -> D:
         """The details as ``model``, which must be this score's model or one of its bases."""
@@ -125,14 +159,17 @@ class ScoreRecord:
     def detail(self, model: type[D], *path: str) -> object:
         """``parsed(model)``'s value at ``path`` (field names). A report reads a field or two of
         most of a large run's scores: details msgspec takes as its Struct's types say are read
-        from the Struct (``store.details_structs``), once per record; others are validated, and
-        raise, as ``parsed`` does."""
+        from the Struct (``store.details_structs``, from the stored text when there is one), once
+        per record; others are validated, and raise, as ``parsed`` does."""
         own = _DETAILS_MODEL[self.name]
         if own is not model and not issubclass(own, model):
             raise TypeError(f"score {self.name.value} has {own.__name__} details, not {model.__name__}")
-        value: object = self.__dict__.get("_struct")
-        if value is None and "typed" not in self.__dict__:
-            value = self.__dict__["_struct"] = details_struct(own, self.details)
+        value: object = self._struct
+        if value is None and self._typed is None:
+            if self.stored is not None and self._details is None:
+                value = self._struct = details_struct_from_json(own, self.stored.text)
+            else:
+                value = self._struct = details_struct(own, self.details)
         if value is None:
             value = self.parsed(model)
         for name in path:

@@ -19,7 +19,7 @@ from proctor.engine.reports.drift_gate import DriftGateResult
 from proctor.engine.reports.drift_section import junit_cases
 from proctor.engine.reports.gate import FairnessGateResult
 from proctor.engine.reports.report_markdown import cell
-from proctor.engine.reports.report_model import Report, RunInfo, StoredScore, TrialEntry
+from proctor.engine.reports.report_model import Report, RunInfo, StoredScore, TrialEntry, score_details
 from proctor.store.display_text import sanitize
 from proctor.store.scores import (
     D,
@@ -62,10 +62,11 @@ def _failure_reason(trial: TrialEntry) -> str:
 def _details(scores: dict[str, StoredScore], name: ScoreName, model: type[D]) -> D | None:
     """A score's details from the report's per-trial JSON; unreadable ones add nothing to the reason."""
     stored = scores.get(name)
-    if stored is None or not isinstance(stored["details"], dict):
+    details = None if stored is None else score_details(stored)
+    if not isinstance(details, dict):
         return None
     try:
-        return parse_details(name, stored["details"], model)
+        return parse_details(name, details, model)
     except UnreadableScore:
         return None
 

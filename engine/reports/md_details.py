@@ -10,7 +10,7 @@ import statistics
 
 from proctor.engine.reports.md_format import cell, column, folded, one_model, pct, seconds, size, table, who
 from proctor.engine.reports.md_verdict import tool_names
-from proctor.engine.reports.report_model import ArmModel, Report, ToolEntry, TrialEntry
+from proctor.engine.reports.report_model import ArmModel, Report, ToolEntry, TrialEntry, score_details
 from proctor.engine.scoring.diagnosis import COGNITIVE_MODES, TOOL_CALL_MODES
 from proctor.store.scores import FailureModeDetails, ScoreName, UnreadableScore, parse_details
 
@@ -155,10 +155,11 @@ def tools_section(report: Report) -> list[str]:
 
 def _mode(t: TrialEntry) -> str:
     stored = (t.get("scores") or {}).get(ScoreName.FAILURE_MODE)
-    if stored is None or not isinstance(stored["details"], dict):
+    details = None if stored is None else score_details(stored)
+    if not isinstance(details, dict):
         return NOT_DIAGNOSED
     try:
-        mode = parse_details(ScoreName.FAILURE_MODE, stored["details"], FailureModeDetails).mode
+        mode = parse_details(ScoreName.FAILURE_MODE, details, FailureModeDetails).mode
     except UnreadableScore:
         return UNREADABLE
     return mode or NOT_DIAGNOSED

@@ -62,6 +62,7 @@ from proctor.store.read.reader import (
     TrialRecord,
 )
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
+from proctor.store.stored_json import StoredJson
 
 OFFLINE_NOTE = "offline agent: token counts are estimates, cost is zero"
 OFFLINE_JUDGE_NOTE = (
@@ -181,6 +182,8 @@ def report_json(data: Report) -> bytes:
 
 
 def _json_default(value: object) -> object:
+    if type(value) is StoredJson:
+        return orjson.Fragment(value.text)
     np = sys.modules.get("numpy")  # a numpy number can only come from a loaded numpy
     if np is None:
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
@@ -323,7 +326,10 @@ def _trial_rows(
 ) -> list[TrialEntry]:
     """Each trial as the report lists it; ``scores`` by trial as ``_assemble`` grouped them."""
     by_trial: dict[int, dict[str, StoredScore]] = {
-        trial_id: {name: {"value": s.value, "details": s.details} for name, s in of_trial.items()}
+        trial_id: {
+            name: {"value": s.value, "details": s.details if s.stored is None else s.stored}
+            for name, s in of_trial.items()
+        }
         for trial_id, of_trial in scores.items()
     }
     passes: dict[int, list[JudgmentPass]] = {}

@@ -19,7 +19,14 @@ from pathlib import Path
 from proctor.engine.reports.html_charts import forest_svg, frontier_svg
 from proctor.engine.reports.md_charts import _axis
 from proctor.engine.reports.report_markdown import render_markdown
-from proctor.engine.reports.report_model import ArmModel, JsonObject, Report, RunInfo, TrialEntry
+from proctor.engine.reports.report_model import (
+    ArmModel,
+    JsonObject,
+    Report,
+    RunInfo,
+    TrialEntry,
+    score_details,
+)
 from proctor.engine.stats import CostScorePoint, pareto_frontier
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -193,7 +200,7 @@ def _trial_excerpt(events: Sequence[JsonObject]) -> str:
 
 def _claims(t: TrialEntry) -> str:
     stored = (t.get("scores") or {}).get("claims")
-    claims = (None if stored is None else stored["details"]) or {}
+    claims = (None if stored is None else score_details(stored)) or {}
     verdicts = claims.get("verdicts") or []
     if not verdicts:
         return ""

@@ -20,6 +20,7 @@ that takes the TypedDict.
 from typing import Any, Literal, NotRequired, TypedDict, final
 
 from proctor.engine.drift.result_diff import Status
+from proctor.store.stored_json import StoredJson
 
 JsonObject = dict[str, Any]
 """Free-form JSON the report passes through as stored: the run's config, a score's details, a
@@ -66,8 +67,17 @@ class TrialTokens(TypedDict):
 
 
 class StoredScore(TypedDict):
+    """``details`` as the store holds them: the JSON report writes a ``StoredJson``'s text as it
+    is (compact, keys sorted), so renderers read them through ``score_details``."""
+
     value: float | None
-    details: JsonObject
+    details: JsonObject | StoredJson
+
+
+def score_details(stored: StoredScore) -> Any:
+    """A score's details as JSON values (a dict, unless the store holds something else)."""
+    details = stored["details"]
+    return details.value() if isinstance(details, StoredJson) else details
 
 
 # "pass" is a Python keyword, hence the functional form.
@@ -634,4 +644,5 @@ __all__ = [
     "TrialEntry",
     "TrialTokens",
     "VsBaseline",
+    "score_details",
 ]

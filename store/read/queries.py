@@ -27,6 +27,7 @@ from proctor.store.records import (
 )
 from proctor.store.schema import SCHEMA_VERSION, SchemaError
 from proctor.store.scores import ScoreName
+from proctor.store.stored_json import stored_object
 
 T = TypeVar("T")
 Rows = Sequence[Sequence[Any]]
@@ -158,7 +159,7 @@ def judgments(trial_id: int | None = None) -> Query[list[JudgmentRecord]]:
 
 def score_rows(trial_id: int | None = None) -> Query[tuple[list[ScoreRecord], list[UnreadableScoreRow]]]:
     """The readable score rows and, apart, the ones this proctor cannot read."""
-    sql = "SELECT trial_id, name, value, details FROM scores"
+    sql = "SELECT trial_id, name, value, CAST(details AS BLOB) FROM scores"
     if trial_id is not None:
         return Query(sql + " WHERE trial_id = ? ORDER BY name", (trial_id,), _scores, _column_bytes(3))
     return Query(sql + " ORDER BY trial_id, name", (), _scores, _column_bytes(3))
@@ -167,7 +168,7 @@ def score_rows(trial_id: int | None = None) -> Query[tuple[list[ScoreRecord], li
 def named_score_rows(name: ScoreName) -> Query[tuple[list[ScoreRecord], list[UnreadableScoreRow]]]:
     """``score_rows`` of one score of every trial."""
     return Query(
-        "SELECT trial_id, name, value, details FROM scores WHERE name = ? ORDER BY trial_id",
+        "SELECT trial_id, name, value, CAST(details AS BLOB) FROM scores WHERE name = ? ORDER BY trial_id",
         (name.value,),
         _scores,
         _column_bytes(3),
@@ -294,17 +295,20 @@ _SCORE_NAMES: dict[object, ScoreName] = {n.value: n for n in ScoreName}
 
 
 def _scores(rows: Rows) -> tuple[list[ScoreRecord], list[UnreadableScoreRow]]:
+    """Details are read as bytes (``CAST(details AS BLOB)``) and kept as their text where it is
+    one strict JSON object (``stored_object``), the common row; the rest are decoded as text."""
     records: list[ScoreRecord] = []
     unreadable: list[UnreadableScoreRow] = []
     names = _SCORE_NAMES
     for tid, name, value, details in rows:
         known = names.get(name)
-        if known is not None and (parsed := loads_details(details)) is not None:
-            records.append(ScoreRecord(tid, known, value, parsed))  # the common row, in one step
+        if known is not None and (stored := stored_object(details)) is not None:
+            records.append(ScoreRecord(tid, known, value, stored))  # the common row, in one step
             continue
         try:
-            records.append(ScoreRecord(tid, known or ScoreName(name), value, _details(details)))
-        except ValueError as err:
+            text = details.decode() if type(details) is bytes else details
+            records.append(ScoreRecord(tid, known or ScoreName(name), value, _details(text)))
+        except ValueError as err:  # an unknown name, details that are not JSON or not UTF-8
             unreadable.append(UnreadableScoreRow(tid, str(name), score_problem(tid, str(name), err)))
     return records, unreadable
 
@@ -316,6 +320,8 @@ def score_problem(trial_id: int, name: str, err: ValueError) -> str:
             f"trial {trial_id}: unknown score name {name!r} in the scores table; this proctor knows "
             f"{known}: upgrade proctor to read this run"
         )
+    if isinstance(err, UnicodeDecodeError):
+        return f"trial {trial_id}: score {name}: details are not UTF-8 text ({err})"
     return f"trial {trial_id}: score {name}: details are not JSON ({err})"
 
 

@@ -4,6 +4,7 @@ details msgspec refuses are read (or refused) by the model."""
 from __future__ import annotations
 
 import copy
+import json
 import random
 import typing
 from typing import Any
@@ -29,6 +30,7 @@ from proctor.store.scores import (
     UnreadableScore,
     details_model,
 )
+from proctor.store.stored_json import stored_object
 
 ODD_VALUES: list[Any] = [None, True, 0, 1, 2**70, 1.5, "", "x", "tool_result", [], [1], {}, {"a": 1}]
 
@@ -123,6 +125,13 @@ def test_a_score_detail_reads_as_the_validated_details_do(
         got = _read(ScoreRecord(1, name, 1.0, details), model, path)
         expected = _validated(name, details, model, path)
         assert got == expected and type(got[1]) is type(expected[1]), details
+        # Read from the stored text (as a store hands it out): decoded straight into the Struct.
+        text = json.dumps(details).encode()
+        stored = stored_object(text)
+        assert stored is not None, text
+        got = _read(ScoreRecord(1, name, 1.0, stored), model, path)
+        expected = _validated(name, json.loads(text), model, path)
+        assert got == expected and type(got[1]) is type(expected[1]), text
 
 
 def test_a_score_detail_is_refused_for_another_scores_model() -> None:

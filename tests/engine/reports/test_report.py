@@ -13,7 +13,7 @@ import pytest
 from proctor.engine.grading.anchors import lock_anchors
 from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
-from proctor.engine.reports.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, build_report
+from proctor.engine.reports.report import OFFLINE_JUDGE_NOTE, OFFLINE_NOTE, build_report, report_json
 from proctor.engine.reports.report_csv import COLUMNS, render_csv
 from proctor.engine.reports.report_markdown import cell, render_markdown
 from proctor.engine.reports.report_model import ArmEntry
@@ -82,7 +82,7 @@ def test_json_keeps_the_trial_fields_and_adds_arms_and_anchors(report: dict[str,
     assert isinstance(trials, list) and len(trials) == 16
     assert set(trials[0]) == TRIAL_FIELDS
     assert report["notes"] == [OFFLINE_NOTE, OFFLINE_JUDGE_NOTE]
-    json.dumps(report)  # serializable as is
+    assert json.loads(report_json(report))["notes"] == report["notes"]  # strict JSON, as the CLI writes it
 
 
 def test_json_arm_aggregates(report: dict[str, object]) -> None:
