@@ -8,6 +8,9 @@ those details with their pydantic models (a grounding's every citation) cost ove
 which converts what its lax mode takes and raises for the rest, so a field read either way is
 the same value (``ScoreRecord.detail``).
 
+The Structs are ``gc=False``: decoded from JSON they cannot hold a cycle, and the collector then
+has none of a report's 400,000 citations (10,000 trials) to track.
+
 Each Struct mirrors its model in ``store.scores`` field for field, unknown keys ignored as there
 (tests/store/test_details_structs.py checks it); change both together.
 """
@@ -28,17 +31,17 @@ from proctor.store.scores import (
 )
 
 
-class _Details(msgspec.Struct, frozen=True, kw_only=True):
+class _Details(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     na: str | None = None
 
 
-class GroundingCountsStruct(msgspec.Struct, frozen=True):
+class GroundingCountsStruct(msgspec.Struct, frozen=True, gc=False):
     grounded: int = 0
     unresolved: int = 0
     hallucinated: int = 0
 
 
-class CitationDetailsStruct(msgspec.Struct, frozen=True, kw_only=True):
+class CitationDetailsStruct(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     raw: str
     path: str
     line: int | None = None
