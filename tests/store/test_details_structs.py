@@ -3,10 +3,8 @@ details msgspec refuses are read (or refused) by the model."""
 
 from __future__ import annotations
 
-import copy
 import json
 import random
-import typing
 from typing import Any
 
 import msgspec
@@ -31,36 +29,7 @@ from proctor.store.scores import (
     details_model,
 )
 from proctor.store.stored_json import stored_object
-
-ODD_VALUES: list[Any] = [None, True, 0, 1, 2**70, 1.5, "", "x", "tool_result", [], [1], {}, {"a": 1}]
-
-
-def _mutants(obj: Any, rng: random.Random, n: int) -> list[Any]:
-    """``obj`` with keys dropped, added or retyped, at any depth."""
-    out = []
-    for _ in range(n):
-        m = copy.deepcopy(obj)
-        for _ in range(rng.randint(1, 3)):
-            node = m
-            while isinstance(node, dict | list) and node and rng.random() < 0.5:
-                child = node[rng.choice(list(node))] if isinstance(node, dict) else rng.choice(node)
-                if not isinstance(child, dict | list) or not child:
-                    break
-                node = child
-            if isinstance(node, dict) and node:
-                key = rng.choice(list(node))
-                r = rng.random()
-                if r < 0.3:
-                    node.pop(key)
-                elif r < 0.5:
-                    node["unknown"] = rng.choice(ODD_VALUES)
-                else:
-                    node[key] = copy.deepcopy(rng.choice(ODD_VALUES))
-            elif isinstance(node, list) and node:
-                node[rng.randrange(len(node))] = copy.deepcopy(rng.choice(ODD_VALUES))
-        out.append(m)
-    return out
-
+from tests.store.struct_mirrors import assert_mirrors, mutants
 
 DETAILS = [
     (ScoreName.GROUNDING, GroundingDetails, ("counts", "grounded")),
@@ -120,7 +89,7 @@ def test_a_score_detail_reads_as_the_validated_details_do(
 ) -> None:
     assert details_model(name) in DETAILS_STRUCT
     stored = STORED[name]
-    cases = [stored, {}, *_mutants(stored, random.Random(str(path)), 300)]
+    cases = [stored, {}, *mutants(stored, random.Random(str(path)), 300)]
     for details in cases:
         got = _read(ScoreRecord(1, name, 1.0, details), model, path)
         expected = _validated(name, details, model, path)
@@ -149,22 +118,6 @@ def test_details_only_pydantics_lax_mode_takes_are_read_by_the_model() -> None:
         ScoreRecord(1, ScoreName.TFS, 1.0, {"gold_calls": "three"}).detail(ToolMatchDetails, "gold_calls")
 
 
-def _mirrored(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _STRUCT_OF[annotation]
-    args = typing.get_args(annotation)
-    origin = typing.get_origin(annotation)
-    if not args or origin is typing.Literal:
-        return annotation
-    mirrored = tuple(_mirrored(a) for a in args)
-    if origin in (typing.Union, type(int | None)):
-        out = mirrored[0]
-        for a in mirrored[1:]:
-            out = out | a
-        return out
-    return origin[mirrored]
-
-
 _STRUCT_OF: dict[type[BaseModel], type[msgspec.Struct]] = {
     **DETAILS_STRUCT,
     GroundingCounts: GroundingCountsStruct,
@@ -176,19 +129,7 @@ _STRUCT_OF: dict[type[BaseModel], type[msgspec.Struct]] = {
 def test_each_details_struct_mirrors_its_model_field_for_field(
     model: type[BaseModel], struct: type[msgspec.Struct]
 ) -> None:
-    fields = {f.name: f for f in msgspec.structs.fields(struct)}
-    assert set(fields) == set(model.model_fields)
-    for name, f in model.model_fields.items():
-        assert f.alias is None and f.validation_alias is None, name  # a Struct reads keys by name
-        assert fields[name].type == _mirrored(f.annotation), name
-        assert fields[name].required == f.is_required(), name
-        if not f.is_required():
-            mine = fields[name].default
-            mine = fields[name].default_factory() if mine is msgspec.NODEFAULT else mine
-            theirs = f.get_default(call_default_factory=True)
-            assert (msgspec.to_builtins(mine) if isinstance(mine, msgspec.Struct) else mine) == (
-                theirs.model_dump() if isinstance(theirs, BaseModel) else theirs
-            ), name
+    assert_mirrors(model, struct, _STRUCT_OF)
     assert model.model_config.get("extra") == "ignore" and not struct.__struct_config__.forbid_unknown_fields
     assert (
         not model.__pydantic_decorators__.field_validators

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import random
-import typing
 import zlib
 from typing import Any
 
@@ -41,6 +39,7 @@ from proctor.store.events import (
     Usage,
     parse_event,
 )
+from tests.store.struct_mirrors import assert_mirrors, mutants
 
 EVENTS = [
     ToolResult(
@@ -87,66 +86,16 @@ MIRRORS: list[tuple[type[BaseModel], type[msgspec.Struct]]] = [
 _STRUCT_OF = {model: struct for model, struct in MIRRORS}
 
 
-def _mirrored(annotation: Any) -> Any:
-    """A model's annotation with each nested model replaced by its Struct."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _STRUCT_OF[annotation]
-    args = typing.get_args(annotation)
-    if not args:
-        return annotation
-    origin = typing.get_origin(annotation)
-    if origin is typing.Literal:
-        return annotation
-    mirrored = tuple(_mirrored(a) for a in args)
-    return mirrored[0] | mirrored[1] if origin in (typing.Union, type(int | None)) else origin[mirrored]
-
-
 @pytest.mark.parametrize(("model", "struct"), MIRRORS, ids=lambda x: x.__name__)
 def test_each_struct_mirrors_its_event_model_field_for_field(
     model: type[BaseModel], struct: type[msgspec.Struct]
 ) -> None:
-    fields = {f.name: f for f in msgspec.structs.fields(struct)}
-    expected = {name: f for name, f in model.model_fields.items() if name != "kind"}
-    assert list(fields) == list(expected)
-    for name, f in expected.items():
-        assert fields[name].type == _mirrored(f.annotation), name
-        assert fields[name].required == f.is_required(), name
-        if not f.is_required():
-            mine = fields[name].default
-            mine = fields[name].default_factory() if mine is msgspec.NODEFAULT else mine
-            assert mine == f.get_default(call_default_factory=True), name
+    assert_mirrors(model, struct, _STRUCT_OF, leave_out=frozenset({"kind"}))
     config = struct.__struct_config__
     assert config.forbid_unknown_fields == (model.model_config.get("extra") == "forbid")
     if "kind" in model.model_fields:
         assert config.tag == model.model_fields["kind"].default and config.tag_field == "kind"
     assert {m.model_fields["kind"].default for m, s in MIRRORS if "kind" in m.model_fields} == REPORT_KINDS
-
-
-def _mutants(obj: Any, rng: random.Random, n: int) -> list[Any]:
-    """``obj`` with keys dropped, added or retyped, at any depth."""
-    out = []
-    for _ in range(n):
-        m = copy.deepcopy(obj)
-        for _ in range(rng.randint(1, 3)):
-            node = m
-            while isinstance(node, dict | list) and node and rng.random() < 0.5:
-                child = node[rng.choice(list(node))] if isinstance(node, dict) else rng.choice(node)
-                if not isinstance(child, dict | list) or not child:
-                    break
-                node = child
-            if isinstance(node, dict) and node:
-                key = rng.choice(list(node))
-                r = rng.random()
-                if r < 0.3:
-                    node.pop(key)
-                elif r < 0.5:
-                    node["unknown"] = rng.choice(ODD_VALUES)
-                else:
-                    node[key] = copy.deepcopy(rng.choice(ODD_VALUES))
-            elif isinstance(node, list) and node:
-                node[rng.randrange(len(node))] = copy.deepcopy(rng.choice(ODD_VALUES))
-        out.append(m)
-    return out
 
 
 def _by_the_model(payload: bytes) -> ReportEvent | None:
@@ -162,7 +111,7 @@ def test_msgspec_decodes_every_payload_as_the_event_model_does(event: Any) -> No
     obj = event.model_dump(mode="json")
     strict = msgspec.json.Decoder(ReportEvent)
     taken = refused = 0
-    for mutant in [obj, *_mutants(obj, random.Random(event.kind), 500)]:
+    for mutant in [obj, *mutants(obj, random.Random(event.kind), 500, ODD_VALUES)]:
         payload = json.dumps(mutant).encode()
         expected = _by_the_model(payload)
         assert decode_report_event("json", payload) == expected, mutant
