@@ -79,15 +79,24 @@ def _has_schema(db: Path) -> bool:
         return False
 
 
-def test_an_unknown_score_name_is_an_error_naming_the_database(tmp_path: Path) -> None:
-    db = tmp_path / "run.db"
+def _run_db(db: Path, *, with_trial: bool = False) -> sqlite3.Connection:
+    """A database at the current schema holding run 'r' (and its trial 1), open for raw inserts:
+    rows another writer could have put there."""
     conn = sqlite3.connect(db, isolation_level=None)
     configure(conn)
     migrate(conn, str(db))
     conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r', 's', '{}', 0)")
-    conn.execute(
-        "INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed) VALUES (1, 'r', 'a', 'b', 'm', 0, 0)"
-    )
+    if with_trial:
+        conn.execute(
+            "INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed) "
+            "VALUES (1, 'r', 'a', 'b', 'm', 0, 0)"
+        )
+    return conn
+
+
+def test_an_unknown_score_name_is_an_error_naming_the_database(tmp_path: Path) -> None:
+    db = tmp_path / "run.db"
+    conn = _run_db(db, with_trial=True)
     conn.execute(
         "INSERT INTO scores (trial_id, name, value, details, created_at) VALUES (1, 'vibes', 1, '{}', 0)"
     )
@@ -101,13 +110,7 @@ def test_an_unknown_score_name_is_an_error_naming_the_database(tmp_path: Path) -
 
 def test_score_rows_read_past_unreadable_details_and_keep_non_object_ones(tmp_path: Path) -> None:
     db = tmp_path / "run.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    configure(conn)
-    migrate(conn, str(db))
-    conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r', 's', '{}', 0)")
-    conn.execute(
-        "INSERT INTO trials (id, run_id, scenario, arm, model, epoch, seed) VALUES (1, 'r', 'a', 'b', 'm', 0, 0)"
-    )
+    conn = _run_db(db, with_trial=True)
     rows = [
         ("claims", '{"coverage": NaN}'),  # NaN as json.dumps writes it
         ("fairness", "[1, 2]"),  # JSON, but not an object: kept as json.loads reads it
@@ -131,10 +134,7 @@ def test_score_rows_read_past_unreadable_details_and_keep_non_object_ones(tmp_pa
 
 def test_an_event_this_proctor_cannot_parse_becomes_an_error_line_not_a_crash(tmp_path: Path) -> None:
     db = tmp_path / "run.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    configure(conn)
-    migrate(conn, str(db))
-    conn.execute("INSERT INTO runs (id, suite, config, created_at) VALUES ('r', 's', '{}', 0)")
+    conn = _run_db(db)
     rows = [
         ("r", "future_kind", "json", b'{"kind": "future_kind", "x": 1}'),
         ("r", "final_answer", "zlib", b"not zlib at all"),
