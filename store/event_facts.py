@@ -186,6 +186,11 @@ def event_fact(event: Event) -> bytes | None:
     return encode_fact(kind, fact)
 
 
+def decoder(kind: str) -> Callable[[bytes], Any]:
+    """``decode_fact`` of one kind, for a reader decoding many."""
+    return _DECODERS[kind].decode
+
+
 def decode_fact(kind: str, stored: bytes) -> Any:
     """A stored fact as ``payload_fact`` gave it; raises ``msgspec.DecodeError`` for one this
     proctor cannot read (the caller then reads the payload)."""
@@ -199,6 +204,7 @@ __all__ = [
     "ModelCallUsage",
     "ToolRow",
     "decode_fact",
+    "decoder",
     "encode_fact",
     "event_fact",
     "fact_of_kind",

@@ -25,10 +25,6 @@ class EventSections:
     tools: ToolUsageSection
 
 
-def _phases() -> dict[str, float]:
-    return {"reasoning": 0, "tool_io": 0, "output": 0, "judge": 0, "judge_usd": 0.0}
-
-
 def usage_by_trial(
     trials: list[TrialRecord],
     responses: Iterable[tuple[int | None, int, bool, ModelCallUsage]],
@@ -36,40 +32,35 @@ def usage_by_trial(
 ) -> dict[int, Phases]:
     """Tokens by phase per trial: the current attempt's model calls, and every judge call."""
     attempt = {t.id: t.attempt for t in trials}
-    phases: dict[int, dict[str, float]] = {}
+    # trial id -> [reasoning, tool_io, output, judge, judge_usd]
+    phases: dict[int, list[float]] = {}
     unpriced: set[int] = set()
     for trial_id, call_attempt, abandoned, (input_tokens, tool_io_tokens, output_tokens) in responses:
-        if trial_id is None or abandoned:
-            continue
-        if attempt.get(trial_id) != call_attempt:
+        if abandoned or trial_id is None or attempt.get(trial_id) != call_attempt:
             continue
         p = phases.get(trial_id)
         if p is None:
-            p = phases[trial_id] = _phases()
-        p["reasoning"] += max(0, input_tokens - tool_io_tokens)
-        p["tool_io"] += tool_io_tokens
-        p["output"] += output_tokens
+            p = phases[trial_id] = [0, 0, 0, 0, 0.0]
+        p[0] += max(0, input_tokens - tool_io_tokens)
+        p[1] += tool_io_tokens
+        p[2] += output_tokens
     for t in trials:
         if t.id not in phases and t.input_tokens is not None:
-            phases[t.id] = _phases() | {"reasoning": t.input_tokens, "output": t.output_tokens or 0}
+            phases[t.id] = [t.input_tokens, 0, t.output_tokens or 0, 0, 0.0]
     for trial_id, _attempt, _abandoned, (input_tokens, output_tokens, cost_usd) in judged:
         if trial_id is None:
             continue
-        p = phases.setdefault(trial_id, _phases())
-        p["judge"] += input_tokens + output_tokens
+        p = phases.get(trial_id)
+        if p is None:
+            p = phases[trial_id] = [0, 0, 0, 0, 0.0]
+        p[3] += input_tokens + output_tokens
         if cost_usd is None:
             unpriced.add(trial_id)
         else:
-            p["judge_usd"] += cost_usd
+            p[4] += cost_usd
     return {
-        tid: (
-            int(p["reasoning"]),
-            int(p["tool_io"]),
-            int(p["output"]),
-            int(p["judge"]),
-            None if tid in unpriced else p["judge_usd"],
-        )
-        for tid, p in phases.items()
+        tid: (int(r), int(io), int(o), int(j), None if tid in unpriced else usd)
+        for tid, (r, io, o, j, usd) in phases.items()
     }
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 import msgspec
 
-from proctor.store.event_facts import decode_fact, fact_of_kind, read_payload
+from proctor.store.event_facts import FACT_KINDS, decode_fact, decoder, fact_of_kind, read_payload
 
 # Distinct tool lists remembered per read: they recur verbatim (an arm's tools_listed is the
 # same in every trial), an arm's worth, not a whole run's when each trial's differs.
@@ -38,6 +39,22 @@ def has_facts(conn: sqlite3.Connection) -> bool:
     """True when the database has the ``event_facts`` table (schema 4 and later)."""
     row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_facts'").fetchone()
     return row is not None
+
+
+def every_event_has_its_fact(conn: sqlite3.Connection, up_to_id: int) -> bool:
+    """True when each event of ``FACT_KINDS`` up to ``up_to_id`` has its ``event_facts`` row (a
+    database written at schema 4 throughout): two counts over the ids, no row read.
+
+    A fact row is its event's (the writer stores both in one transaction, under the event's id
+    and kind), so as many facts as such events means none is missing."""
+    if not has_facts(conn):
+        return False
+    marks = ", ".join("?" * len(FACT_KINDS))
+    (events,) = conn.execute(
+        f"SELECT count(*) FROM events WHERE kind IN ({marks}) AND id <= ?", [*sorted(FACT_KINDS), up_to_id]
+    ).fetchone()
+    (facts,) = conn.execute("SELECT count(*) FROM event_facts WHERE event_id <= ?", (up_to_id,)).fetchone()
+    return bool(events == facts)
 
 
 def _rows(conn: sqlite3.Connection, kinds: Sequence[str], up_to_id: int) -> Iterator[tuple[Any, ...]]:
@@ -60,10 +77,91 @@ def _rows(conn: sqlite3.Connection, kinds: Sequence[str], up_to_id: int) -> Iter
 
 
 def fact_rows(
-    conn: sqlite3.Connection, kinds: Sequence[str], up_to_id: int
+    conn: sqlite3.Connection, kinds: Sequence[str], up_to_id: int, *, complete: bool = False
 ) -> Iterator[tuple[int | None, int, bool, Any]]:
     """(trial_id, attempt, abandoned, fact) of each event of ``kinds`` (of ``FACT_KINDS``) up to
-    ``up_to_id``, in id order; nothing for an event whose fact is None. Streamed."""
+    ``up_to_id``, in id order; nothing for an event whose fact is None. Streamed.
+
+    ``complete``: ``every_event_has_its_fact`` said so, and only ``event_facts`` is read."""
+    if complete:
+        return _stored_rows(conn, kinds, up_to_id)
+    return _mixed_rows(conn, kinds, up_to_id)
+
+
+def _stored_rows(
+    conn: sqlite3.Connection, kinds: Sequence[str], up_to_id: int
+) -> Iterator[tuple[int | None, int, bool, Any]]:
+    """``fact_rows`` of a database where every event has its fact: one pass over ``event_facts``
+    in id order (its rowid), the events table read only where some event was abandoned.
+
+    The hot read of a report (on 10,000 trials 145,000 rows): each row is its fewest columns,
+    the kind as its index in ``kinds``, no event id (a damaged fact finds its event by value)."""
+    abandoned = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM events WHERE abandoned = 1 AND id <= ?)", (up_to_id,)
+    ).fetchone()[0]
+    which = "CASE kind " + " ".join(f"WHEN ? THEN {i}" for i in range(len(kinds))) + " END"
+    marks = ", ".join("?" * len(kinds))
+    cur = conn.execute(
+        f"SELECT trial_id, attempt, {which}, facts, "
+        + ("event_id IN (SELECT id FROM events WHERE abandoned = 1)" if abandoned else "0")
+        + f" FROM event_facts WHERE kind IN ({marks}) AND event_id <= ?"
+        # A "null" fact reads as None, which is not given: such rows are not read (judge passes
+        # without usage).
+        " AND facts <> CAST('null' AS BLOB) ORDER BY event_id",
+        [*kinds, *kinds, up_to_id],
+    )
+    return chain.from_iterable(_decoded_chunks(conn, cur, kinds, up_to_id))
+
+
+def _decoded_chunks(
+    conn: sqlite3.Connection, cur: sqlite3.Cursor, kinds: Sequence[str], up_to_id: int
+) -> Iterator[list[tuple[int | None, int, bool, Any]]]:
+    """The rows of ``cur`` with their facts decoded, a chunk at a time: a list built in one
+    comprehension, which the caller iterates without a generator step per row."""
+    decoders = [decoder(kind) for kind in kinds]
+    remembered: dict[bytes, Any] = {}
+
+    def recall(stored: bytes) -> Any:  # a tool list recurs verbatim: decoded once
+        got = remembered.get(stored)
+        if got is None:
+            got = decoders[repeated](stored)
+            if len(remembered) < _REMEMBERED:
+                remembered[stored] = got
+        return got
+
+    repeated = kinds.index(_REPEATED) if _REPEATED in kinds else -1
+    read = [recall if i == repeated else d for i, d in enumerate(decoders)]
+    damaged: dict[tuple[Any, ...], int] = {}
+    while rows := cur.fetchmany(2000):
+        try:
+            chunk = [(t, a, gone == 1, read[which](stored)) for t, a, which, stored, gone in rows]
+        except msgspec.DecodeError:  # a damaged row: its payload says
+            chunk = []
+            for t, a, which, stored, gone in rows:
+                try:
+                    got = read[which](stored)
+                except msgspec.DecodeError:
+                    key = (t, a, kinds[which], stored)
+                    damaged[key] = seen = damaged.get(key, -1) + 1
+                    got = _damaged_fact(conn, key, seen, up_to_id)
+                chunk.append((t, a, gone == 1, got))
+        yield [row for row in chunk if row[3] is not None]
+
+
+def _damaged_fact(conn: sqlite3.Connection, row: tuple[Any, ...], seen: int, up_to_id: int) -> Any:
+    """The fact, from its payload, of the ``seen``-th (from 0) fact row with these values."""
+    trial_id, attempt, kind, stored = row
+    found = conn.execute(
+        "SELECT event_id FROM event_facts WHERE trial_id IS ? AND attempt = ? AND kind = ? AND facts = ? "
+        "AND event_id <= ? ORDER BY event_id LIMIT 1 OFFSET ?",
+        (trial_id, attempt, kind, stored, up_to_id, seen),
+    ).fetchone()
+    return None if found is None else _payload_fact(conn, found[0], kind)
+
+
+def _mixed_rows(
+    conn: sqlite3.Connection, kinds: Sequence[str], up_to_id: int
+) -> Iterator[tuple[int | None, int, bool, Any]]:
     remembered: dict[tuple[Any, ...], Any] = {}
     for event_id, trial_id, attempt, abandoned, kind, stored, encoding, payload in _rows(
         conn, kinds, up_to_id
@@ -94,4 +192,4 @@ def _payload_fact(conn: sqlite3.Connection, event_id: int, kind: str) -> Any:
     return None if row is None else read_payload(row[0], row[1], fact_of_kind(kind))
 
 
-__all__ = ["fact_rows", "has_facts"]
+__all__ = ["every_event_has_its_fact", "fact_rows", "has_facts"]

@@ -23,7 +23,7 @@ from proctor.store.event_facts import TOOL_KINDS, JudgeUsage, ModelCallUsage, To
 from proctor.store.event_structs import ReportEvent
 from proctor.store.payload_codec import decode_payload
 from proctor.store.read import queries
-from proctor.store.read.fact_rows import fact_rows
+from proctor.store.read.fact_rows import every_event_has_its_fact, fact_rows
 from proctor.store.read.queries import Query
 from proctor.store.records import (
     AnchorRecord,
@@ -95,6 +95,7 @@ class StoreReader:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._complete: dict[int, bool] = {}
         check_database_path(self.path)
         try:
             self._conn = sqlite3.connect(read_only_uri(self.path), uri=True, check_same_thread=False)
@@ -269,17 +270,24 @@ class StoreReader:
 
     def model_call_usage(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, ModelCallUsage]]:
         """(input_tokens, tool_io_tokens, output_tokens) of each ``model_response``, see ``fact_rows``."""
-        return fact_rows(self._conn, ("model_response",), up_to_id)
+        return fact_rows(self._conn, ("model_response",), up_to_id, complete=self._facts_complete(up_to_id))
 
     def judge_usage(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, JudgeUsage]]:
         """(input_tokens, output_tokens, cost_usd) of each ``judgment`` event that records the
         judge's own usage, see ``fact_rows``."""
-        return fact_rows(self._conn, ("judgment",), up_to_id)
+        return fact_rows(self._conn, ("judgment",), up_to_id, complete=self._facts_complete(up_to_id))
 
     def tool_rows(self, up_to_id: int) -> Iterator[tuple[int | None, int, bool, ToolRow]]:
         """What the tool counter reads of each ``tools_listed``, ``tool_call`` and ``tool_result``
         (``event_facts.tool_row``), in id order, see ``fact_rows``."""
-        return fact_rows(self._conn, TOOL_KINDS, up_to_id)
+        return fact_rows(self._conn, TOOL_KINDS, up_to_id, complete=self._facts_complete(up_to_id))
+
+    def _facts_complete(self, up_to_id: int) -> bool:
+        """``every_event_has_its_fact``, asked once per view of the run (a report reads three)."""
+        known = self._complete.get(up_to_id)
+        if known is None:
+            known = self._complete[up_to_id] = every_event_has_its_fact(self._conn, up_to_id)
+        return known
 
 
 # Distinct payloads ``extract`` keeps per read of a ``repeated`` kind: an arm's tool lists, not a
