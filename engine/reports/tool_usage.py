@@ -28,7 +28,7 @@ Definitions (the report's JSON key ``tool_usage`` carries them as ``definitions`
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,7 +117,9 @@ class _Tally:
 class _Counts:
     """What is counted of one arm × model."""
 
-    offered: dict[ToolKey, set[int]] = field(default_factory=dict)  # tool -> trials it was offered in
+    # Each tool list (one object per distinct list: readers hand out one) -> the trials it was
+    # listed in; ``offered`` folds them once counting is done.
+    listed: dict[int, tuple[Sequence[ToolKey], set[int]]] = field(default_factory=dict)
     tally: dict[ToolKey, _Tally] = field(default_factory=dict)
     called: set[ToolKey] = field(default_factory=set)
 
@@ -201,12 +203,10 @@ class ToolUsageCounter:
                 counts.called.add(key)
                 pending[(trial_id, call_id)] = key
             else:
-                offered = counts.offered
-                for key in what:
-                    trials = offered.get(key)
-                    if trials is None:
-                        trials = offered[key] = set()
-                    trials.add(trial_id)
+                listed = counts.listed.get(id(what))
+                if listed is None:
+                    listed = counts.listed[id(what)] = (what, set())
+                listed[1].add(trial_id)
 
     def result(self) -> list[ArmToolUsage]:
         """One entry per arm × model that had trials, in first-seen order of the trial matrix."""
@@ -223,7 +223,8 @@ class ToolUsageCounter:
 
     def _arm(self, who: Who, trials: int) -> ArmToolUsage:
         counts = self._counts[who]
-        offered, tallies, called = counts.offered, counts.tally, counts.called
+        offered = _offered(counts)
+        tallies, called = counts.tally, counts.called
         tools = []
         for key, tally in tallies.items():
             p50, p95 = percentiles(tally.latencies)
@@ -250,6 +251,19 @@ class ToolUsageCounter:
             key=lambda n: (n.server, n.tool),
         )
         return ArmToolUsage(who[0], who[1], trials, len(offered), tuple(tools), tuple(never))
+
+
+def _offered(counts: _Counts) -> dict[ToolKey, set[int]]:
+    """Each tool listed in the arm's trials -> those trials."""
+    offered: dict[ToolKey, set[int]] = {}
+    for tools, trials in counts.listed.values():
+        for key in tools:
+            in_trials = offered.get(key)
+            if in_trials is None:
+                offered[key] = set(trials)
+            else:
+                in_trials |= trials
+    return offered
 
 
 def tool_usage(

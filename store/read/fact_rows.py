@@ -99,16 +99,22 @@ def _stored_rows(
     abandoned = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM events WHERE abandoned = 1 AND id <= ?)", (up_to_id,)
     ).fetchone()[0]
-    which = "CASE kind " + " ".join(f"WHEN ? THEN {i}" for i in range(len(kinds))) + " END"
+    # Only the columns this read needs (each costs a Python object per row): the kind as its
+    # index in ``kinds`` when there are several, the abandoned flag when any event is.
+    columns = "trial_id, attempt, facts"
+    params: list[Any] = []
+    if len(kinds) > 1 or abandoned:
+        columns += ", CASE kind " + " ".join(f"WHEN ? THEN {i}" for i in range(len(kinds))) + " END"
+        params += kinds
+    if abandoned:
+        columns += ", event_id IN (SELECT id FROM events WHERE abandoned = 1)"
     marks = ", ".join("?" * len(kinds))
     cur = conn.execute(
-        f"SELECT trial_id, attempt, {which}, facts, "
-        + ("event_id IN (SELECT id FROM events WHERE abandoned = 1)" if abandoned else "0")
-        + f" FROM event_facts WHERE kind IN ({marks}) AND event_id <= ?"
+        f"SELECT {columns} FROM event_facts WHERE kind IN ({marks}) AND event_id <= ?"
         # A "null" fact reads as None, which is not given: such rows are not read (judge passes
         # without usage).
         " AND facts <> CAST('null' AS BLOB) ORDER BY event_id",
-        [*kinds, *kinds, up_to_id],
+        [*params, *kinds, up_to_id],
     )
     return chain.from_iterable(_decoded_chunks(conn, cur, kinds, up_to_id))
 
@@ -116,8 +122,9 @@ def _stored_rows(
 def _decoded_chunks(
     conn: sqlite3.Connection, cur: sqlite3.Cursor, kinds: Sequence[str], up_to_id: int
 ) -> Iterator[list[tuple[int | None, int, bool, Any]]]:
-    """The rows of ``cur`` with their facts decoded, a chunk at a time: a list built in one
-    comprehension, which the caller iterates without a generator step per row."""
+    """The rows of ``cur`` (trial_id, attempt, facts[, kind index[, abandoned]]) with their facts
+    decoded, a chunk at a time: a list built in one comprehension, which the caller iterates
+    without a generator step per row."""
     decoders = [decoder(kind) for kind in kinds]
     remembered: dict[bytes, Any] = {}
 
@@ -131,20 +138,31 @@ def _decoded_chunks(
 
     repeated = kinds.index(_REPEATED) if _REPEATED in kinds else -1
     read = [recall if i == repeated else d for i, d in enumerate(decoders)]
+    first = read[0]
     damaged: dict[tuple[Any, ...], int] = {}
-    while rows := cur.fetchmany(2000):
+
+    def one(row: tuple[Any, ...]) -> tuple[int | None, int, bool, Any]:
+        t, a, stored, *rest = row
+        which = rest[0] if rest else 0
         try:
-            chunk = [(t, a, gone == 1, read[which](stored)) for t, a, which, stored, gone in rows]
+            got = read[which](stored)
         except msgspec.DecodeError:  # a damaged row: its payload says
-            chunk = []
-            for t, a, which, stored, gone in rows:
-                try:
-                    got = read[which](stored)
-                except msgspec.DecodeError:
-                    key = (t, a, kinds[which], stored)
-                    damaged[key] = seen = damaged.get(key, -1) + 1
-                    got = _damaged_fact(conn, key, seen, up_to_id)
-                chunk.append((t, a, gone == 1, got))
+            key = (t, a, kinds[which], stored)
+            damaged[key] = seen = damaged.get(key, -1) + 1
+            got = _damaged_fact(conn, key, seen, up_to_id)
+        return t, a, len(rest) > 1 and rest[1] == 1, got
+
+    while rows := cur.fetchmany(2000):
+        width = len(rows[0])
+        try:
+            if width == 3:
+                chunk = [(t, a, False, first(f)) for t, a, f in rows]
+            elif width == 4:
+                chunk = [(t, a, False, read[w](f)) for t, a, f, w in rows]
+            else:
+                chunk = [(t, a, gone == 1, read[w](f)) for t, a, f, w, gone in rows]
+        except msgspec.DecodeError:
+            chunk = [one(row) for row in rows]
         yield [row for row in chunk if row[3] is not None]
 
 

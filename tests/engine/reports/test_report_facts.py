@@ -22,7 +22,7 @@ from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.reports.report_markdown import render_markdown
-from proctor.store.event_facts import FACT_KINDS, decode_fact, payload_fact
+from proctor.store.event_facts import FACT_KINDS, TOOL_KINDS, decode_fact, payload_fact
 from proctor.store.events import (
     ContentBlock,
     Event,
@@ -37,6 +37,7 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
+from proctor.store.read.fact_rows import every_event_has_its_fact, fact_rows
 from proctor.store.read.reader import StoreReader
 from proctor.store.records import JudgmentMeta
 from proctor.store.schema import SCHEMA_VERSION
@@ -263,3 +264,94 @@ def test_a_schema_3_database_reports_the_same_once_migrated_and_resumed(
     assert _rendered_after(old, tmp_path / "work.db", _facts_dropped) == _rendered_after(
         old, tmp_path / "work.db", _unchanged
     )
+
+
+def _rows_both_ways(db: Path, kinds: tuple[str, ...]) -> tuple[list[object], list[object]]:
+    """``fact_rows`` as the report reads them where every event has its fact, and as the read
+    that merges in the payloads of events without one gives them."""
+    with StoreReader(db) as r:
+        upper = r.max_event_id()
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        assert every_event_has_its_fact(conn, upper)
+        return list(fact_rows(conn, kinds, upper, complete=True)), list(fact_rows(conn, kinds, upper))
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "kinds", [("model_response",), ("judgment",), TOOL_KINDS, ("tool_call",), tuple(sorted(FACT_KINDS))]
+)
+def test_the_facts_alone_read_as_the_merged_read_does(runs: dict[str, Path], kinds: tuple[str, ...]) -> None:
+    for db in runs.values():
+        alone, merged = _rows_both_ways(db, kinds)
+        assert repr(alone) == repr(merged)  # repr: 2.0 is not 2, True is not 1
+    alone, _ = _rows_both_ways(runs["tools"], TOOL_KINDS)
+    assert any(abandoned for _t, _a, abandoned, _f in alone)  # the abandoned attempts are there
+
+
+def test_a_report_reads_the_facts_alone_only_where_no_event_lacks_one(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    work = tmp_path / "work.db"
+    shutil.copy(runs["tools"], work)
+    conn = sqlite3.connect(work, isolation_level=None)
+    try:
+        (upper,) = conn.execute("SELECT max(id) FROM events").fetchone()
+        assert every_event_has_its_fact(conn, upper)
+        (first, last) = conn.execute("SELECT min(event_id), max(event_id) FROM event_facts").fetchone()
+        conn.execute("DELETE FROM event_facts WHERE event_id = ?", (last,))
+        assert not every_event_has_its_fact(conn, upper)
+        assert every_event_has_its_fact(conn, last - 1)  # a view of the run before that event
+        conn.execute("DROP TABLE event_facts")
+        assert not every_event_has_its_fact(conn, first)
+    finally:
+        conn.close()
+
+
+def _damage_two_alike(conn: sqlite3.Connection) -> None:
+    """Two tool calls of one trial's attempt get the same unreadable fact (a row this proctor did
+    not write), and a judge pass without usage one that says so with other bytes than "null"."""
+    calls = conn.execute(
+        "SELECT event_id FROM event_facts WHERE kind = 'tool_call' AND trial_id = "
+        "(SELECT trial_id FROM event_facts WHERE kind = 'tool_call' ORDER BY event_id DESC LIMIT 1) "
+        "ORDER BY event_id DESC LIMIT 2"
+    ).fetchall()
+    assert len(calls) == 2
+    conn.executemany(
+        "UPDATE event_facts SET facts = CAST('[\"tool_call\", 3]' AS BLOB) WHERE event_id = ?", calls
+    )
+    conn.execute(
+        "UPDATE event_facts SET facts = CAST(' null' AS BLOB) WHERE event_id = "
+        "(SELECT min(event_id) FROM event_facts WHERE kind = 'judgment' AND facts = CAST('null' AS BLOB))"
+    )
+
+
+def test_a_damaged_fact_is_read_from_its_own_payload(runs: dict[str, Path], tmp_path: Path) -> None:
+    source, work = runs["tools"], tmp_path / "work.db"
+    expected = _rendered_after(source, work, _facts_dropped)
+    damaged = _rendered_after(source, work, _damage_two_alike)
+    assert damaged == expected
+    conn = sqlite3.connect(f"file:{work}?mode=ro", uri=True)
+    try:
+        (upper,) = conn.execute("SELECT max(id) FROM events").fetchone()
+        assert every_event_has_its_fact(conn, upper)
+        payloads = conn.execute(
+            "SELECT e.trial_id, e.attempt, e.abandoned, e.kind, e.encoding, e.payload FROM events e "
+            "WHERE e.kind IN (?, ?, ?) ORDER BY e.id",
+            TOOL_KINDS,
+        ).fetchall()
+        from_payloads = [
+            (t, a, bool(gone), fact)
+            for t, a, gone, kind, encoding, payload in payloads
+            if (fact := payload_fact(kind, encoding, payload)) is not None
+        ]
+        assert repr(list(fact_rows(conn, TOOL_KINDS, upper, complete=True))) == repr(from_payloads)
+        judged = list(fact_rows(conn, ("judgment",), upper, complete=True))
+        assert judged == list(fact_rows(conn, ("judgment",), upper)) and judged
+        (spaced,) = conn.execute(
+            "SELECT count(*) FROM event_facts WHERE facts = CAST(' null' AS BLOB)"
+        ).fetchone()
+        assert spaced == 1
+    finally:
+        conn.close()
