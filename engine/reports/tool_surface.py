@@ -185,12 +185,16 @@ def _arms(run: RunSurface, trials: list[TrialRecord]) -> list[SurfaceArm]:
     """Per arm × model: definition tokens per turn (mean over trials, by server) and pass rate.
     Trials are counted per distinct listing (an arm's trials share one or a few)."""
     groups: dict[tuple[str, str], _Group] = {}
+    listings = run.listings
     for t in trials:
-        listing = run.listings.get(t.id)
+        listing = listings.get(t.id)
         if listing is None:
             continue
-        g = groups.setdefault((t.arm, t.model), _Group())
-        g.listings[id(listing)] = (listing, g.listings.get(id(listing), (listing, 0))[1] + 1)
+        g = groups.get((t.arm, t.model))
+        if g is None:  # not setdefault: it would build a group per trial to throw away
+            g = groups[(t.arm, t.model)] = _Group()
+        counted = g.listings.get(id(listing))
+        g.listings[id(listing)] = (listing, 1 if counted is None else counted[1] + 1)
         if t.passed is not None:
             g.judged += 1
             g.passed += bool(t.passed)
