@@ -95,7 +95,7 @@ class StoreReader:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._complete: dict[int, bool] = {}
+        self._complete: tuple[int, bool] | None = None  # (up_to_id, every event has its fact)
         check_database_path(self.path)
         try:
             self._conn = sqlite3.connect(read_only_uri(self.path), uri=True, check_same_thread=False)
@@ -283,11 +283,11 @@ class StoreReader:
         return fact_rows(self._conn, TOOL_KINDS, up_to_id, complete=self._facts_complete(up_to_id))
 
     def _facts_complete(self, up_to_id: int) -> bool:
-        """``every_event_has_its_fact``, asked once per view of the run (a report reads three)."""
-        known = self._complete.get(up_to_id)
-        if known is None:
-            known = self._complete[up_to_id] = every_event_has_its_fact(self._conn, up_to_id)
-        return known
+        """``every_event_has_its_fact``, asked once per view of the run (a report reads three).
+        What it says of the events up to an id never changes: later events get higher ids."""
+        if self._complete is None or self._complete[0] != up_to_id:
+            self._complete = (up_to_id, every_event_has_its_fact(self._conn, up_to_id))
+        return self._complete[1]
 
 
 # Distinct payloads ``extract`` keeps per read of a ``repeated`` kind: an arm's tool lists, not a
