@@ -5,7 +5,9 @@ Written by the writer beside each model call, judge call and tool event (``store
 a fact spares the report reading and decoding that event's payload. An event without one (the
 database was written before schema 4 and migrated since, or its fact could not be stored) is
 read from its payload, as before; a database still at schema 3 (a report opens it read-only and
-never migrates it) has no ``event_facts`` table, and every event is read that way.
+never migrates it) has no ``event_facts`` table, and every event is read that way. Where no
+event lacks its fact (``every_event_has_its_fact``: a database written at schema 4 throughout,
+the common case), ``event_facts`` is read alone, without the merge that finds the others.
 
 Whether an event was abandoned is read from ``events`` (a retried attempt marks it after the
 fact), through the partial index that holds only the abandoned ones: the report never touches
