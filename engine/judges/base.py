@@ -11,14 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proctor.engine.scoring.non_answer import is_non_answer
-from proctor.scenarios.schema import Scenario
 from proctor.store.events import Usage
 from proctor.store.records import JudgmentMeta
+
+if TYPE_CHECKING:  # a report reads verdicts without loading the scenarios' schema or the scorers
+    from proctor.scenarios.schema import Scenario
 
 
 class CriterionScore(BaseModel):
@@ -96,6 +97,8 @@ def non_answer_verdict(verdict: Verdict) -> Verdict:
 
 async def judge_answer(judge: Judge, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
     """One judge pass, with the rule every judge obeys: a non-answer is never rewarded."""
+    from proctor.engine.scoring.non_answer import is_non_answer  # the scorers: only when judging
+
     outcome = await judge.judge(subject, pass_no)
     if outcome.verdict is not None and is_non_answer(subject.answer_text):
         outcome = replace(outcome, verdict=non_answer_verdict(outcome.verdict))
