@@ -17,6 +17,7 @@ from itertools import combinations
 from pydantic import ValidationError
 
 from proctor.engine.judges.base import Verdict
+from proctor.engine.judges.verdict_read import VerdictRead
 from proctor.engine.stats import (
     Agreement,
     Correlation,
@@ -45,7 +46,7 @@ def is_human(source: str) -> bool:
     return "human" in source.lower()
 
 
-def verdicts_pass(verdicts: Sequence[Verdict], claims_threshold: float) -> bool | None:
+def verdicts_pass(verdicts: Sequence[Verdict | VerdictRead], claims_threshold: float) -> bool | None:
     """One judge's pass/fail over its passes: claims coverage, else key points, else mean score."""
     if not verdicts:
         return None
@@ -132,7 +133,7 @@ def panel_summary(
     *,
     claims_threshold: float,
     scenario_labels: Mapping[str, Mapping[str, bool]] | None = None,
-    verdicts: Mapping[tuple[str, int], Sequence[Verdict]] | None = None,
+    verdicts: Mapping[tuple[str, int], Sequence[Verdict | VerdictRead]] | None = None,
 ) -> PanelSummary:
     """Majority, pairwise τ-b and human agreement over the stored judgments of a run.
 

@@ -28,16 +28,17 @@ from proctor.engine.stats import (
     ArmModelVariance,
     BootstrapCI,
     CostScorePoint,
+    CriterionCells,
     JudgeScoreRow,
     McNemarResult,
     ParetoFrontier,
     Ranking,
     ScenarioMean,
-    judge_variance,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_frontier,
     rank_arms,
+    variance_of_cells,
 )
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
 from proctor.store.scores import ScoreName
@@ -228,16 +229,42 @@ def variance_by_judge(
     floor: float,
     verdicts: Verdicts | None = None,
 ) -> list[JudgeVariance]:
+    """``judge_variance(judge_score_rows(...))`` of every machine judge, from one pass over the
+    judgments that puts each score straight into its cell (a report has one per criterion, pass
+    and trial): the same cells, checks and error as the rows would give."""
     judges = sorted({j.judge for j in judgments if not is_human(j.source)})
     if not judges:
         return []
     parsed = verdicts or Verdicts()
     cells = _cells(trials)
-    latest = latest_per_pass(judgments)  # once for every judge
-    return [
-        JudgeVariance(judge, floor, judge_variance(_score_rows(cells, latest, judge, parsed)))
-        for judge in judges
-    ]
+    by_judge: dict[str, dict[tuple[str, str], CriterionCells]] = {judge: {} for judge in judges}
+    isfinite = math.isfinite
+    for j in latest_per_pass(judgments):
+        grouped = by_judge.get(j.judge)
+        cell = cells.get(j.trial_id)
+        if grouped is None or cell is None:
+            continue
+        verdict = parsed.of(j)
+        if verdict is None:
+            continue
+        arm, model, where = cell
+        of_arm = grouped.get((arm, model))
+        if of_arm is None:
+            of_arm = grouped[(arm, model)] = {}
+        scored = {c.name: c.score for c in reversed(verdict.criteria)} or {"overall": verdict.score}
+        pass_no = j.pass_no
+        for name, score in sorted(scored.items()):
+            if not isfinite(score):
+                continue
+            key = (where, 0, name)
+            by_pass = of_arm.get(key)
+            if by_pass is None:
+                of_arm[key] = {pass_no: score}
+            elif pass_no in by_pass:  # two trials in one cell: ``judge_variance``'s error
+                raise ValueError(f"duplicate judge score for {(arm, model, where, 0, name, pass_no)}")
+            else:
+                by_pass[pass_no] = score
+    return [JudgeVariance(judge, floor, variance_of_cells(by_judge[judge])) for judge in judges]
 
 
 __all__ = [

@@ -11,42 +11,34 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
-from proctor.engine.judges.base import Verdict
 from proctor.engine.judges.panel import latest_per_pass
+from proctor.engine.judges.verdict_read import VerdictRead, read_verdict
 from proctor.engine.stats import fmean
 from proctor.store.read.reader import JudgmentRecord
 
 CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
-
-# Verdict.model_validate without its Python wrapper: a report validates every verdict.
-_validate_verdict = Verdict.__pydantic_validator__.validate_python
 
 
 class Verdicts:
     """Each judgment's verdict validated once: a report reads them in several sections."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[JudgmentRecord, Verdict | None]] = {}  # by id(record), kept alive
+        self._seen: dict[int, tuple[JudgmentRecord, VerdictRead | None]] = {}  # by id(record), kept alive
 
-    def of(self, j: JudgmentRecord) -> Verdict | None:
+    def of(self, j: JudgmentRecord) -> VerdictRead | None:
         """The verdict, or None for a judge error or a verdict this proctor cannot read."""
         seen = self._seen.get(id(j))
         if seen is not None:
             return seen[1]
-        verdict = None
-        if j.verdict is not None:
-            try:
-                verdict = _validate_verdict(j.verdict)
-            except ValidationError:
-                verdict = None
+        verdict = None if j.verdict is None else read_verdict(j.verdict)
         self._seen[id(j)] = (j, verdict)
         return verdict
 
-    def by_judge_and_trial(self, judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int], list[Verdict]]:
+    def by_judge_and_trial(
+        self, judgments: Iterable[JudgmentRecord]
+    ) -> dict[tuple[str, int], list[VerdictRead]]:
         """``panel.parsed_verdicts(judgments)``, validating each verdict once."""
-        out: dict[tuple[str, int], list[Verdict]] = defaultdict(list)
+        out: dict[tuple[str, int], list[VerdictRead]] = defaultdict(list)
         for j in latest_per_pass(judgments):
             verdict = self.of(j)
             if verdict is not None:
@@ -57,7 +49,7 @@ class Verdicts:
 def judged_coverage(
     machine: Iterable[JudgmentRecord],
     verdicts: Verdicts | None = None,
-    parsed: Mapping[tuple[str, int], Sequence[Verdict]] | None = None,
+    parsed: Mapping[tuple[str, int], Sequence[VerdictRead]] | None = None,
 ) -> dict[int, float]:
     """Per trial, the judged claims coverage ``claims_coverage`` prefers, from the machine judges'
     judgments: the mean over passes that judged claims (a trial with none is left out).

@@ -30,6 +30,7 @@ from proctor.engine.stats.sums import sum_known
 from proctor.engine.stats.variance import (
     ArmModelVariance,
     CellSpread,
+    CriterionCells,
     JudgeScoreRow,
     LayerVariance,
     RankedEntry,
@@ -37,6 +38,7 @@ from proctor.engine.stats.variance import (
     ScenarioMean,
     TieGroup,
     cell_spread,
+    cell_spreads,
     fmean,
     judge_variance,
     layer_variance,
@@ -44,6 +46,7 @@ from proctor.engine.stats.variance import (
     population_sd,
     rank_arms,
     scenario_means,
+    variance_of_cells,
 )
 
 __all__ = [
@@ -52,6 +55,7 @@ __all__ = [
     "BootstrapCI",
     "CellSpread",
     "Correlation",
+    "CriterionCells",
     "CostScorePoint",
     "GateResult",
     "JudgeScoreRow",
@@ -67,6 +71,7 @@ __all__ = [
     "agreement_with_labels",
     "binomial_two_sided_half",
     "cell_spread",
+    "cell_spreads",
     "dominates",
     "fmean",
     "intervals_ahead",
@@ -89,4 +94,5 @@ __all__ = [
     "spearman_gate",
     "spearman_rho",
     "sum_known",
+    "variance_of_cells",
 ]

@@ -172,28 +172,39 @@ def means_by_pass(
     }
 
 
-def _arm_model_variance(arm: str, model: str, rows: list[JudgeScoreRow]) -> ArmModelVariance:
-    criterion_scores: dict[tuple[str | int, ...], dict[int, float]] = {}
-    for row in rows:
-        key = (row.scenario, row.step, row.criterion)
-        by_pass = criterion_scores.get(key)
-        if by_pass is None:
-            criterion_scores[key] = {row.pass_no: row.score}
-        else:
-            by_pass[row.pass_no] = row.score
-    step_scores = means_by_pass(criterion_scores.items(), 2)
-    scenario_scores = {key[0]: by_pass for key, by_pass in means_by_pass(step_scores.items(), 1).items()}
+CriterionCells = dict[tuple[str | int, ...], dict[int, float]]
+"""One arm × model's criterion cells: (scenario, step, criterion) -> pass -> score."""
 
+
+def cell_spreads(cells: Mapping[tuple[str | int, ...], Mapping[int, float]]) -> list[CellSpread]:
+    """``cell_spread`` of every cell, sorted by key, in one loop: a report takes one per cell
+    (tens of thousands), most of them of two passes."""
+    fsum, sqrt, spread = math.fsum, math.sqrt, CellSpread
+    out: list[CellSpread] = []
+    append = out.append
+    for key in sorted(cells):
+        values = list(cells[key].values())
+        n = len(values)
+        mean = fsum(values) / n
+        if n == 2:
+            a, b = values
+            append(spread(key, 2, mean, sqrt(fsum(((a - mean) ** 2, (b - mean) ** 2)) / 2)))
+        elif n < 2:
+            append(spread(key, n, mean, None))
+        else:
+            append(spread(key, n, mean, sqrt(fsum([(v - mean) ** 2 for v in values]) / n)))
+    return out
+
+
+def _arm_model_variance(arm: str, model: str, criterion_scores: CriterionCells) -> ArmModelVariance:
+    step_scores = means_by_pass(criterion_scores.items(), 2)
+    scenario_scores = means_by_pass(step_scores.items(), 1)
     return ArmModelVariance(
         arm=arm,
         model=model,
-        criterion=layer_variance(
-            "criterion", [cell_spread(k, criterion_scores[k]) for k in sorted(criterion_scores)]
-        ),
-        step=layer_variance("step", [cell_spread(k, step_scores[k]) for k in sorted(step_scores)]),
-        scenario=layer_variance(
-            "scenario", [cell_spread((k,), scenario_scores[k]) for k in sorted(scenario_scores)]
-        ),
+        criterion=layer_variance("criterion", cell_spreads(criterion_scores)),
+        step=layer_variance("step", cell_spreads(step_scores)),
+        scenario=layer_variance("scenario", cell_spreads(scenario_scores)),
     )
 
 
@@ -204,9 +215,23 @@ def judge_variance(rows: Iterable[JudgeScoreRow]) -> tuple[ArmModelVariance, ...
     scenario score the mean of its step scores (steps weigh equally). Duplicate rows (same
     cell and pass) and non-finite scores raise ``ValueError``.
     """
-    grouped: dict[tuple[str, str], list[JudgeScoreRow]] = defaultdict(list)
+    grouped: dict[tuple[str, str], CriterionCells] = {}
     for row in _check_rows(rows):
-        grouped[(row.arm, row.model)].append(row)
+        cells = grouped.get((row.arm, row.model))
+        if cells is None:
+            cells = grouped[(row.arm, row.model)] = {}
+        key = (row.scenario, row.step, row.criterion)
+        by_pass = cells.get(key)
+        if by_pass is None:
+            cells[key] = {row.pass_no: row.score}
+        else:
+            by_pass[row.pass_no] = row.score
+    return variance_of_cells(grouped)
+
+
+def variance_of_cells(grouped: Mapping[tuple[str, str], CriterionCells]) -> tuple[ArmModelVariance, ...]:
+    """``judge_variance`` of criterion cells already grouped by (arm, model) and checked (one
+    finite score per cell and pass): what a report builds without a row per score."""
     return tuple(_arm_model_variance(arm, model, grouped[(arm, model)]) for arm, model in sorted(grouped))
 
 
