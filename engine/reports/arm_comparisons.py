@@ -223,6 +223,21 @@ def _score_rows(
     return rows
 
 
+def _add_in_order(
+    criteria: dict[str, dict[int, float]], scored: Mapping[str, float], where: tuple[str, str, str, int]
+) -> None:
+    """``scored`` added to a cell that this pass scored already, in the order of its rows:
+    the first criterion scored twice raises ``judge_variance``'s error."""
+    arm, model, cell, pass_no = where
+    for name, score in sorted(scored.items()):
+        if not math.isfinite(score):
+            continue
+        by_pass = criteria.setdefault(name, {})
+        if pass_no in by_pass:
+            raise ValueError(f"duplicate judge score for {(arm, model, cell, 0, name, pass_no)}")
+        by_pass[pass_no] = score
+
+
 def variance_by_judge(
     trials: Sequence[TrialRecord],
     judgments: Sequence[JudgmentRecord],
@@ -238,6 +253,7 @@ def variance_by_judge(
     parsed = verdicts or Verdicts()
     cells = _cells(trials)
     by_judge: dict[str, dict[tuple[str, str], CriterionCells]] = {judge: {} for judge in judges}
+    filled: set[tuple[str, str, str, str, int]] = set()  # (judge, arm, model, cell, pass) scored
     isfinite = math.isfinite
     for j in latest_per_pass(judgments):
         grouped = by_judge.get(j.judge)
@@ -251,19 +267,26 @@ def variance_by_judge(
         of_arm = grouped.get((arm, model))
         if of_arm is None:
             of_arm = grouped[(arm, model)] = {}
+        steps = of_arm.get(where)
+        if steps is None:
+            criteria: dict[str, dict[int, float]] = {}
+            of_arm[where] = {0: criteria}
+        else:
+            criteria = steps[0]
         scored = {c.name: c.score for c in reversed(verdict.criteria)} or {"overall": verdict.score}
         pass_no = j.pass_no
-        for name, score in sorted(scored.items()):
-            if not isfinite(score):
-                continue
-            key = (where, 0, name)
-            by_pass = of_arm.get(key)
-            if by_pass is None:
-                of_arm[key] = {pass_no: score}
-            elif pass_no in by_pass:  # two trials in one cell: ``judge_variance``'s error
-                raise ValueError(f"duplicate judge score for {(arm, model, where, 0, name, pass_no)}")
-            else:
-                by_pass[pass_no] = score
+        mark = (j.judge, arm, model, where, pass_no)
+        if mark in filled:  # another trial in this cell: the rows' order, and their error
+            _add_in_order(criteria, scored, (arm, model, where, pass_no))
+            continue
+        filled.add(mark)
+        for name, score in scored.items():
+            if isfinite(score):
+                by_pass = criteria.get(name)
+                if by_pass is None:
+                    criteria[name] = {pass_no: score}
+                else:
+                    by_pass[pass_no] = score
     return [JudgeVariance(judge, floor, variance_of_cells(by_judge[judge])) for judge in judges]
 
 

@@ -20,18 +20,22 @@ CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
 
 
 class Verdicts:
-    """Each judgment's verdict validated once: a report reads them in several sections."""
+    """Each stored verdict validated once: a report reads them in several sections, and the
+    records of a judge's agreeing passes share one verdict (``queries.judgments``)."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[JudgmentRecord, VerdictRead | None]] = {}  # by id(record), kept alive
+        self._seen: dict[int, tuple[object, VerdictRead | None]] = {}  # by id(verdict), kept alive
 
     def of(self, j: JudgmentRecord) -> VerdictRead | None:
         """The verdict, or None for a judge error or a verdict this proctor cannot read."""
-        seen = self._seen.get(id(j))
+        stored = j.verdict
+        if stored is None:
+            return None
+        seen = self._seen.get(id(stored))
         if seen is not None:
             return seen[1]
-        verdict = None if j.verdict is None else read_verdict(j.verdict)
-        self._seen[id(j)] = (j, verdict)
+        verdict = read_verdict(stored)
+        self._seen[id(stored)] = (stored, verdict)
         return verdict
 
     def by_judge_and_trial(

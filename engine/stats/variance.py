@@ -172,39 +172,58 @@ def means_by_pass(
     }
 
 
-CriterionCells = dict[tuple[str | int, ...], dict[int, float]]
-"""One arm × model's criterion cells: (scenario, step, criterion) -> pass -> score."""
+CriterionCells = dict[str, dict[int, dict[str, dict[int, float]]]]
+"""One arm × model's criterion scores: scenario -> step -> criterion -> pass -> score."""
 
 
-def cell_spreads(cells: Mapping[tuple[str | int, ...], Mapping[int, float]]) -> list[CellSpread]:
-    """``cell_spread`` of every cell, sorted by key, in one loop: a report takes one per cell
-    (tens of thousands), most of them of two passes."""
-    fsum, sqrt, spread = math.fsum, math.sqrt, CellSpread
-    out: list[CellSpread] = []
-    append = out.append
-    for key in sorted(cells):
-        values = list(cells[key].values())
+def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmModelVariance:
+    """The three layers' cells in one walk down the nested cells, each level sorted (the order of
+    the layers' sorted keys); means and σ as ``means_by_pass`` and ``cell_spread`` take them."""
+    fsum, sqrt, spread = math.fsum, math.sqrt, CellSpread._make
+    layers: tuple[list[CellSpread], list[CellSpread], list[CellSpread]] = ([], [], [])
+    criterion_cells, step_cells, scenario_cells = layers
+
+    def add(cells: list[CellSpread], key: tuple[str | int, ...], values: list[float]) -> None:
         n = len(values)
         mean = fsum(values) / n
         if n == 2:
             a, b = values
-            append(spread(key, 2, mean, sqrt(fsum(((a - mean) ** 2, (b - mean) ** 2)) / 2)))
+            cells.append(spread((key, 2, mean, sqrt(fsum(((a - mean) ** 2, (b - mean) ** 2)) / 2))))
         elif n < 2:
-            append(spread(key, n, mean, None))
+            cells.append(spread((key, n, mean, None)))
         else:
-            append(spread(key, n, mean, sqrt(fsum([(v - mean) ** 2 for v in values]) / n)))
-    return out
+            cells.append(spread((key, n, mean, sqrt(fsum([(v - mean) ** 2 for v in values]) / n))))
 
-
-def _arm_model_variance(arm: str, model: str, criterion_scores: CriterionCells) -> ArmModelVariance:
-    step_scores = means_by_pass(criterion_scores.items(), 2)
-    scenario_scores = means_by_pass(step_scores.items(), 1)
+    for scenario in sorted(scenarios):
+        steps = scenarios[scenario]
+        scenario_by_pass: dict[int, list[float]] = {}
+        for step in sorted(steps):
+            criteria = steps[step]
+            step_by_pass: dict[int, list[float]] = {}
+            for criterion in sorted(criteria):
+                by_pass = criteria[criterion]
+                add(criterion_cells, (scenario, step, criterion), list(by_pass.values()))
+                for pass_no, score in by_pass.items():
+                    scores = step_by_pass.get(pass_no)
+                    if scores is None:
+                        step_by_pass[pass_no] = [score]
+                    else:
+                        scores.append(score)
+            step_means = [fsum(scores) / len(scores) for scores in step_by_pass.values()]
+            add(step_cells, (scenario, step), step_means)
+            for pass_no, mean in zip(step_by_pass, step_means, strict=True):
+                means = scenario_by_pass.get(pass_no)
+                if means is None:
+                    scenario_by_pass[pass_no] = [mean]
+                else:
+                    means.append(mean)
+        add(scenario_cells, (scenario,), [fsum(means) / len(means) for means in scenario_by_pass.values()])
     return ArmModelVariance(
         arm=arm,
         model=model,
-        criterion=layer_variance("criterion", cell_spreads(criterion_scores)),
-        step=layer_variance("step", cell_spreads(step_scores)),
-        scenario=layer_variance("scenario", cell_spreads(scenario_scores)),
+        criterion=layer_variance("criterion", criterion_cells),
+        step=layer_variance("step", step_cells),
+        scenario=layer_variance("scenario", scenario_cells),
     )
 
 
@@ -217,15 +236,12 @@ def judge_variance(rows: Iterable[JudgeScoreRow]) -> tuple[ArmModelVariance, ...
     """
     grouped: dict[tuple[str, str], CriterionCells] = {}
     for row in _check_rows(rows):
-        cells = grouped.get((row.arm, row.model))
-        if cells is None:
-            cells = grouped[(row.arm, row.model)] = {}
-        key = (row.scenario, row.step, row.criterion)
-        by_pass = cells.get(key)
-        if by_pass is None:
-            cells[key] = {row.pass_no: row.score}
-        else:
-            by_pass[row.pass_no] = row.score
+        scenarios = grouped.get((row.arm, row.model))
+        if scenarios is None:
+            scenarios = grouped[(row.arm, row.model)] = {}
+        steps = scenarios.setdefault(row.scenario, {})
+        criteria = steps.setdefault(row.step, {})
+        criteria.setdefault(row.criterion, {})[row.pass_no] = row.score
     return variance_of_cells(grouped)
 
 

@@ -272,12 +272,20 @@ def _event(r: Sequence[Any]) -> StoredEvent:
 
 
 def _judgments(rows: Rows) -> list[JudgmentRecord]:
-    return [
-        JudgmentRecord(
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], _details(r[9], loads_verdict), r[10], r[11]
+    """The rows as records. A verdict the same as the row before's (the passes of a judge whose
+    passes agree, such as the offline one, are stored one after another) is parsed once and its
+    dictionary shared: verdicts are read, never changed."""
+    records: list[JudgmentRecord] = []
+    last_text: Any = None
+    last: Any = None
+    for r in rows:
+        text = r[9]
+        if text != last_text:
+            last_text, last = text, _details(text, loads_verdict)
+        records.append(
+            JudgmentRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], last, r[10], r[11])
         )
-        for r in rows
-    ]
+    return records
 
 
 def _details(text: Any, loads: Callable[[Any], dict[str, Any] | None] = loads_details) -> Any:
