@@ -241,8 +241,8 @@ print(json.dumps(sorted(m for m in {heavy} if m in sys.modules)), file=sys.stder
 """
 
 
-def _loaded_by(*argv: str) -> list[str]:
-    probe = PROBE.format(heavy=HEAVY)
+def _loaded_by(*argv: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    probe = PROBE.format(heavy=modules)
     out = subprocess.run(
         [sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60, check=False
     )
@@ -278,3 +278,10 @@ def test_report_loads_no_console_mcp_or_provider_sdk(small_run: Path) -> None:
     # Its statistics come from scipy, which brings numpy: everything else, the store's write wing
     # included, stays out.
     assert set(_loaded_by("report", str(small_run))) <= {"numpy"}
+
+
+@pytest.mark.slow
+def test_report_loads_no_scorer(small_run: Path) -> None:
+    # A report reads the scores the scorers stored: their modules (and what they import) cost a
+    # tenth of a second to load and are never called.
+    assert _loaded_by("report", str(small_run), modules=("proctor.engine.scoring",)) == []

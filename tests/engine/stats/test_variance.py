@@ -235,3 +235,43 @@ def test_a_cell_spread_is_population_sd_whatever_the_order_of_passes(
     rnd.shuffle(passes)
     cell = cell_spread(("c",), dict(passes))
     assert cell.sd == population_sd(scores) and cell.n_passes == len(scores)
+
+
+def _layers_cell_by_cell(rows: list[JudgeScoreRow]) -> list[tuple[str, str, list[list[object]]]]:
+    """``judge_variance`` spelled out with ``means_by_pass`` and ``cell_spread``, one cell at a time."""
+    out = []
+    for arm, model in sorted({(r.arm, r.model) for r in rows}):
+        criteria: dict[tuple[str | int, ...], dict[int, float]] = {}
+        for r in rows:
+            if (r.arm, r.model) == (arm, model):
+                criteria.setdefault((r.scenario, r.step, r.criterion), {})[r.pass_no] = r.score
+        steps = means_by_pass(criteria.items(), 2)
+        scenarios = means_by_pass(steps.items(), 1)
+        layers = [[cell_spread(k, cells[k]) for k in sorted(cells)] for cells in (criteria, steps, scenarios)]
+        out.append((arm, model, [list(layer) for layer in layers]))
+    return out
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b"]),
+            st.sampled_from(["s1", "s2", "s10"]),
+            st.integers(0, 2),
+            st.sampled_from(["c", "d", "overall"]),
+            st.integers(1, 4),
+            st.floats(0, 1),
+        ),
+        max_size=60,
+        unique_by=lambda t: t[:5],
+    )
+)
+def test_judge_variance_gives_every_layer_exactly_as_its_cells_one_by_one(
+    drawn: list[tuple[str, str, int, str, int, float]],
+) -> None:
+    rows = [JudgeScoreRow(arm, "m", s, step, c, p, score) for arm, s, step, c, p, score in drawn]
+    got = [
+        (v.arm, v.model, [list(v.criterion.cells), list(v.step.cells), list(v.scenario.cells)])
+        for v in judge_variance(rows)
+    ]
+    assert got == _layers_cell_by_cell(rows)  # the same floats, bit for bit (σ None with one pass)
