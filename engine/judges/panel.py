@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from operator import attrgetter
 
 from pydantic import ValidationError
 
@@ -60,12 +61,17 @@ def verdicts_pass(verdicts: Sequence[Verdict | VerdictRead], claims_threshold: f
     return fmean([v.score for v in verdicts]) >= 0.5
 
 
+# Sort keys taken in C: a report sorts every judgment by both.
+_BY_ID = attrgetter("id")
+_BY_JUDGE_TRIAL_PASS = attrgetter("judge", "trial_id", "pass_no")
+
+
 def latest_per_pass(judgments: Iterable[JudgmentRecord]) -> list[JudgmentRecord]:
     """One row per (trial, judge, pass): the latest, since a re-run trial is judged again from pass 1."""
     latest: dict[tuple[int, str, int], JudgmentRecord] = {}
-    for j in sorted(judgments, key=lambda r: r.id):
+    for j in sorted(judgments, key=_BY_ID):
         latest[(j.trial_id, j.judge, j.pass_no)] = j
-    return sorted(latest.values(), key=lambda r: (r.judge, r.trial_id, r.pass_no))
+    return sorted(latest.values(), key=_BY_JUDGE_TRIAL_PASS)
 
 
 def parsed_verdicts(judgments: Iterable[JudgmentRecord]) -> dict[tuple[str, int], list[Verdict]]:
@@ -140,8 +146,9 @@ def panel_summary(
     ``verdicts`` is ``parsed_verdicts(judgments)`` when the caller has it already: a report
     validates each verdict once for all its sections."""
     labels_by_scenario = scenario_labels or {}
-    human_judges = sorted({j.judge for j in judgments if is_human(j.source)})
-    judges = sorted({j.judge for j in judgments if not is_human(j.source)})
+    judged_by = {(j.source, j.judge) for j in judgments}  # a few pairs: each source looked at once
+    human_judges = sorted({judge for source, judge in judged_by if is_human(source)})
+    judges = sorted({judge for source, judge in judged_by if not is_human(source)})
     if verdicts is None:
         verdicts = parsed_verdicts(judgments)
     ids = [t.id for t in trials]
@@ -156,7 +163,7 @@ def panel_summary(
         for t in ids
         if verdicts.get((judge, t))
     }
-    panel_source, panel = _panel(judgments)
+    panel_source, panel = _panel(judged_by)
     majority = {t: majority_vote([passes[(judge, t)] for judge in panel]) for t in ids}
     pairs = []
     for a, b in combinations(judges, 2):
@@ -214,7 +221,7 @@ def panel_summary(
     )
 
 
-def _panel(judgments: Sequence[JudgmentRecord]) -> tuple[str, tuple[str, ...]]:
+def _panel(judged_by: Iterable[tuple[str, str]]) -> tuple[str, tuple[str, ...]]:
     """The judges whose majority is the panel's: those of the source with most judges.
 
     Sources are grouped by their first segment: ``proctor:...`` for proctor's judges,
@@ -223,9 +230,9 @@ def _panel(judgments: Sequence[JudgmentRecord]) -> tuple[str, tuple[str, ...]]:
     mixing them would change the benchmark's published majority.
     """
     by_source: dict[str, set[str]] = defaultdict(set)
-    for j in judgments:
-        if not is_human(j.source):
-            by_source[j.source.split(":", 1)[0]].add(j.judge)
+    for source, judge in judged_by:
+        if not is_human(source):
+            by_source[source.split(":", 1)[0]].add(judge)
     if not by_source:
         return "", ()
     source = max(sorted(by_source), key=lambda s: len(by_source[s]))

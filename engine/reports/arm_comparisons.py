@@ -247,7 +247,9 @@ def variance_by_judge(
     """``judge_variance(judge_score_rows(...))`` of every machine judge, from one pass over the
     judgments that puts each score straight into its cell (a report has one per criterion, pass
     and trial): the same cells, checks and error as the rows would give."""
-    judges = sorted({j.judge for j in judgments if not is_human(j.source)})
+    judges = sorted(
+        {judge for source, judge in {(j.source, j.judge) for j in judgments} if not is_human(source)}
+    )
     if not judges:
         return []
     parsed = verdicts or Verdicts()
@@ -255,7 +257,7 @@ def variance_by_judge(
     by_judge: dict[str, dict[tuple[str, str], CriterionCells]] = {judge: {} for judge in judges}
     filled: set[tuple[str, str, str, str, int]] = set()  # (judge, arm, model, cell, pass) scored
     isfinite = math.isfinite
-    for j in latest_per_pass(judgments):
+    for j in parsed.latest(judgments):
         grouped = by_judge.get(j.judge)
         cell = cells.get(j.trial_id)
         if grouped is None or cell is None:

@@ -25,6 +25,13 @@ class Verdicts:
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[object, VerdictRead | None]] = {}  # by id(verdict), kept alive
+        self._latest: tuple[Iterable[JudgmentRecord], list[JudgmentRecord]] | None = None
+
+    def latest(self, judgments: Iterable[JudgmentRecord]) -> list[JudgmentRecord]:
+        """``latest_per_pass(judgments)``, kept for the next section that asks for the same list."""
+        if self._latest is None or self._latest[0] is not judgments:
+            self._latest = (judgments, latest_per_pass(judgments))
+        return self._latest[1]
 
     def of(self, j: JudgmentRecord) -> VerdictRead | None:
         """The verdict, or None for a judge error or a verdict this proctor cannot read."""
@@ -43,7 +50,7 @@ class Verdicts:
     ) -> dict[tuple[str, int], list[VerdictRead]]:
         """``panel.parsed_verdicts(judgments)``, validating each verdict once."""
         out: dict[tuple[str, int], list[VerdictRead]] = defaultdict(list)
-        for j in latest_per_pass(judgments):
+        for j in self.latest(judgments):
             verdict = self.of(j)
             if verdict is not None:
                 out[(j.judge, j.trial_id)].append(verdict)
