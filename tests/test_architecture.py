@@ -281,7 +281,8 @@ def test_report_loads_no_console_mcp_or_provider_sdk(small_run: Path) -> None:
 
 
 @pytest.mark.slow
-def test_report_loads_no_scorer(small_run: Path) -> None:
-    # A report reads the scores the scorers stored: their modules (and what they import) cost a
-    # tenth of a second to load and are never called.
-    assert _loaded_by("report", str(small_run), modules=("proctor.engine.scoring",)) == []
+def test_report_loads_no_scorer_and_no_event_loop(small_run: Path) -> None:
+    # A report reads what the scorers and the tools stored: the scorers' modules and asyncio
+    # (with ssl) cost a tenth of a second to load and are never called.
+    loaded = _loaded_by("report", str(small_run), modules=("proctor.engine.scoring", "asyncio", "ssl"))
+    assert loaded == []

@@ -13,11 +13,11 @@ from typing import Any
 
 import re2
 
-from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
+from proctor.engine.tools.toolbox import BUILTIN_SERVER, ToolCallOutcome, ToolSpec
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.events import ServerConnected
 
-SERVER = "builtin"
+SERVER = BUILTIN_SERVER
 MAX_READ_LINES = 400
 MAX_GREP_HITS = 100
 MAX_PATTERN = 200

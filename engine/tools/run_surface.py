@@ -12,15 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.engine.tools.baseline import SERVER as BASELINE_SERVER
 from proctor.engine.tools.definition_tokens import definition_tokens
 from proctor.engine.tools.retrieval import ROUTE
 from proctor.engine.tools.surface import Surface, ToolDefinition, own_name, surface_of
+from proctor.engine.tools.toolbox import BUILTIN_SERVER  # not baseline's module: a report runs no tool
 from proctor.store.events import Event, ToolsListed
 
 BUILT_IN = "(built-in)"  # the label of tools without a server
 # Tools proctor serves itself (the baseline's, tool retrieval's router): costs, never a surface.
-PROCTOR_SERVERS = frozenset({"", BASELINE_SERVER, ROUTE.server})
+PROCTOR_SERVERS = frozenset({"", BUILTIN_SERVER, ROUTE.server})
 
 
 def is_mcp(d: ToolDefinition) -> bool:

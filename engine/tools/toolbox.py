@@ -10,6 +10,10 @@ from typing import Any, Protocol
 from proctor.store.events import ContentBlock, ListedTool, McpNotice, ServerConnected, ToolResult
 
 
+BUILTIN_SERVER = "builtin"
+"""The server the baseline arm's built-in tools are listed under (engine/tools/baseline.py)."""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool as the model sees it. ``name`` is unique within one trial."""
