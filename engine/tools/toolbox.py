@@ -9,7 +9,6 @@ from typing import Any, Protocol
 
 from proctor.store.events import ContentBlock, ListedTool, McpNotice, ServerConnected, ToolResult
 
-
 BUILTIN_SERVER = "builtin"
 """The server the baseline arm's built-in tools are listed under (engine/tools/baseline.py)."""
 
