@@ -164,7 +164,7 @@ def panel_summary(
         if verdicts.get((judge, t))
     }
     panel_source, panel = _panel(judged_by)
-    majority = {t: majority_vote([passes[(judge, t)] for judge in panel]) for t in ids}
+    majority = _majorities(ids, panel, passes)
     pairs = []
     for a, b in combinations(judges, 2):
         shared = [t for t in ids if (a, t) in scores and (b, t) in scores]
@@ -237,6 +237,22 @@ def _panel(judged_by: Iterable[tuple[str, str]]) -> tuple[str, tuple[str, ...]]:
         return "", ()
     source = max(sorted(by_source), key=lambda s: len(by_source[s]))
     return source, tuple(sorted(by_source[source]))
+
+
+def _majorities(
+    ids: Sequence[int], panel: Sequence[str], passes: Mapping[tuple[str, int], bool | None]
+) -> dict[int, PanelVote]:
+    """Each trial's ``majority_vote`` of the panel, taken once per distinct set of votes (a
+    panel of a few judges casts a handful on ten thousand trials); a vote is frozen, so shared."""
+    taken: dict[tuple[bool | None, ...], PanelVote] = {}
+    out: dict[int, PanelVote] = {}
+    for t in ids:
+        votes = tuple([passes[(judge, t)] for judge in panel])
+        vote = taken.get(votes)
+        if vote is None:
+            vote = taken[votes] = majority_vote(votes)
+        out[t] = vote
+    return out
 
 
 def _any_judge(

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from proctor.engine.judges.panel import is_human, latest_per_pass
+from proctor.engine.judges.verdict_read import VerdictRead
 from proctor.engine.reports.aggregate import (
     ArmModelSummary,
     LayerColumns,
@@ -257,6 +258,8 @@ def variance_by_judge(
     by_judge: dict[str, dict[tuple[str, str], CriterionCells]] = {judge: {} for judge in judges}
     filled: set[tuple[str, str, str, str, int]] = set()  # (judge, arm, model, cell, pass) scored
     isfinite = math.isfinite
+    last: VerdictRead | None = None
+    scored: dict[str, float] = {}
     for j in parsed.latest(judgments):
         grouped = by_judge.get(j.judge)
         cell = cells.get(j.trial_id)
@@ -275,7 +278,9 @@ def variance_by_judge(
             of_arm[where] = {0: criteria}
         else:
             criteria = steps[0]
-        scored = {c.name: c.score for c in reversed(verdict.criteria)} or {"overall": verdict.score}
+        if verdict is not last:  # agreeing passes share their verdict (``Verdicts``): read it once
+            last = verdict
+            scored = {c.name: c.score for c in reversed(verdict.criteria)} or {"overall": verdict.score}
         pass_no = j.pass_no
         mark = (j.judge, arm, model, where, pass_no)
         if mark in filled:  # another trial in this cell: the rows' order, and their error
