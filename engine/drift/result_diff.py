@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 import orjson
 
+from proctor.engine.drift import Status
 from proctor.engine.drift.masks import NO_MASK, CallMask
 
-Status = Literal["identical", "changed", "new_error", "fixed_error", "missing", "skipped"]
 STATUSES: tuple[Status, ...] = ("identical", "changed", "new_error", "fixed_error", "missing", "skipped")
 DRIFTED: frozenset[Status] = frozenset({"changed", "new_error"})  # what ``gate --max-changed`` counts
 

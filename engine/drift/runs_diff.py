@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proctor.engine.drift import REPLAY_KEY
 from proctor.engine.drift.masks import Masks
 from proctor.engine.drift.result_diff import DRIFTED, STATUSES, CallDiff, RecordedResult, Status, diff_results
 from proctor.store.read.reader import StoreReader
 
 TrialKey = tuple[str, str, str, int]
-REPLAY_KEY = "replay"  # the run config's key that makes a run a replay
 REPLAYED_STOP = "replayed"  # a replayed trial's ``stop``: no model played it, nothing judges it
 SKIPPED_NOTE = "not replayed: answered by proctor itself (a built-in tool or route), not by a server"
 STOPPED_NOTE = "not replayed: the replay stopped before this call (interrupted)"

@@ -14,10 +14,9 @@ import csv
 import io
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from proctor.engine.drift.result_diff import DRIFTED, STATUSES, Status
-from proctor.engine.drift.runs_diff import REPLAY_KEY, CallDrift, Drift, DriftError, ServerDrift, replay_drift
+from proctor.engine.drift import REPLAY_KEY, Status
 from proctor.engine.reports.md_format import cell, code_text, folded, table
 from proctor.engine.reports.report_model import (
     DriftCall,
@@ -28,6 +27,9 @@ from proctor.engine.reports.report_model import (
     Report,
 )
 from proctor.store.display_text import sanitize
+
+if TYPE_CHECKING:  # the diffing modules load only for a replay run's report
+    from proctor.engine.drift.runs_diff import CallDrift, Drift, ServerDrift
 
 KEY: Final = "drift"
 MD_CALLS = 50
@@ -50,6 +52,8 @@ def drift_section(db: Path, config: Mapping[str, Any]) -> DriftSection | DriftUn
     """The section for the run in ``db`` (None when it is not a replay run)."""
     if REPLAY_KEY not in config:
         return None
+    from proctor.engine.drift.runs_diff import DriftError, replay_drift
+
     try:
         drift = replay_drift(db)
     except DriftError as exc:
@@ -153,6 +157,8 @@ def drift_markdown(report: Report) -> list[str]:
     section = report.get(KEY)
     if not section:
         return []
+    from proctor.engine.drift.result_diff import DRIFTED, STATUSES
+
     out = ["## Drift (replay against the recording)", ""]
     if "error" in section:
         return [*out, f"Not compared: {cell(section['error'])}"]
@@ -227,6 +233,8 @@ def _safe(v: object) -> object:
 def junit_cases(report: Report) -> dict[str, list[tuple[str, str, str, str]]]:
     """Per server: (case name, outcome, message, text) of each call; outcome ``failure`` for a
     call that changed or newly erred, ``skipped`` when it was not compared, else ``passed``."""
+    from proctor.engine.drift.result_diff import DRIFTED
+
     by_server: dict[str, list[tuple[str, str, str, str]]] = {}
     for c in _calls(report):
         status = c["status"]

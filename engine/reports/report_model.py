@@ -19,7 +19,7 @@ that takes the TypedDict.
 # evaluated annotations, and the model is introspected (tests/engine/reports/test_report_model.py).
 from typing import Any, Literal, NotRequired, TypedDict, final
 
-from proctor.engine.drift.result_diff import Status
+from proctor.engine.drift import Status
 from proctor.store.stored_json import StoredJson
 
 JsonObject = dict[str, Any]
