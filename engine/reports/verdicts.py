@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.judges.verdict_read import VerdictRead, read_verdict
@@ -67,28 +66,21 @@ def judged_coverage(
     ``parsed`` is ``verdicts.by_judge_and_trial(machine)`` when the caller has it already."""
     if parsed is None:
         parsed = (verdicts or Verdicts()).by_judge_and_trial(machine)
-    out: dict[int, float] = {}
-    for trial_id, by_judge in _verdicts_by_trial(parsed).items():
-        per_pass = [
-            fmean([CLAIM_VALUE[c.verdict] for c in v.claims])
-            for vs in by_judge.values()
-            for v in vs
-            if v.claims
-        ]
-        if per_pass:
-            out[trial_id] = fmean(per_pass)
-    return out
-
-
-def _verdicts_by_trial(
-    verdicts: Mapping[tuple[str, int], Sequence[Any]],
-) -> dict[int, dict[tuple[str, int], Sequence[Any]]]:
-    """``verdicts`` split by trial, each keeping the original order, so that ``claims_coverage``
-    reads a trial's few entries instead of scanning every trial's (which made reports quadratic)."""
-    out: dict[int, dict[tuple[str, int], Sequence[Any]]] = {}
-    for key, vs in verdicts.items():
-        out.setdefault(key[1], {})[key] = vs
-    return out
+    # One pass over the (judge, trial) entries; a trial's passes are averaged with fsum, in any
+    # order the same. Agreeing passes share their verdict (``Verdicts``): its claims read once.
+    per_trial: dict[int, list[float]] = {}
+    last: VerdictRead | None = None
+    last_mean = 0.0
+    for (_judge, trial_id), vs in parsed.items():
+        means = per_trial.get(trial_id)
+        if means is None:
+            means = per_trial[trial_id] = []
+        for v in vs:
+            if v.claims:
+                if v is not last:
+                    last, last_mean = v, fmean([CLAIM_VALUE[c.verdict] for c in v.claims])
+                means.append(last_mean)
+    return {trial_id: fmean(means) for trial_id, means in per_trial.items() if means}
 
 
 __all__ = ["CLAIM_VALUE", "Verdicts", "judged_coverage"]
