@@ -180,8 +180,9 @@ def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmM
     """The three layers' cells in one walk down the nested cells, each level sorted (the order of
     the layers' sorted keys); means and σ as ``means_by_pass`` and ``cell_spread`` take them."""
     fsum, sqrt, spread = math.fsum, math.sqrt, CellSpread._make
-    layers: tuple[list[CellSpread], list[CellSpread], list[CellSpread]] = ([], [], [])
-    criterion_cells, step_cells, scenario_cells = layers
+    criterion_cells: list[CellSpread] = []
+    step_cells: list[CellSpread] = []
+    scenario_cells: list[CellSpread] = []
 
     def add(cells: list[CellSpread], key: tuple[str | int, ...], values: list[float]) -> None:
         n = len(values)
