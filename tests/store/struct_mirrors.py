@@ -72,15 +72,17 @@ def assert_mirrors(
     struct_of: Mapping[type[BaseModel], type[msgspec.Struct]],
     *,
     leave_out: frozenset[str] = frozenset(),
+    types: Mapping[str, Any] | None = None,
 ) -> None:
     """``struct`` has ``model``'s fields (but ``leave_out``), in its order, each with the same type
-    (nested models as their Structs), the same key, and the same default or none."""
+    (nested models as their Structs; ``types`` gives the Struct's where it carries the model's
+    constraints), the same key, and the same default or none."""
     fields = {f.name: f for f in msgspec.structs.fields(struct)}
     expected = {name: f for name, f in model.model_fields.items() if name not in leave_out}
     assert list(fields) == list(expected)
     for name, f in expected.items():
         assert f.alias is None and f.validation_alias is None, name  # a Struct reads keys by name
-        assert fields[name].type == _mirrored(f.annotation, struct_of), name
+        assert fields[name].type == (types or {}).get(name, _mirrored(f.annotation, struct_of)), name
         assert fields[name].required == f.is_required(), name
         if not f.is_required():
             mine = fields[name].default

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+import random
+from typing import Annotated, Any
 
 import msgspec
 import pytest
-from pydantic import ValidationError
+from annotated_types import Ge, Le
+from pydantic import BaseModel, ValidationError
 
 from proctor.engine.judges.base import ClaimJudgment, CriterionScore, Verdict
 from proctor.engine.judges.verdict_read import ClaimRead, CriterionRead, VerdictRead, read_verdict
+from tests.store.struct_mirrors import ODD_VALUES, assert_mirrors, mutants
 
 CLAIM = {"claim": "c", "verdict": "partially", "justification": "j"}
 CRITERION = {"name": "cap", "score": 0.5, "rationale": "r"}
@@ -76,18 +79,32 @@ def test_a_stored_verdict_is_read_exactly_when_verdict_validates_it_with_its_val
     assert all(type(c["score"]) is float for c in got["criteria"])
 
 
-@pytest.mark.parametrize(
-    ("struct", "model"), [(VerdictRead, Verdict), (CriterionRead, CriterionScore), (ClaimRead, ClaimJudgment)]
-)
-def test_the_structs_have_the_models_fields_in_order_with_their_defaults(
-    struct: type[msgspec.Struct], model: type[Verdict | CriterionScore | ClaimJudgment]
+STRUCT_OF: dict[type[BaseModel], type[msgspec.Struct]] = {
+    Verdict: VerdictRead,
+    CriterionScore: CriterionRead,
+    ClaimJudgment: ClaimRead,
+}
+
+
+@pytest.mark.parametrize(("model", "struct"), list(STRUCT_OF.items()))
+def test_each_struct_mirrors_its_model_field_for_field(
+    model: type[BaseModel], struct: type[msgspec.Struct]
 ) -> None:
-    fields = msgspec.structs.fields(struct)
-    assert [f.name for f in fields] == list(model.model_fields)
-    defaults = {f.name: f.default for f in fields if f.default is not msgspec.NODEFAULT}
-    defaults |= {f.name: f.default_factory() for f in fields if f.default_factory is not msgspec.NODEFAULT}
-    assert defaults == {
-        n: f.get_default(call_default_factory=True)
-        for n, f in model.model_fields.items()
-        if not f.is_required()
-    }
+    unit = Annotated[float, msgspec.Meta(ge=0, le=1)]  # ``Field(ge=0, le=1)``, checked below
+    assert_mirrors(model, struct, STRUCT_OF, types={"score": unit})
+    assert model.model_config.get("extra") == "forbid" and struct.__struct_config__.forbid_unknown_fields
+    assert (
+        not model.__pydantic_decorators__.field_validators
+        and not model.__pydantic_decorators__.model_validators
+    )
+    if "score" in model.model_fields:
+        assert model.model_fields["score"].metadata == [Ge(ge=0), Le(le=1)]
+
+
+def test_mutated_verdicts_are_read_as_verdict_validates_them() -> None:
+    for data in mutants(
+        FULL, random.Random(7), 400, [*ODD_VALUES, -1, 0.25, "not", "fulfilled", float("nan")]
+    ):
+        read = read_verdict(data)
+        expected = _validated(data)
+        assert (None if read is None else msgspec.to_builtins(read)) == expected, data
