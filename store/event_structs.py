@@ -46,6 +46,7 @@ class ListedToolStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     title: str | None = None
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    definition_tokens: int | None = None
 
 
 class ContentBlockStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

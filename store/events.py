@@ -101,6 +101,9 @@ class ListedTool(BaseModel):
     title: str | None = Field(default=None, exclude_if=lambda v: v is None)
     output_schema: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     annotations: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # The definition's tokens as the run counted them (engine/tools/definition_tokens.py), so a
+    # report or the console need not load the tokenizer; absent from older runs and imports.
+    definition_tokens: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ToolsListed(_Event):

@@ -130,6 +130,12 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX events_abandoned ON events (id) WHERE abandoned = 1;
     """,
+    # 5: a tools_listed payload may carry each definition's tokens (``definition_tokens``). No
+    # table changes; a proctor that does not know that field would refuse those events, so it
+    # refuses the database instead, saying to upgrade.
+    """
+    SELECT 1;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

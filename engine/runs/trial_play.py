@@ -23,6 +23,7 @@ from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
 from proctor.engine.tools.retrieval import RetrievalToolbox
+from proctor.engine.tools.run_surface import with_definition_tokens
 from proctor.engine.tools.toolbox import Blob, EmptyToolbox, Toolbox, ToolSpec
 from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import Scenario
@@ -96,7 +97,7 @@ async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFi
         sink.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
         return failed("server_start", message, time.perf_counter() - started)
     try:
-        sink.emit(ToolsListed(tools=[t.listed() for t in _offered(toolbox)]))
+        sink.emit(ToolsListed(tools=with_definition_tokens(t.listed() for t in _offered(toolbox))))
         for server in toolbox.connected():
             sink.emit(server)
         system_prompt = env.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT

@@ -8,15 +8,21 @@ so each distinct one is parsed and counted once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.engine.tools.definition_tokens import definition_tokens
+from proctor.engine.tools.definition_tokens import (
+    TokenizerUnavailable,
+    as_sent,
+    count_tokens,
+    definition_tokens,
+)
 from proctor.engine.tools.retrieval import ROUTE
 from proctor.engine.tools.surface import Surface, ToolDefinition, own_name, surface_of
 from proctor.engine.tools.toolbox import BUILTIN_SERVER  # not baseline's module: a report runs no tool
-from proctor.store.events import Event, ToolsListed
+from proctor.store.events import Event, ListedTool, ToolsListed
 
 BUILT_IN = "(built-in)"  # the label of tools without a server
 # Tools proctor serves itself (the baseline's, tool retrieval's router): costs, never a surface.
@@ -43,14 +49,40 @@ class Listing:
 
 
 def listing_of(tools: Iterable[Any]) -> Listing:
-    """From ``ListedTool`` models or their msgspec Structs (the report reads those)."""
-    defs = tuple(_definition(t) for t in tools)
-    tokens = tuple(definition_tokens(d) for d in defs)
+    """From ``ListedTool`` models or their msgspec Structs (the report reads those). Each tool's
+    tokens are the ones its run recorded, else counted here (older runs, imports)."""
+    listed = tuple(tools)
+    defs = tuple(_definition(t) for t in listed)
+    tokens = tuple(_recorded(t) or definition_tokens(d) for t, d in zip(listed, defs, strict=True))
     by_server: dict[str, int] = {}
     for d, n in zip(defs, tokens, strict=True):
         by_server[d.server or BUILT_IN] = by_server.get(d.server or BUILT_IN, 0) + n
     hashes = tuple((d.server, d.name, d.sha256()) for d in defs if is_mcp(d))
     return Listing(defs, tokens, sum(tokens), tuple(by_server.items()), hashes)
+
+
+def _recorded(t: Any) -> int | None:
+    """The tokens a run recorded for this tool; 0 counts as not recorded (every definition has a
+    name, so it costs tokens), and is counted again like a missing one."""
+    n = t.get("definition_tokens") if isinstance(t, dict) else getattr(t, "definition_tokens", None)
+    return n if type(n) is int and n > 0 else None
+
+
+def with_definition_tokens(tools: Iterable[ListedTool]) -> list[ListedTool]:
+    """``tools`` as a run records them: each with its definition's tokens, counted once per
+    distinct definition; without them when the tokenizer is not installed (the report counts
+    them then, or says it cannot)."""
+    listed = list(tools)
+    try:
+        counts = [_tokens_of_text(as_sent(_definition(t))) for t in listed]
+    except TokenizerUnavailable:
+        return listed
+    return [t.model_copy(update={"definition_tokens": n}) for t, n in zip(listed, counts, strict=True)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _tokens_of_text(text: str) -> int:
+    return count_tokens(text)
 
 
 def _definition(t: Any) -> ToolDefinition:
