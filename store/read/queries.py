@@ -281,11 +281,20 @@ def _judgments(rows: Rows) -> list[JudgmentRecord]:
     for r in rows:
         text = r[9]
         if text != last_text:
-            last_text, last = text, _details(text, loads_verdict)
+            last_text, last = text, _verdict(text)
         records.append(
             JudgmentRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], last, r[10], r[11])
         )
     return records
+
+
+def _verdict(text: Any) -> Any:
+    """A verdict column as JSON reads it; text that is not JSON stays the text, a verdict no reader
+    can validate, like one of the wrong shape (the report counts neither; it used to crash)."""
+    try:
+        return _details(text, loads_verdict)
+    except ValueError:
+        return text
 
 
 def _details(text: Any, loads: Callable[[Any], dict[str, Any] | None] = loads_details) -> Any:

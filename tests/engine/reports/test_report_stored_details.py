@@ -113,3 +113,16 @@ def test_details_that_are_not_utf8_make_the_score_unreadable_naming_it(
         )
     with pytest.raises(UnreadableScore, match=r"trial 2: score claims: details are not UTF-8"):
         build_report(db)
+
+
+def test_a_verdict_that_is_not_json_is_no_verdict_and_the_report_still_builds(
+    scored_db: Path, tmp_path: Path
+) -> None:
+    db = _copy(scored_db, tmp_path)
+    with sqlite3.connect(db) as conn:
+        (first,) = conn.execute("SELECT min(id) FROM judgments").fetchone()
+        conn.execute("UPDATE judgments SET verdict = '{not json' WHERE id = ?", (first,))
+    report = json.loads(report_json(build_report(db)))  # it raised JSONDecodeError (exit 1) before
+    passes = [p for t in report["trials"] for p in t["judgments"]]
+    assert [p["verdict"] for p in passes].count("{not json") == 1
+    assert render_markdown(build_report(db))

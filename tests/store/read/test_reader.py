@@ -168,3 +168,16 @@ def test_trials_with_a_score_are_read_by_id_without_their_details(tmp_path: Path
     with StoreReader(db) as reader:
         assert reader.trials_with_score(ScoreName.PASSED) == {1, 3}
         assert reader.trials_with_score(ScoreName.FAIRNESS) == {2}
+
+
+def test_a_verdict_that_is_not_json_reads_as_its_text(tmp_path: Path) -> None:
+    db = tmp_path / "run.db"
+    conn = _run_db(db, with_trial=True)
+    conn.executemany(
+        "INSERT INTO judgments (trial_id, pass_no, judge, verdict, created_at) VALUES (1, ?, 'j', ?, 0)",
+        [(1, "{not json"), (2, '{"score": 0.5}')],
+    )
+    conn.close()
+    with StoreReader(db) as r:
+        broken, fine = r.judgments()
+    assert broken.verdict == "{not json" and fine.verdict == {"score": 0.5}
