@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.text import Text
 
-from proctor.engine.reports.report_model import ToolSurfaceSection
 from proctor.engine.reports.tool_surface import LockCheck, check_lock, suite_lock_file, tool_surface_section
+from proctor.engine.reports.tools_model import ToolSurfaceSection
 from proctor.engine.tools.run_surface import Listing, RunSurface, slow_listing
 from proctor.store.events import ToolsListed
 from proctor.store.records import StoredEvent, TrialRecord

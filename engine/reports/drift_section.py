@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from proctor.engine.drift import REPLAY_KEY, Status
-from proctor.engine.reports.md_format import cell, code_text, folded, table
-from proctor.engine.reports.report_model import (
+from proctor.engine.reports.drift_model import (
     DriftCall,
     DriftSection,
     DriftServer,
     DriftTotals,
     DriftUnavailable,
-    Report,
 )
+from proctor.engine.reports.md_format import cell, code_text, folded, table
+from proctor.engine.reports.report_model import Report
 from proctor.store.display_text import sanitize
 
 if TYPE_CHECKING:  # the diffing modules load only for a replay run's report

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from proctor.engine.reports.report_model import ToolUsageSection
 from proctor.engine.reports.tool_usage import latency_recorded, read_tool_usage, tool_usage_section
+from proctor.engine.reports.tools_model import ToolUsageSection
 from proctor.store.read.reader import JudgeUsage, ModelCallUsage, RunRecord, StoreReader, TrialRecord
 
 Phases = tuple[int, int, int, int, float | None]

@@ -10,7 +10,8 @@ import statistics
 
 from proctor.engine.reports.md_format import cell, column, folded, one_model, pct, seconds, size, table, who
 from proctor.engine.reports.md_verdict import tool_names
-from proctor.engine.reports.report_model import ArmModel, Report, ToolEntry, TrialEntry, score_details
+from proctor.engine.reports.report_model import ArmModel, Report, TrialEntry, score_details
+from proctor.engine.reports.tools_model import ToolEntry
 from proctor.engine.scoring.diagnosis import COGNITIVE_MODES, TOOL_CALL_MODES
 from proctor.store.scores import FailureModeDetails, ScoreName, UnreadableScore, parse_details
 

@@ -14,14 +14,8 @@ from typing import Literal
 
 from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.md_format import cell, p_value, signed, who
-from proctor.engine.reports.report_model import (
-    ArmEntry,
-    FairnessDelta,
-    NeverCalledEntry,
-    RankingSection,
-    Report,
-    VsBaseline,
-)
+from proctor.engine.reports.report_model import ArmEntry, FairnessDelta, RankingSection, Report, VsBaseline
+from proctor.engine.reports.tools_model import NeverCalledEntry
 
 Finding = Literal["higher", "lower", "no_difference", "too_few", "no_scores"]
 ALPHA = 0.05

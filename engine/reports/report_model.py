@@ -6,9 +6,11 @@ so a key renamed or dropped in one place is a mypy error in every renderer inste
 mypy checks a subscript's key, not a ``.get``'s. tests/engine/reports/test_report_model.py holds
 the model to real output: the JSON report of real runs has exactly these keys, in this order.
 
-TypedDicts rather than classes: at run time a report is the plain dictionaries it always was,
-built once by report.py and its section builders, so ``orjson.dumps`` writes the same bytes at
-the same speed. Keys are listed in the order the JSON report writes them.
+TypedDicts rather than classes: at run time a report is the plain dictionaries it always was
+(score details stay their stored text, ``StoredJson``), built once by report.py and its section
+builders, so ``orjson.dumps`` writes the same bytes at the same speed. Keys are listed in the
+order the JSON report writes them. The tool sections' types are in tools_model.py and the drift
+section's in drift_model.py.
 
 A new section is one TypedDict here (a key of ``Report``), one function that builds it beside the
 others (report_sections.py, tool_usage.py) and, in each format that shows it, one render function
@@ -17,9 +19,10 @@ that takes the TypedDict.
 
 # No ``from __future__ import annotations``: TypedDict reads NotRequired at run time only from
 # evaluated annotations, and the model is introspected (tests/engine/reports/test_report_model.py).
-from typing import Any, Literal, NotRequired, TypedDict, final
+from typing import Any, NotRequired, TypedDict, final
 
-from proctor.engine.drift import Status
+from proctor.engine.reports.drift_model import DriftSection, DriftUnavailable
+from proctor.engine.reports.tools_model import ToolSurfaceSection, ToolUsageSection
 from proctor.store.stored_json import StoredJson
 
 JsonObject = dict[str, Any]
@@ -359,214 +362,6 @@ class AnchorsSection(TypedDict):
     last_verification: LastCommand | None
 
 
-# --- tool usage ---------------------------------------------------------------------------
-
-
-class Percentiles(TypedDict):
-    p50: float | None
-    p95: float | None
-
-
-class ResultBytes(TypedDict):
-    total: int
-    mean: float | None
-
-
-class ToolEntry(TypedDict):
-    server: str
-    tool: str
-    offered: bool
-    offered_in_trials: int
-    calls: int
-    results: int
-    errors: int
-    error_rate: float | None
-    no_result: int
-    latency_s: Percentiles
-    result_bytes: ResultBytes
-    truncated_results: int
-    trials: int
-
-
-class NeverCalledEntry(TypedDict):
-    server: str
-    tool: str
-    offered_in_trials: int
-
-
-class ArmTools(TypedDict):
-    arm: str
-    model: str
-    trials: int
-    offered_tools: int
-    tools: list[ToolEntry]
-    never_called: list[NeverCalledEntry]
-
-
-class ToolDefinitions(TypedDict):
-    latency_percentiles: str
-    result_bytes: str
-    routed: str
-
-
-class ToolUsageSection(TypedDict):
-    latency_recorded: bool
-    definitions: ToolDefinitions
-    arms: list[ArmTools]
-
-
-# --- tool surface (engine/reports/tool_surface.py) -------------------------------------------
-
-
-class SurfaceSchemaChange(TypedDict):
-    """One input-schema difference at a JSON path; breaking when an old call may be refused."""
-
-    path: str
-    change: str
-    breaking: bool
-
-
-class SurfaceWords(TypedDict):
-    """A run of a description's words: kept (``=``), removed (``-``) or added (``+``)."""
-
-    op: str
-    words: str
-
-
-class SurfaceChange(TypedDict):
-    """How one tool differs from the lock: added, removed, renamed or changed."""
-
-    server: str
-    tool: str
-    change: str
-    breaking: bool
-    old_name: NotRequired[str]
-    input_schema: NotRequired[list[SurfaceSchemaChange]]
-    description: NotRequired[list[SurfaceWords]]
-    changed: NotRequired[list[str]]
-    """title, outputSchema, annotations: which of them changed."""
-
-
-class SurfaceLock(TypedDict):
-    status: str
-    """none, holds, differs or unreadable."""
-    file: str | None
-    changes: list[SurfaceChange]
-    error: NotRequired[str]
-
-
-class SurfaceArm(TypedDict):
-    arm: str
-    model: str
-    trials: int
-    tools: float
-    tokens_per_turn: float
-    by_server: dict[str, float]
-    passed: int
-    judged: int
-    pass_rate: float | None
-
-
-class SurfaceTool(TypedDict):
-    server: str
-    tool: str
-    sha256: str
-    tokens: int
-
-
-class ToolSurfaceSection(TypedDict):
-    tokenizer: str
-    note: str
-    lock: SurfaceLock
-    changed_during_run: list[str]
-    """``server/tool`` of each tool whose definition was not the same in every trial."""
-    arms: list[SurfaceArm]
-    tools: list[SurfaceTool]
-
-
-# --- drift (a replay run) -----------------------------------------------------------------
-
-
-class DriftSource(TypedDict):
-    """The recording the replay ran from: its database as recorded in the replay's config."""
-
-    db: str
-    run: str
-
-
-class DriftTotals(TypedDict):
-    """Calls by status (``result_diff.STATUSES``, in that order); every status is always there."""
-
-    identical: int
-    changed: int
-    new_error: int
-    fixed_error: int
-    missing: int
-    skipped: int
-
-
-class DriftServer(TypedDict):
-    server: str
-    calls: int
-    identical: int
-    changed: int
-    new_error: int
-    fixed_error: int
-    missing: int
-    skipped: int
-
-
-class DriftChange(TypedDict):
-    """``result_diff.LeafChange``: one changed JSON leaf, its path and both values as text."""
-
-    path: str
-    op: Literal["~", "+", "-"]
-    old: str
-    new: str
-
-
-class DriftCall(TypedDict):
-    scenario: str
-    arm: str
-    model: str
-    epoch: int
-    trial: int | None
-    recorded_trial: int
-    call: int
-    """1-based position of the call in its trial."""
-    call_id: str
-    server: str
-    tool: str
-    arguments: str
-    status: Status
-    # The keys below are there together, only on a call that did not stay identical (or has notes).
-    summary: NotRequired[str]
-    changes: NotRequired[list[DriftChange]]
-    more_changes: NotRequired[int]
-    text_diff: NotRequired[list[str]]
-    more_lines: NotRequired[int]
-    notes: NotRequired[list[str]]
-
-
-# @final, both: renderers tell them apart by key (``"error" in section``).
-@final
-class DriftSection(TypedDict):
-    source: DriftSource
-    totals: DriftTotals
-    drifted: int
-    """Calls that changed or newly erred: what ``gate --max-changed`` counts."""
-    servers: list[DriftServer]
-    calls: list[DriftCall]
-    notes: list[str]
-
-
-@final
-class DriftUnavailable(TypedDict):
-    """The section when the recording cannot be read (moved, deleted): why, and how to fix it."""
-
-    error: str
-
-
 # --- the report ---------------------------------------------------------------------------
 
 
@@ -593,15 +388,7 @@ __all__ = [
     "ArmGrounding",
     "ArmModel",
     "ArmTokens",
-    "ArmTools",
     "ClaimsPassRate",
-    "DriftCall",
-    "DriftChange",
-    "DriftSection",
-    "DriftServer",
-    "DriftSource",
-    "DriftTotals",
-    "DriftUnavailable",
     "ErrorGroup",
     "FairnessDelta",
     "Human",
@@ -618,29 +405,16 @@ __all__ = [
     "Majority",
     "McNemarRow",
     "MeanCIRow",
-    "NeverCalledEntry",
     "Panel",
     "PassK",
-    "Percentiles",
     "RankEntry",
     "RankGroup",
     "RankingSection",
     "Report",
-    "ResultBytes",
     "RunInfo",
     "StoredScore",
     "SuccessRow",
-    "SurfaceArm",
-    "SurfaceChange",
-    "SurfaceLock",
-    "SurfaceSchemaChange",
-    "SurfaceTool",
-    "SurfaceWords",
-    "ToolDefinitions",
-    "ToolEntry",
     "ToolMatchEpoch",
-    "ToolSurfaceSection",
-    "ToolUsageSection",
     "TrialEntry",
     "TrialTokens",
     "VsBaseline",

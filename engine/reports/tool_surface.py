@@ -14,13 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.reports.md_format import cell
-from proctor.engine.reports.report_model import (
-    Report,
-    SurfaceArm,
-    SurfaceChange,
-    SurfaceLock,
-    ToolSurfaceSection,
-)
+from proctor.engine.reports.report_model import Report
+from proctor.engine.reports.tools_model import SurfaceArm, SurfaceChange, SurfaceLock, ToolSurfaceSection
 from proctor.engine.tools.definition_tokens import TOKENIZER
 from proctor.engine.tools.run_surface import Listing, RunSurface, listing_of
 from proctor.engine.tools.surface import Surface

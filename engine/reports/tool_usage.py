@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.engine.reports.report_model import ToolUsageSection
+from proctor.engine.reports.tools_model import ToolUsageSection
 from proctor.store.event_facts import TOOL_KINDS, ToolRow, result_bytes, tool_row
 from proctor.store.event_structs import as_report_event
 from proctor.store.read.reader import (
