@@ -1,7 +1,8 @@
 """Engine throughput and memory: offline trials against a real stdio MCP server, persisted to SQLite.
 
 Not a test: it prints figures, one ``BENCH`` line each, and compares the persistence figure with
-a reference measured in the same run (the raw ``sqlite3.executemany`` ceiling for the same rows),
+a reference measured in the same run (the raw ``sqlite3.executemany`` ceiling for the same rows:
+each event's and its fact's, as the writer stores them),
 because these machines are noisy.
 
     python tests/bench/bench_engine.py [--trials 1000] [--concurrency 32] [--rss-trials 10000]
@@ -41,6 +42,7 @@ from _engine_workload import (
 )
 
 from proctor.scenarios.demo import SUITE_DIR
+from proctor.store.event_facts import FACT_KINDS, event_fact
 from proctor.store.events import Event, ModelResponse, ToolCall, ToolCallRequest, ToolResult, Usage
 from proctor.store.read.reader import TrialRecord
 from proctor.store.schema import configure, migrate
@@ -92,8 +94,12 @@ def _sample_events(n: int) -> list[Event]:
     return out
 
 
-def raw_ceiling(db: Path, rows: list[tuple[object, ...]], batch: int) -> float:
-    """Rows/s for plain executemany of pre-serialized rows, one transaction per batch."""
+def raw_ceiling(
+    db: Path, rows: list[tuple[object, ...]], facts: list[tuple[object, ...] | None], batch: int
+) -> float:
+    """Rows/s for plain executemany of pre-serialized rows, one transaction per batch: each event's
+    row and, for the kinds a report reads (``store.event_facts``), its fact row, as the writer
+    stores them (``facts[i]`` is event i's, without its id: ids are 1..n in a new table)."""
     conn = sqlite3.connect(db, isolation_level=None)
     configure(conn)
     migrate(conn)
@@ -103,6 +109,10 @@ def raw_ceiling(db: Path, rows: list[tuple[object, ...]], batch: int) -> float:
         conn.executemany(
             "INSERT INTO events (run_id, trial_id, attempt, ts, kind, encoding, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
             rows[i : i + batch],
+        )
+        conn.executemany(
+            "INSERT INTO event_facts (event_id, trial_id, attempt, kind, facts) VALUES (?, ?, ?, ?, ?)",
+            [(i + j + 1, *f) for j, f in enumerate(facts[i : i + batch]) if f is not None],
         )
         conn.execute("COMMIT")
     elapsed = time.perf_counter() - start
@@ -129,12 +139,25 @@ async def writer_rate(db: Path, events: list[Event], batch: int) -> float:
 def persistence(tmp: Path, n: int = 60_000, batch: int = 512) -> tuple[float, float]:
     events = _sample_events(n)
     rows = []
+    facts: list[tuple[object, ...] | None] = []
     for ev in events:
         encoding, payload = encode_payload(ev)
         rows.append(("bench", 1, 0, time.time(), ev.kind, encoding, payload))
-    raw = raw_ceiling(tmp / "raw.db", rows, batch)
+        fact = event_fact(ev) if ev.kind in FACT_KINDS else None
+        facts.append(None if fact is None else (1, 0, ev.kind, fact))
+    raw = raw_ceiling(tmp / "raw.db", rows, facts, batch)
     ours = asyncio.run(writer_rate(tmp / "writer.db", events, batch))
+    stored = [_row_counts(tmp / name) for name in ("raw.db", "writer.db")]
+    if stored[0] != stored[1]:  # the reference must write what the writer writes
+        raise SystemExit(f"raw executemany stored {stored[0]} rows, StoreWriter {stored[1]}")
     return raw, ours
+
+
+def _row_counts(db: Path) -> tuple[int, int]:
+    with sqlite3.connect(db) as conn:
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        facts = conn.execute("SELECT count(*) FROM event_facts").fetchone()[0]
+    return int(events), int(facts)
 
 
 def rss_child(trials: int, warmup: int, concurrency: int) -> int:
