@@ -7,7 +7,7 @@ import asyncio
 import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.reports.drift_gate import DriftGateResult, decide_drift, format_drift
@@ -24,6 +24,9 @@ from proctor.engine.reports.junit import gate_markdown, report_junit
 from proctor.scenarios.loader import SuiteError
 from proctor.store.display_text import sanitize
 from proctor.store.read.reader import StoreReader
+
+if TYPE_CHECKING:
+    from proctor.engine.reports.tool_surface import LockCheck
 
 
 def gate_command(args: argparse.Namespace) -> int:
@@ -53,21 +56,27 @@ def gate_command(args: argparse.Namespace) -> int:
     if args.max_changed is not None:
         drift = decide_drift(args.db, args.max_changed)
         print(format_drift(drift))
-    _write_ci_files(args, result, drift)
+    lock = _tool_lock(args)
+    _write_ci_files(args, result, drift, lock)
     anchors_ok = True if args.require_anchors is None else _anchors_hold(args)
     passed = (result is None or result.passed) and (drift is None or drift.passed)
-    tools_ok = _tool_lock_holds(args)
+    tools_ok = _tool_lock_holds(lock)
     if passed and not tools_ok:
         print("gate: FAILED (the tool lock does not hold)")
     return ExitCode.OK if passed and anchors_ok and tools_ok else ExitCode.FAILED
 
 
-def _tool_lock_holds(args: argparse.Namespace) -> bool:
-    """The run's tool definitions against the suite's tool lock (or ``--tools-lock``); silent
-    when there is no lock, so a gate without one prints what it always printed."""
+def _tool_lock(args: argparse.Namespace) -> LockCheck | None:
+    """The run's tool definitions against the suite's tool lock (or ``--tools-lock``); None when
+    there is no lock."""
     from proctor.engine.reports.tool_surface import gate_tool_lock
 
-    check = gate_tool_lock(args.db, args.tools_lock)
+    return gate_tool_lock(args.db, args.tools_lock)
+
+
+def _tool_lock_holds(check: LockCheck | None) -> bool:
+    """Print the lock check; silent when there is no lock, so a gate without one prints what it
+    always printed."""
     if check is None:
         return True
     if check.holds:
@@ -87,13 +96,17 @@ def _tool_lock_holds(args: argparse.Namespace) -> bool:
 
 
 def _write_ci_files(
-    args: argparse.Namespace, result: FairnessGateResult | None, drift: DriftGateResult | None
+    args: argparse.Namespace,
+    result: FairnessGateResult | None,
+    drift: DriftGateResult | None,
+    lock: LockCheck | None,
 ) -> None:
     """JUnit XML when asked; a Markdown summary when GitHub Actions offers a step summary file."""
     if args.junit is not None:
         from proctor.engine.reports.report import build_report
 
-        args.junit.write_text(report_junit(build_report(args.db), result, drift), encoding="utf-8")
+        text = report_junit(build_report(args.db), result, drift, lock)
+        args.junit.write_text(text, encoding="utf-8")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as f:

@@ -20,6 +20,7 @@ from proctor.engine.reports.drift_section import junit_cases
 from proctor.engine.reports.gate import FairnessGateResult
 from proctor.engine.reports.report_markdown import cell
 from proctor.engine.reports.report_model import Report, RunInfo, StoredScore, TrialEntry, score_details
+from proctor.engine.reports.tool_surface import LockCheck
 from proctor.store.display_text import sanitize
 from proctor.store.scores import (
     D,
@@ -133,13 +134,16 @@ def _document(name: str, suites: Sequence[ET.Element]) -> str:
 
 
 def report_junit(
-    report: Report, gate: FairnessGateResult | None = None, drift: DriftGateResult | None = None
+    report: Report,
+    gate: FairnessGateResult | None = None,
+    drift: DriftGateResult | None = None,
+    tool_lock: LockCheck | None = None,
 ) -> str:
     """The run report (``build_report``) as JUnit: a test suite per arm, a case per scenario x model
     (a replay run: a suite per server, a case per call).
 
     With ``gate``, a last test suite holds the gate's verdict, one case per MCP arm; with ``drift``,
-    one case for the drift gate.
+    one case for the drift gate; with ``tool_lock``, one case for the tool lock.
     """
     run: RunInfo | dict[str, object] = report["run"] or {}
     suite_name = str(run.get("suite") or "proctor")
@@ -166,7 +170,23 @@ def report_junit(
                 drift.reason
             )
         suites.append(_suite("gate (drift)", [(el, "passed" if drift.passed else "failure")]))
+    if tool_lock is not None:
+        suites.append(_tool_lock_suite(tool_lock))
     return _document(f"proctor run {run.get('id', '?')}", suites)
+
+
+def _tool_lock_suite(check: LockCheck) -> ET.Element:
+    """The gate's tool-lock check as one case: it fails, listing what changed, when the run's tools
+    differ from the lock (or the lock cannot be read)."""
+    el = ET.Element(
+        "testcase", name=xml_text(f"the run's tools match {check.path}"), classname="proctor.gate"
+    )
+    if check.holds:
+        return _suite("gate (tool lock)", [(el, "passed")])
+    lines = check.summary_lines()
+    message = xml_text(f"the run's tools differ from the tool lock ({len(lines)} change(s))")
+    ET.SubElement(el, "failure", message=message, type="tool_lock").text = xml_text("\n".join(lines))
+    return _suite("gate (tool lock)", [(el, "failure")])
 
 
 def _drift_suites(report: Report, suite_name: str) -> list[ET.Element]:

@@ -13,6 +13,7 @@ import io
 import json
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,14 +177,27 @@ def test_a_run_of_the_changed_server_is_flagged_by_report_and_gate(
     assert code == 2 and "--tools-lock" in err
     # The lock alone, without a fairness gate: the old lock against each run.
     lock = suites.old / "tools.lock.json"
-    code, out, _ = proctor("gate", new_db, "--tools-lock", lock)
+    junit = tmp_path / "gate.xml"
+    code, out, _ = proctor("gate", new_db, "--tools-lock", lock, "--junit", junit)
     assert code == 3 and out.splitlines()[-1] == "gate: FAILED (the tool lock does not hold)"
-    code, out, _ = proctor("gate", old_db, "--tools-lock", lock)
+    (failure,) = _tool_lock_case(junit).findall("failure")
+    assert failure.get("type") == "tool_lock" and "fs/read_text_file: description changed" in str(
+        failure.text
+    )
+    code, out, _ = proctor("gate", old_db, "--tools-lock", lock, "--junit", junit)
     assert (code, out.splitlines()[-1]) == (0, f"tool lock: holds ({lock})")
+    assert _tool_lock_case(junit).findall("failure") == []
     code, out, _ = proctor("report", old_db, "--format", "json")
     assert json.loads(out)["tool_surface"]["lock"]["status"] == "holds"
     code, out, _ = proctor("gate", old_db, "--baseline", "baseline", "--min-delta", "-1")
     assert "tool lock: holds" in out
+
+
+def _tool_lock_case(junit: Path) -> ET.Element:
+    """The one test case of the gate's tool-lock suite in a JUnit file."""
+    (suite,) = [s for s in ET.parse(junit).getroot().iter("testsuite") if s.get("name") == "gate (tool lock)"]
+    (case,) = suite.findall("testcase")
+    return case
 
 
 def test_a_hand_edited_lock_is_refused(suites: Suites) -> None:
