@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _bench_line import bench_line
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 GOAL_S = 1.0
@@ -63,11 +65,8 @@ def main() -> int:
         minimal = [sys.executable, "-c", MINIMAL_APP]
         watch = statistics.median(_first_paint(proctor, "s1-intro") for _ in range(RUNS))
         reference = statistics.median(_first_paint(minimal, "minimal-app-painted") for _ in range(RUNS))
-    ok = watch <= GOAL_S
-    print(f"BENCH watch_first_paint {watch:.3f} s goal <={GOAL_S:g} {'PASS' if ok else 'FAIL'}")
-    print(
-        f"BENCH watch_first_paint_vs_bare_textual {watch / reference:.2f} x goal <=3 {'PASS' if watch / reference <= 3 else 'FAIL'}"
-    )
+    ok = bench_line("watch_first_paint", watch, "s", "<=", GOAL_S, digits=3)
+    ok &= bench_line("watch_first_paint_vs_bare_textual", watch / reference, "x", "<=", 3)
     print(f"reference: a bare Textual app paints in {reference:.3f} s on this machine")
     return 0 if ok else 1
 
