@@ -106,9 +106,13 @@ def population_sd(values: Sequence[float]) -> float | None:
 
 
 def cell_spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
-    """One cell's mean and σ across the passes that scored it (at least one): ``_mean_sd``
-    written out, as a report takes one per cell (tens of thousands)."""
-    values = list(by_pass.values())
+    """One cell's mean and σ across the passes that scored it (at least one)."""
+    return _spread_of(key, list(by_pass.values()))
+
+
+def _spread_of(key: tuple[str | int, ...], values: list[float]) -> CellSpread:
+    """``cell_spread`` of the passes' scores: ``_mean_sd`` written out, as a report takes one per
+    cell (tens of thousands)."""
     n = len(values)
     mean = math.fsum(values) / n
     if n < 2:
@@ -178,22 +182,11 @@ CriterionCells = dict[str, dict[int, dict[str, dict[int, float]]]]
 
 def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmModelVariance:
     """The three layers' cells in one walk down the nested cells, each level sorted (the order of
-    the layers' sorted keys); means and σ as ``means_by_pass`` and ``cell_spread`` take them."""
-    fsum, sqrt, spread = math.fsum, math.sqrt, CellSpread._make
+    the layers' sorted keys); means and σ as ``means_by_pass`` and ``_spread_of`` take them."""
+    fsum = math.fsum
     criterion_cells: list[CellSpread] = []
     step_cells: list[CellSpread] = []
     scenario_cells: list[CellSpread] = []
-
-    def add(cells: list[CellSpread], key: tuple[str | int, ...], values: list[float]) -> None:
-        n = len(values)
-        mean = fsum(values) / n
-        if n == 2:
-            a, b = values
-            cells.append(spread((key, 2, mean, sqrt(fsum(((a - mean) ** 2, (b - mean) ** 2)) / 2))))
-        elif n < 2:
-            cells.append(spread((key, n, mean, None)))
-        else:
-            cells.append(spread((key, n, mean, sqrt(fsum([(v - mean) ** 2 for v in values]) / n))))
 
     for scenario in sorted(scenarios):
         steps = scenarios[scenario]
@@ -203,7 +196,7 @@ def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmM
             step_by_pass: dict[int, list[float]] = {}
             for criterion in sorted(criteria):
                 by_pass = criteria[criterion]
-                add(criterion_cells, (scenario, step, criterion), list(by_pass.values()))
+                criterion_cells.append(_spread_of((scenario, step, criterion), list(by_pass.values())))
                 for pass_no, score in by_pass.items():
                     scores = step_by_pass.get(pass_no)
                     if scores is None:
@@ -211,14 +204,15 @@ def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmM
                     else:
                         scores.append(score)
             step_means = [fsum(scores) / len(scores) for scores in step_by_pass.values()]
-            add(step_cells, (scenario, step), step_means)
+            step_cells.append(_spread_of((scenario, step), step_means))
             for pass_no, mean in zip(step_by_pass, step_means, strict=True):
                 means = scenario_by_pass.get(pass_no)
                 if means is None:
                     scenario_by_pass[pass_no] = [mean]
                 else:
                     means.append(mean)
-        add(scenario_cells, (scenario,), [fsum(means) / len(means) for means in scenario_by_pass.values()])
+        scenario_means = [fsum(means) / len(means) for means in scenario_by_pass.values()]
+        scenario_cells.append(_spread_of((scenario,), scenario_means))
     return ArmModelVariance(
         arm=arm,
         model=model,
