@@ -178,6 +178,20 @@ class NoisyJudge:
         return JudgeOutcome(verdict=verdict, error="", meta=JudgmentMeta(source=f"test:{self.judge_id}"))
 
 
+class PricedJudge:
+    """The offline judge's verdicts, reported as if an LLM had spent tokens and money on them (a
+    little more each pass), so judge usage and cost are recorded."""
+
+    judge_id = "anthropic:claude-test"
+
+    async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
+        verdict = OfflineJudge().verdict(subject)
+        usage = Usage(input_tokens=100 + pass_no, output_tokens=20)
+        return JudgeOutcome(
+            verdict, "", JudgmentMeta(source="proctor:test"), usage=usage, cost_usd=0.001 * pass_no
+        )
+
+
 @dataclass(frozen=True)
 class Fixture:
     suite_dir: Path

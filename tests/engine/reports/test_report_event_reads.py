@@ -19,7 +19,6 @@ import numpy as np
 import orjson
 import pytest
 
-from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports import report as report_module
 from proctor.engine.reports.collector import collector_paused
@@ -34,19 +33,7 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.read.reader import StoredEvent, StoreReader
-from proctor.store.records import JudgmentMeta
-from tests.engine.judging_fixture import RUN_ID, build_run
-
-
-class PricedJudge:
-    judge_id = "anthropic:claude-test"
-
-    async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
-        verdict = OfflineJudge().verdict(subject)
-        usage = Usage(input_tokens=100 + pass_no, output_tokens=20)
-        return JudgeOutcome(
-            verdict, "", JudgmentMeta(source="proctor:test"), usage=usage, cost_usd=0.001 * pass_no
-        )
+from tests.engine.judging_fixture import RUN_ID, PricedJudge, build_run
 
 
 def _insert(

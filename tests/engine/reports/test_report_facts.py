@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.judges.base import JudgeOutcome, JudgeSubject
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.engine.reports.report import build_report, report_json
 from proctor.engine.reports.report_markdown import render_markdown
@@ -39,25 +38,13 @@ from proctor.store.events import (
 )
 from proctor.store.read.fact_rows import every_event_has_its_fact, fact_rows
 from proctor.store.read.reader import StoreReader
-from proctor.store.records import JudgmentMeta
 from proctor.store.schema import SCHEMA_VERSION
 from proctor.store.write.writer import StoreWriter, TrialRow
-from tests.engine.judging_fixture import build_run
+from tests.engine.judging_fixture import PricedJudge, build_run
 
 RUN = "facts-run"
 MODEL = "test:m"
 CUT = "abc\n…[truncated: stored 9,000 characters, 3 kept]"
-
-
-class PricedJudge:
-    judge_id = "anthropic:claude-test"
-
-    async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
-        verdict = OfflineJudge().verdict(subject)
-        usage = Usage(input_tokens=100 + pass_no, output_tokens=20)
-        return JudgeOutcome(
-            verdict, "", JudgmentMeta(source="proctor:test"), usage=usage, cost_usd=0.001 * pass_no
-        )
 
 
 def _listed() -> ToolsListed:
