@@ -41,6 +41,10 @@ TAKE_WAIT_S = 0.25  # a worker answers a take at once when it has events; this o
 PREPARE_TIMEOUT_S = 180.0  # placing the workers and loading the suite on each
 WORKER_GRACE_S = 60.0  # beyond the trial's own wall-clock limit, which the worker enforces
 CLOSE_TIMEOUT_S = 15.0
+CLIENT_CONNECT_ATTEMPTS = 3  # the head's per-driver Ray Client server sometimes dies as it starts
+CLIENT_RETRY_PAUSE_S = 2.0
+# What a Ray Client head answers when the server it starts for this driver died or never answered.
+_CLIENT_SERVER_LOST = ("Starting Ray client server failed", "Proxy failed to Connect to backend")
 _SERVER_FAILED = re.compile(r"^(?P<server>[^\n:]+): could not start:", re.M)
 
 
@@ -77,11 +81,11 @@ class RayExecutor:
 
     async def _start_workers(self, run: RunServices, models: Collection[str]) -> None:
         ray = _ray()
-        self._connect(ray)
         logs = run.options.db.resolve().parent / f"{run.options.db.name}.logs"
         logs.mkdir(parents=True, exist_ok=True)
         self._logs = logs
         self._placement_log = logs / "ray-placements.log"
+        await self._connect(ray)
         await check_nodes(ray, run, models)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         wanted = max(1, min(run.options.concurrency or run.loaded.suite.concurrency.global_, cpus))
@@ -122,20 +126,30 @@ class RayExecutor:
         if problems:
             raise RunError("a Ray worker cannot play this run's trials: " + "; ".join(problems))
 
-    def _connect(self, ray: Any) -> None:
+    async def _connect(self, ray: Any) -> None:
         if ray.is_initialized():
             return  # the caller's own Ray session (a notebook, a test): use it, leave it running
         # No address: a private local instance, whatever RAY_ADDRESS or an old `ray start` say.
         address = self.address or "local"
+        client = address.startswith("ray://")
         kwargs: dict[str, Any] = {}
-        if not address.startswith("ray://"):  # Ray Client takes none of these
+        if not client:  # Ray Client takes none of these
             kwargs = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
-        try:
-            with _our_signal_handlers():
-                ray.init(address=address, **kwargs)
-        except Exception as exc:
-            where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
-            raise RunError(f"cannot start or reach {where}: {exc}") from exc
+        for attempt in range(1, CLIENT_CONNECT_ATTEMPTS + 1):
+            try:
+                with _our_signal_handlers():
+                    ray.init(address=address, **kwargs)
+                break
+            except Exception as exc:
+                if client and attempt < CLIENT_CONNECT_ATTEMPTS and _client_server_lost(exc):
+                    self._note(
+                        f"Ray Client: the head's server for this driver did not start "
+                        f"(attempt {attempt} of {CLIENT_CONNECT_ATTEMPTS}); connecting again"
+                    )
+                    await asyncio.sleep(CLIENT_RETRY_PAUSE_S)
+                    continue
+                where = "a local Ray instance" if address == "local" else f"the Ray cluster at {address}"
+                raise RunError(f"cannot start or reach {where}: {exc}") from exc
         self._owns_ray = True
 
     def _pick(self, trial_id: int) -> _Worker | None:
@@ -328,6 +342,12 @@ def _lost(ctx: TrialContext, error_type: str, message: str, started: float, wher
         "timeout" if error_type == "timeout" else "error", message, time.perf_counter() - started
     )
     return finished.model_copy(update={"host": where})
+
+
+def _client_server_lost(exc: BaseException) -> bool:
+    """Ray Client's head starts one server per driver; when that one dies as it starts (seen under
+    load: a gRPC poller error), the head refuses the connection, and a new one gets a new server."""
+    return isinstance(exc, ConnectionAbortedError) and any(s in str(exc) for s in _CLIENT_SERVER_LOST)
 
 
 def _last_line(exc: BaseException) -> str:

@@ -100,6 +100,12 @@ class Cluster:
                 found.append(f"{pid}: {cmdline[:200]}")
         return found
 
+    def client_server_logs(self, tail: int = 1500) -> str:
+        """The end of each Ray Client server log on the head: why a ``ray://`` connection was
+        refused is written there, not sent to the driver."""
+        logs = sorted((self.root / "ray" / "session_latest" / "logs").glob("ray_client_server*.err"))
+        return "".join(f"\n== {p.name}\n{p.read_text(errors='replace')[-tail:]}" for p in logs)
+
     def stop(self) -> None:
         for pid, cmdline in _processes():
             if pid != os.getpid() and (str(self.root) in cmdline or _cwd(pid).startswith(str(self.root))):

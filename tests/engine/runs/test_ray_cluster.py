@@ -171,7 +171,7 @@ def test_through_ray_client_the_run_plays_each_trial_once_and_keeps_each_workers
     db = tmp_path / "run.db"
     driver = _run(cluster, db, *SMALL, address=cluster.client_address())
     _out, err = driver.communicate(timeout=RUN_TIMEOUT_S)
-    assert driver.returncode == ExitCode.OK, err[-3000:]
+    assert driver.returncode == ExitCode.OK, err[-3000:] + cluster.client_server_logs()
     ends = _ends(db)
     assert len(ends) == 4 and all(len(e) == 1 and e[0].status == "finished" for e in ends.values())
     hosts = {e[0].host for e in ends.values()}
@@ -186,7 +186,7 @@ def test_through_ray_client_a_variable_a_node_lacks_is_checked_at_start(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     code, _out, err = _run_with_a_driver_only_variable(cluster, tmp_path, "x", cluster.client_address())
-    assert code == ExitCode.BAD_INPUT, err[-3000:]
+    assert code == ExitCode.BAD_INPUT, err[-3000:] + cluster.client_server_logs()
     said = " ".join(err.split())
     assert "PROCTOR_TEST_DRIVER_ONLY" in said and all(f":{n.manager_port})" in said for n in cluster.nodes)
 
