@@ -28,7 +28,6 @@ from proctor.engine.judges.panel import is_human, panel_summary
 from proctor.engine.reports.aggregate import (
     ReportInputs,
     TrialUsage,
-    Verdicts,
     judged_coverage,
     layer_columns,
     summarize_scores,
@@ -48,6 +47,7 @@ from proctor.engine.reports.event_sections import read_event_sections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.reports.tool_surface import surface_report
+from proctor.engine.reports.verdicts import Verdicts, unreadable_notes
 from proctor.engine.stats import intervals_ahead
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.supervise import killed_notes
@@ -288,7 +288,9 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             "started": run.started_at,
             "finished": run.finished_at,
         },
-        "notes": _notes(config, trials, judgments, score_map) + run_stop_notes(run, stopped, trials),
+        "notes": _notes(config, trials, judgments, score_map)
+        + unreadable_notes(judgments, verdicts)
+        + run_stop_notes(run, stopped, trials),
         "errors": [] if errors is None else errors,
         "trials": trial_rows,
         "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),

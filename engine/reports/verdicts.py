@@ -16,6 +16,7 @@ from proctor.engine.stats import fmean
 from proctor.store.read.reader import JudgmentRecord
 
 CLAIM_VALUE = {"fulfilled": 1.0, "partially": 0.5, "not": 0.0}
+MAX_TRIALS_NAMED = 10
 
 
 class Verdicts:
@@ -56,6 +57,26 @@ class Verdicts:
         return dict(out)
 
 
+def unreadable_notes(judgments: Iterable[JudgmentRecord], verdicts: Verdicts) -> list[str]:
+    """Per judge, the verdicts stored but unreadable (not JSON, or not a verdict's shape): they
+    count nowhere, so the report says how many and where, rather than a smaller count in silence."""
+    trials: dict[str, list[int]] = defaultdict(list)
+    for j in verdicts.latest(judgments):
+        if j.verdict is not None and verdicts.of(j) is None:
+            trials[j.judge].append(j.trial_id)
+    notes = []
+    for judge, ids in sorted(trials.items()):
+        distinct = sorted(set(ids))
+        shown = ",".join(map(str, distinct[:MAX_TRIALS_NAMED]))
+        more = f" and {len(distinct) - MAX_TRIALS_NAMED} more" if len(distinct) > MAX_TRIALS_NAMED else ""
+        notes.append(
+            f"{len(ids)} stored verdict(s) of judge {judge} cannot be read (not JSON, or not a verdict's "
+            f"shape), on trial(s) {shown}{more}: they count in no claims coverage, panel vote or judge "
+            f"variance; proctor judge DB --judge {judge} --trials {shown} adds passes that do"
+        )
+    return notes
+
+
 def judged_coverage(
     machine: Iterable[JudgmentRecord],
     verdicts: Verdicts | None = None,
@@ -83,4 +104,4 @@ def judged_coverage(
     return {trial_id: fmean(means) for trial_id, means in per_trial.items() if means}
 
 
-__all__ = ["CLAIM_VALUE", "Verdicts", "judged_coverage"]
+__all__ = ["CLAIM_VALUE", "Verdicts", "judged_coverage", "unreadable_notes"]

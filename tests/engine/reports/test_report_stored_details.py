@@ -126,3 +126,25 @@ def test_a_verdict_that_is_not_json_is_no_verdict_and_the_report_still_builds(
     passes = [p for t in report["trials"] for p in t["judgments"]]
     assert [p["verdict"] for p in passes].count("{not json") == 1
     assert render_markdown(build_report(db))
+
+
+def test_unreadable_verdicts_are_counted_per_judge_in_a_note_naming_their_trials(
+    scored_db: Path, tmp_path: Path
+) -> None:
+    intact = json.loads(report_json(build_report(scored_db)))
+    assert not [n for n in intact["notes"] if "cannot be read" in n]
+    db = _copy(scored_db, tmp_path)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT id, trial_id, judge FROM judgments ORDER BY id LIMIT 2").fetchall()
+        conn.execute("UPDATE judgments SET verdict = '{not json' WHERE id = ?", (rows[0][0],))
+        conn.execute("UPDATE judgments SET verdict = '{\"score\": 7}' WHERE id = ?", (rows[1][0],))
+    report = json.loads(report_json(build_report(db)))
+    said = [n for n in report["notes"] if "cannot be read" in n]
+    judges = sorted({judge for _id, _trial, judge in rows})
+    assert len(said) == len(judges)
+    for judge in judges:
+        (note,) = [n for n in said if f"judge {judge} " in n]
+        mine = [trial for _id, trial, j in rows if j == judge]
+        assert note.startswith(f"{len(mine)} stored verdict(s) of judge {judge} cannot be read")
+        assert f"on trial(s) {','.join(map(str, sorted(set(mine))))}:" in note
+    assert all(n in render_markdown(build_report(db)) for n in said)
