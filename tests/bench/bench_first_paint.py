@@ -57,6 +57,17 @@ def main() -> int:
     if shutil.which("tmux") is None:
         print("BENCH watch_first_paint nan s goal <=1 FAIL (tmux is not installed)")
         return 1
+    # One session holds the tmux server for the whole bench: when each measured session was the
+    # last, the server exited as it ended, and the next new-session could reach it dying (exit 1).
+    keeper = f"proctor-bench-keeper-{time.monotonic_ns()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 600"], check=True)
+    try:
+        return _measure()
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", keeper], check=False)
+
+
+def _measure() -> int:
     from tests.app.fixture_store import build
 
     with tempfile.TemporaryDirectory() as tmp:
