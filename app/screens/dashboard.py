@@ -118,7 +118,9 @@ class DashboardScreen(ProctorScreen):
             return
         if state.run is not None and time.monotonic() - self._surface_at >= SURFACE_CHECK_S:
             self._surface_at = time.monotonic()
-            self.run_worker(self._check_surface(), group="surface", exclusive=True, exit_on_error=False)
+            # After the paint this flush asks for: the first check loads the tool-surface code
+            # (~30 ms), which would otherwise hold the loaded matrix off the screen.
+            self.call_after_refresh(self._start_surface_check)
         changed = state.take_changed()
         model = self.matrix.model
         rebuild = (
@@ -182,6 +184,9 @@ class DashboardScreen(ProctorScreen):
         """Seconds since this console started the run's engine, while it runs (None: watching)."""
         since = self.host.engine_running_since()
         return None if since is None else time.monotonic() - since
+
+    def _start_surface_check(self) -> None:
+        self.run_worker(self._check_surface(), group="surface", exclusive=True, exit_on_error=False)
 
     async def _check_surface(self) -> None:
         """Whether the run's tools still match the suite's tool lock (views/surface_view.py)."""
