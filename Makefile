@@ -23,7 +23,7 @@ CHROMIUM_STAMP := $(VENV)/.chromium-stamp
 REF_INSPECT_VENV := $(REF)/.venv-inspect
 REF_INSPECT_STAMP := $(REF_INSPECT_VENV)/.installed-stamp
 
-.PHONY: demo test lint bench clean venv
+.PHONY: demo test lint bench clean venv bytecode
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# Bytecode for proctor's own modules, written even where PYTHONDONTWRITEBYTECODE is set (as on
+# these machines): an editable install compiles nothing, and each command then compiled ~300
+# modules from source at start (0.1 s of every CLI call, a third of the console's first paint).
+# Up to date, the check takes ~50 ms.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q app engine store widgets scenarios
 
 $(REF_NPM_STAMP): $(REF)/package.json $(REF)/package-lock.json
 	npm ci --prefix $(REF) --no-audit --no-fund
@@ -73,10 +80,10 @@ $(REF_INSPECT_STAMP): $(REF)/requirements-inspect.txt
 	$(REF_INSPECT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $(REF)/requirements-inspect.txt
 	touch $@
 
-demo: $(STAMP)
+demo: $(STAMP) bytecode
 	$(VENV)/bin/proctor demo
 
-test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(REF_OFFICIAL_STAMP) $(REF_MCP1_STAMP) $(CHROMIUM_STAMP) $(REF_INSPECT_STAMP)
+test: $(STAMP) $(REF_NPM_STAMP) $(REF_GIT_STAMP) $(REF_OFFICIAL_STAMP) $(REF_MCP1_STAMP) $(CHROMIUM_STAMP) $(REF_INSPECT_STAMP) bytecode
 	$(PY) -m pytest
 
 lint: $(STAMP)
@@ -84,7 +91,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(PY) .ci/typecheck.py
 
-bench: $(STAMP)
+bench: $(STAMP) bytecode
 	$(PY) tests/bench/run_all.py
 
 clean:
