@@ -35,7 +35,7 @@ venv: $(STAMP)
 
 # Bytecode for proctor's own modules, written even where PYTHONDONTWRITEBYTECODE is set (as on
 # these machines): an editable install compiles nothing, and each command then compiled ~300
-# modules from source at start (0.1 s of every CLI call, a third of the console's first paint).
+# modules from source at start (about 0.1 s of every CLI call and of the console's first paint).
 # Up to date, the check takes ~50 ms. The demo's pinned repository is data, not code: left as is.
 bytecode: $(STAMP)
 	$(PY) -m compileall -q -x 'scenarios/demo/repo/' app engine store widgets scenarios
