@@ -84,17 +84,7 @@ def _counts(c: Mapping[Status, int]) -> DriftTotals:
 
 
 def _server(s: ServerDrift) -> DriftServer:
-    c = s.counts
-    return {
-        "server": s.server,
-        "calls": s.calls,
-        "identical": c["identical"],
-        "changed": c["changed"],
-        "new_error": c["new_error"],
-        "fixed_error": c["fixed_error"],
-        "missing": c["missing"],
-        "skipped": c["skipped"],
-    }
+    return {"server": s.server, "calls": s.calls, **_counts(s.counts)}
 
 
 def _call(c: CallDrift) -> DriftCall:
