@@ -762,9 +762,10 @@ def test_progress_is_recorded_as_notices_of_its_call(everything_run: Run) -> Non
 
 
 def test_roots_are_the_pinned_checkout(everything_run: Run, world: World) -> None:
-    # The server asks roots/list 350 ms after it starts (or in get-roots-list, if that comes first)
-    # and then logs "Roots updated" at info. Each is filed under the call in flight when it arrives,
-    # whichever that is; one that arrives between calls is not recorded anywhere.
+    # The server asks roots/list 350 ms after it starts and in get-roots-list, and logs "Roots
+    # updated" at info after each answer. Its syncRoots checks its cache before its own request
+    # returns, so when the tool comes while the first ask is in flight it asks twice (seen in CI).
+    # Each is filed under the call in flight when it arrives; one between calls is not recorded.
     uri = world.checkout.as_uri()
     assert everything_run.result(_call_id("get-roots-list"))["content"].startswith(
         f"Current MCP Roots (1 total):\n\n1. {world.checkout.name}\n   URI: {uri}\n\n"
@@ -772,7 +773,9 @@ def test_roots_are_the_pinned_checkout(everything_run: Run, world: World) -> Non
     exchange = [n for n in everything_run.of("mcp_notice") if _about_roots(n)]
     asked = notice("everything", "roots/list", answer=uri)
     logged = notice("everything", "notifications/message", level="info", message=ROOTS_LOG)
-    assert [n | {"call_id": ""} for n in exchange] in ([], [asked], [logged], [asked, logged])
+    seen = [n | {"call_id": ""} for n in exchange]
+    assert all(n in (asked, logged) for n in seen), seen
+    assert seen.count(asked) <= 2 and seen.count(logged) <= 2, seen
 
 
 def test_a_log_message_is_recorded_unless_it_is_debug(everything_run: Run) -> None:
