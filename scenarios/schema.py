@@ -316,6 +316,8 @@ class GoldCall(_Strict):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     server: str | None = None
+    expect_error: bool = False
+    """The server must answer this call with an error (e.g. refuse a path outside its root)."""
 
 
 class Criterion(_Strict):

@@ -27,7 +27,7 @@ from proctor.engine.scoring import (
     match_tool_calls,
     partition,
 )
-from proctor.engine.scoring.trial_digest import ToolCallRecord, render_call
+from proctor.engine.scoring.trial_digest import ToolCallRecord
 from proctor.engine.stats import majority_vote
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
@@ -157,17 +157,14 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
             put(ScoreName.TFS, None, na)
             put(ScoreName.TEFS, None, na)
         else:
-            # A call the server answered with an error did not do the gold call's work.
-            failed = [render_call(c.tool, c.arguments) for c in digest.tool_calls if c.is_error]
-            steps = [[c for c in step if not c.is_error] for step in digest.call_steps()]
             m = match_tool_calls(
                 gold,
-                steps,
+                digest.call_steps(),
                 mode=cfg.tool_match,
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
             )
-            details = m.to_details().model_copy(update={"failed_calls": failed})
+            details = m.to_details()
             put(ScoreName.TFS, float(m.finished), details)
             put(ScoreName.TEFS, float(m.efficiently_finished), details)
     if not digest.wall_s or digest.tokens is None:

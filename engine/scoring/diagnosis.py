@@ -14,6 +14,9 @@ reads the task and the answer and are never returned here. The rules, first matc
 5. ``malformed_call`` (wrong values): the agent called a gold tool, but no call of it agrees with
    any gold call of that tool on all the gold arguments.
 
+A call answered with the error a gold call expects (``expect_error``) is the agent doing the
+task, not failing at it: rules 3 and 4 leave it out.
+
 Otherwise None: the trace proves nothing, and the cognitive modes are left to an LLM judge.
 Call this for failed trials only; it does not decide whether a trial failed.
 """
@@ -99,10 +102,14 @@ def diagnose(
         if not tools_available:
             return None
         return Diagnosis("no_tool_use", "tool_call", "no_calls", "the agent called no tool")
+    refusals = {(g.tool, normalize_arguments(g.arguments)) for g in gold_calls if g.expect_error}
+    unexpected = [
+        c for c in calls if not (c.is_error and (c.tool, normalize_arguments(c.arguments)) in refusals)
+    ]
     return (
         _wrong_tool(calls, gold_calls, schemas)
-        or _malformed(calls, schemas)
-        or _err_recovery(calls)
+        or _malformed(unexpected, schemas)
+        or _err_recovery(unexpected)
         or _wrong_values(calls, gold_calls, frozenset(names_only))
     )
 

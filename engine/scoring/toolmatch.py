@@ -20,6 +20,14 @@ dropped); ``mcpagentbench`` is MCPAgentBench's own evaluator rule for rule
 (``toolmatch_upstream``), for reproducing its published figures. ``names_only`` tools are
 compared by name alone (MCPAgentBench's ``skip_input_tools``). A gold call naming a ``server``
 only matches calls to that server (not in ``mcpagentbench`` mode, which ignores servers).
+
+Outcomes: a call the server answered with an error did not do a gold call's work, so it is
+dropped before matching and listed in ``failed_calls`` (a retry that succeeds still matches). A
+gold call with ``expect_error`` is the opposite: only a call answered with an error matches it
+(a server that must refuse a path outside its root), and the same call answered successfully is
+unexpected. In ``mcpagentbench`` mode, whose upstream rule knows no outcomes, such a gold call
+additionally needs its errored call under the strict rules. Calls that carry no ``is_error``
+(imported trajectories) count as answered.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from proctor.store.scores import ToolMatchDetails
 
 from .toolmatch_upstream import upstream_match
 from .toolschema import argument_problems, required_arguments
+from .trial_digest import render_call
 
 Norm = tuple[Any, ...]
 _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
@@ -92,15 +101,24 @@ def normalize_arguments(arguments: Mapping[str, Any]) -> Norm:
     return tuple(sorted((str(k), normalize_value(v)) for k, v in arguments.items() if v is not None))
 
 
+def answered_with_error(call: CallLike) -> bool:
+    return bool(getattr(call, "is_error", False))
+
+
 @dataclass(frozen=True)
 class CallKey:
     tool: str
     server: str | None
     arguments: Norm
+    error: bool = False  # the call was (or, for a gold call, must be) answered with an error
 
     def render(self) -> str:
         where = f"{self.server}/" if self.server else ""
-        return f"{where}{self.tool}({json.dumps(_plain(self.arguments), ensure_ascii=False, default=str)})"
+        args = json.dumps(_plain(self.arguments), ensure_ascii=False, default=str)
+        return f"{where}{self.tool}({args}){ERROR_MARK if self.error else ''}"
+
+
+ERROR_MARK = " -> error"
 
 
 def _plain(norm: Norm) -> Any:
@@ -131,6 +149,7 @@ class ToolMatch:
     gold_steps: int
     agent_steps: int
     mode: ToolMatchMode
+    failed_calls: tuple[str, ...] = ()
 
     def to_details(self) -> ToolMatchDetails:
         return ToolMatchDetails(
@@ -142,6 +161,7 @@ class ToolMatch:
             gold_steps=self.gold_steps,
             agent_steps=self.agent_steps,
             mode=self.mode,
+            failed_calls=list(self.failed_calls),
         )
 
 
@@ -166,19 +186,20 @@ class _Keyer:
 
     def gold_key(self, g: GoldCall) -> CallKey:
         args = () if g.tool in self.names_only else normalize_arguments(g.arguments)
-        return CallKey(g.tool, g.server or None, args)
+        return CallKey(g.tool, g.server or None, args, g.expect_error)
 
     def agent_key(self, call: CallLike) -> CallKey:
         server = call.server if call.tool in self.server_bound else None
+        error = answered_with_error(call)
         if call.tool in self.names_only:
-            return CallKey(call.tool, server, ())
+            return CallKey(call.tool, server, (), error)
         args: Mapping[str, Any] = call.arguments
         if self.lenient:
             keep = self.gold_args.get(call.tool, set())
             schema = self.schemas.get(call.tool)
             required = required_arguments(schema) if schema is not None else frozenset()
             args = {k: v for k, v in args.items() if k in keep or k in required}
-        return CallKey(call.tool, server, normalize_arguments(args))
+        return CallKey(call.tool, server, normalize_arguments(args), error)
 
 
 def match_tool_calls(
@@ -192,20 +213,31 @@ def match_tool_calls(
     """Compare one trial's calls, grouped in steps (``TrialDigest.call_steps()``), with its gold steps."""
     keyer = _Keyer(gold, mode == "lenient", names_only, tool_schemas or {})
     gold_steps = [frozenset(keyer.gold_key(g) for g in step) for step in gold if step]
-    agent_steps = [frozenset(keyer.agent_key(c) for c in step) for step in steps if step]
     gold_set = frozenset().union(*gold_steps) if gold_steps else frozenset()
+    kept: list[list[CallLike]] = []
+    failed: list[str] = []
+    for step in steps:
+        kept.append([])
+        for c in step:
+            if answered_with_error(c) and keyer.agent_key(c) not in gold_set:
+                failed.append(render_call(c.tool, c.arguments))
+            else:
+                kept[-1].append(c)
+    agent_steps = [frozenset(keyer.agent_key(c) for c in step) for step in kept if step]
     agent_set = frozenset().union(*agent_steps) if agent_steps else frozenset()
     finished = gold_set == agent_set
     efficient = finished and gold_steps == agent_steps
     if mode == "mcpagentbench":
         upstream = upstream_match(
-            [[c.tool for c in step] for step in steps if step],
-            [[dict(c.arguments) for c in step] for step in steps if step],
+            [[c.tool for c in step] for step in kept if step],
+            [[dict(c.arguments) for c in step] for step in kept if step],
             [[g.tool for g in step] for step in gold if step],
             [[dict(g.arguments) for g in step] for step in gold if step],
             skip=names_only,
         )
-        finished, efficient = upstream.finished, upstream.efficiently_finished
+        refused = all(k in agent_set for k in gold_set if k.error)
+        finished = upstream.finished and refused
+        efficient = upstream.efficiently_finished and refused
     return ToolMatch(
         gold_calls=sum(len(step) for step in gold),
         finished=finished,
@@ -215,6 +247,7 @@ def match_tool_calls(
         gold_steps=len(gold_steps),
         agent_steps=len(agent_steps),
         mode=mode,
+        failed_calls=tuple(failed),
     )
 
 
@@ -253,7 +286,8 @@ def unsatisfiable_gold_calls(
 ) -> list[UnsatisfiableGoldCall]:
     """Gold calls no well-formed call could equal: unknown tool, or arguments the schema rejects.
 
-    Arguments of ``names_only`` tools are not checked, since they are never compared.
+    Arguments of ``names_only`` tools are not checked, since they are never compared, nor those
+    of a gold call that expects an error, since bad arguments may be the point.
     """
     out: list[UnsatisfiableGoldCall] = []
     for s, step in enumerate(gold):
@@ -262,7 +296,8 @@ def unsatisfiable_gold_calls(
             if schema is None:
                 out.append(UnsatisfiableGoldCall(s, i, g.tool, (f"unknown tool {g.tool!r}",)))
                 continue
-            problems = [] if g.tool in names_only else argument_problems(g.arguments, schema)
+            unchecked = g.tool in names_only or g.expect_error  # a refusal is what it asks for
+            problems = [] if unchecked else argument_problems(g.arguments, schema)
             if problems:
                 out.append(UnsatisfiableGoldCall(s, i, g.tool, tuple(problems)))
     return out

@@ -95,6 +95,20 @@ def test_wrong_values_against_gold_is_malformed_call() -> None:
     assert diagnose(_t(_c("1", "search", query="Shakira")), gold=gold, names_only=["search"]) is None
 
 
+def test_an_error_the_gold_expects_is_not_a_failure_but_another_error_still_is() -> None:
+    refuse = [[GoldCall(tool="read", arguments={"path": "/etc/passwd"}, expect_error=True)]]
+    refused = _c("1", "read", ok=False, error_type="denied", path="/etc/passwd")
+    assert diagnose(_t(refused), gold=refuse, tool_schemas=SCHEMAS) is None
+    assert diagnose(_t(refused, refused), gold=refuse, tool_schemas=SCHEMAS) is None
+    other = _c("2", "read", ok=False, error_type="io", path="/tmp/x")
+    d = diagnose(_t(refused, other), gold=refuse, tool_schemas=SCHEMAS)
+    assert d is not None and (d.mode, d.call_ids) == ("err_recovery", ("2",))
+    # without expect_error the same refusal is an error given up on
+    plain = [[GoldCall(tool="read", arguments={"path": "/etc/passwd"})]]
+    d = diagnose(_t(refused), gold=plain, tool_schemas=SCHEMAS)
+    assert d is not None and (d.mode, d.rule) == ("err_recovery", "error_not_recovered")
+
+
 def test_clean_trace_proves_nothing() -> None:
     gold = [[GoldCall(tool="search", arguments={"query": "x"})]]
     assert diagnose(_t(_c("1", "search", query="x")), gold=gold, tool_schemas=SCHEMAS) is None

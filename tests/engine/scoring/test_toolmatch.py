@@ -17,7 +17,7 @@ from proctor.engine.scoring import (
     tfs,
     unsatisfiable_gold_calls,
 )
-from proctor.scenarios.schema import GoldCall
+from proctor.scenarios.schema import GoldCall, ToolMatchMode
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class Call:
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     server: str = "s"
+    is_error: bool = False
 
 
 def G(tool: str, server: str | None = None, **args: Any) -> GoldCall:
@@ -54,6 +55,37 @@ def test_missing_and_unexpected_calls() -> None:
     assert not m.finished and not m.efficiently_finished
     assert m.missing == ('weather({"city": "Rome"})',)
     assert m.unexpected == ('weather({"city": "Berlin"})',)
+
+
+def test_a_call_answered_with_an_error_is_dropped_and_listed_and_a_successful_retry_matches() -> None:
+    gold = [[G("read", path="a")]]
+    failed = Call("read", {"path": "a"}, is_error=True)
+    m = match_tool_calls(gold, [[failed]])
+    assert (m.finished, m.missing, m.unexpected) == (False, ('read({"path": "a"})',), ())
+    assert m.failed_calls == ('read({"path": "a"})',)
+    m = match_tool_calls(gold, [[failed], [Call("read", {"path": "a"})]])
+    assert (m.finished, m.efficiently_finished) == (True, True)  # the errored step is dropped whole
+    assert m.to_details().failed_calls == ['read({"path": "a"})']
+
+
+def test_a_gold_call_expecting_an_error_is_matched_only_by_an_error() -> None:
+    gold = [[G("read", path="/etc/passwd").model_copy(update={"expect_error": True})], [G("read", path="a")]]
+    refused = Call("read", {"path": "/etc/passwd"}, is_error=True)
+    ok = [[refused], [Call("read", {"path": "a"})]]
+    modes: tuple[ToolMatchMode, ...] = ("strict", "lenient", "mcpagentbench")
+    for mode in modes:
+        m = match_tool_calls(gold, ok, mode=mode)
+        assert (m.finished, m.efficiently_finished, m.failed_calls) == (True, True, ()), mode
+        # the server answered what it must refuse: a regression, whatever the mode
+        served = [[Call("read", {"path": "/etc/passwd"})], [Call("read", {"path": "a"})]]
+        m = match_tool_calls(gold, served, mode=mode)
+        assert not m.finished and not m.efficiently_finished, mode
+    m = match_tool_calls(gold, served)
+    assert m.missing == ('read({"path": "/etc/passwd"}) -> error',)
+    assert m.unexpected == ('read({"path": "/etc/passwd"})',)
+    # an error where the gold expects a result is still a failed call, not a match
+    m = match_tool_calls(gold, [[refused], [Call("read", {"path": "a"}, is_error=True)]])
+    assert (m.finished, m.failed_calls) == (False, ('read({"path": "a"})',))
 
 
 def test_repeating_an_identical_call_keeps_the_set_but_breaks_the_steps() -> None:

@@ -18,6 +18,7 @@ from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import McpNotice, ToolCall, ToolResult
 from proctor.store.read.reader import StoreReader
+from proctor.store.scores import ScoreName
 from tests.integration.third_party import (
     test_calculator,
     test_everything,
@@ -119,3 +120,10 @@ def _assert_run(db: Path, suite: str, scenarios: Sequence[Scenario], repo: Path 
             # The agent answers with what the tools returned (each result quoted, up to 4000 chars).
             assert trial.final_answer is not None
             assert all(a.text[:200] in trial.final_answer for a in got), scenario.id
+            # Playing the gold calls finishes them, refusals included (``expect_error`` on each
+            # gold call the server is observed to refuse).
+            tfs = {s.name: s.value for s in reader.scores(trial.id)}[ScoreName.TFS]
+            assert tfs == 1.0, (scenario.id, [s.details for s in reader.scores(trial.id)])
+            assert [a.is_error for a in got] == [
+                g.expect_error for step in scenario.gold_tool_calls for g in step
+            ], scenario.id
