@@ -17,6 +17,8 @@ from typing import Any
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
+from proctor.scenarios.input_schema import resolve_ref
+
 REVIEW = "DRAFT written by proctor init from the tool's schema: review the prompt and the gold call"
 _FORMATS = {
     "date": "2025-01-31",
@@ -82,8 +84,12 @@ def _string(name: str, schema: Mapping[str, Any]) -> str:
     return text[:high] if isinstance(high, int) and high > 0 else text
 
 
-def example_value(name: str, schema: Any, depth: int = 0) -> Any:
-    """A value that ``schema`` accepts, as plain as possible; ``name`` shapes example strings."""
+def example_value(name: str, schema: Any, depth: int = 0, root: Mapping[str, Any] | None = None) -> Any:
+    """A value that ``schema`` accepts, as plain as possible; ``name`` shapes example strings.
+
+    ``root`` is the tool's whole input schema, where ``$ref`` pointers lead (its ``$defs``).
+    """
+    schema = resolve_ref(schema, root if root is not None else {})
     if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
         return "example"
     found, value = _first_of(schema)
@@ -93,16 +99,16 @@ def example_value(name: str, schema: Any, depth: int = 0) -> Any:
         options = schema.get(key)
         if isinstance(options, list) and options:
             usable = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
-            return example_value(name, (usable or options)[0], depth + 1)
+            return example_value(name, (usable or options)[0], depth + 1, root)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object" or "properties" in schema:
-        return example_arguments(schema, depth + 1)
+        return example_arguments(schema, depth + 1, root)
     if kind == "array":
         low = schema.get("minItems")
         count = low if isinstance(low, int) and low > 1 else 1
-        return [example_value(name, schema.get("items", {}), depth + 1) for _ in range(count)]
+        return [example_value(name, schema.get("items", {}), depth + 1, root) for _ in range(count)]
     if kind == "integer":
         return _number(schema, integer=True)
     if kind == "number":
@@ -114,13 +120,16 @@ def example_value(name: str, schema: Any, depth: int = 0) -> Any:
     return _string(name, schema)
 
 
-def example_arguments(schema: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+def example_arguments(
+    schema: Mapping[str, Any], depth: int = 0, root: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Arguments for a tool: every required property (optional ones are left to the agent)."""
     props = schema.get("properties")
     if not isinstance(props, Mapping):
         return {}
     required = [r for r in schema.get("required", []) if isinstance(r, str) and r in props]
-    return {name: example_value(name, props[name], depth) for name in required}
+    top = root if root is not None else schema
+    return {name: example_value(name, props[name], depth, top) for name in required}
 
 
 def schema_problems(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proctor.scenarios.input_schema import resolve_ref
 from proctor.scenarios.skeleton import ToolInfo, example_arguments, schema_problems, skeleton
 
 
@@ -26,6 +27,13 @@ from proctor.scenarios.skeleton import ToolInfo, example_arguments, schema_probl
                                                      "required": ["limit"], "additionalProperties": False}},
          "required": ["filter"], "additionalProperties": False},
         {"type": "object", "properties": {"mode": {"const": "fast"}, "opt": {"type": "string"}}, "required": ["mode"]},
+        # pydantic's $defs, draft-07's definitions, a ref to a ref, a JSON Pointer escape
+        {"type": "object", "properties": {"k": {"$ref": "#/$defs/K"}}, "required": ["k"],
+         "$defs": {"K": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 4}}, "required": ["n"]}}},
+        {"type": "object", "properties": {"k": {"type": "array", "items": {"$ref": "#/definitions/K"}, "minItems": 2}},
+         "required": ["k"], "definitions": {"K": {"$ref": "#/definitions/L"}, "L": {"enum": ["x", "y"]}}},
+        {"type": "object", "properties": {"k": {"anyOf": [{"$ref": "#/$defs/a~1b"}, {"type": "null"}]}},
+         "required": ["k"], "$defs": {"a/b": {"type": "string", "minLength": 5}}},
     ],
 )  # fmt: skip
 def test_example_arguments_satisfy_the_schema(schema: dict[str, Any]) -> None:
@@ -69,3 +77,14 @@ def test_a_schema_the_drafter_cannot_satisfy_is_noted() -> None:
     (note,) = notes
     assert "tool lookup" in note and "does not match" in note
     assert list(suite["arms"]) == ["baseline", "srv"]
+
+
+def test_a_ref_cycle_or_a_dangling_ref_ends_instead_of_looping() -> None:
+    cycle = {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}
+    assert resolve_ref({"$ref": "#/$defs/A"}, cycle) in ({"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"})
+    assert resolve_ref({"$ref": "#/$defs/Nope", "description": "d"}, {}) == {"description": "d"}
+    assert resolve_ref({"$ref": "https://example.com/s.json"}, {}) == {"$ref": "https://example.com/s.json"}
+    tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
+    assert resolve_ref({"$ref": "#"}, tree) == tree
+    schema = {"type": "object", "properties": {"k": {"$ref": "#/$defs/A"}}, "required": ["k"]} | cycle
+    assert set(example_arguments(schema)) == {"k"}  # a value, not a hang; no schema can vouch for it

@@ -15,6 +15,7 @@ from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
 from proctor.engine.providers.offline.intent import tokens
+from proctor.scenarios.input_schema import resolve_ref
 
 MAX_DEPTH = 6
 _TYPE_WORDS = frozenset(tokens("type kind category"))
@@ -36,15 +37,9 @@ def schema_valid(schema: dict[str, Any], args: dict[str, Any]) -> bool:
 def deref(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     """``$ref`` resolved in the tool's schema; ``anyOf`` [X, null] read as X."""
     for _ in range(MAX_DEPTH):
+        schema = resolve_ref(schema, root)
         if not isinstance(schema, dict):
             return {}
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
-            target: Any = root
-            for part in ref[2:].split("/"):
-                target = target.get(part, {}) if isinstance(target, dict) else {}
-            schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-            continue
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if isinstance(options, list):

@@ -11,6 +11,8 @@ import pytest
 from proctor.app.cli import main
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.skeleton import schema_problems
+from proctor.store.events import ToolResult
+from proctor.store.read.reader import StoreReader
 from tests.fakes import fake_anthropic as fa
 
 
@@ -94,3 +96,30 @@ def test_init_refuses_the_offline_agent_as_a_drafting_model(
     server = [sys.executable, "-m", "proctor.scenarios.demo.servers.weather"]
     assert main(["init", str(tmp_path / "s"), "--model", "offline:default", "--server", *server]) == 2
     assert "drafting needs a real model" in capsys.readouterr().err
+
+
+def test_init_follows_the_refs_of_pydantic_model_parameters_to_calls_the_server_accepts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The schemas are the mcp SDK's own ($defs and $ref per model), and so is the validation:
+    # played by offline:gold, each drafted call must come back without an error.
+    out, db = tmp_path / "suite", tmp_path / "run.db"
+    server = [sys.executable, str(Path(__file__).parents[2] / "fakes" / "pydantic_models_mcp_server.py")]
+    assert main(["init", str(out), "--name", "models", "--server", *server]) == 0
+    printed = capsys.readouterr()
+    assert "need a person" not in printed.out + printed.err
+    loaded = load_suite(out)
+    calls = {s.gold_tool_calls[0][0].tool: s.gold_tool_calls[0][0].arguments for s in loaded.scenarios}
+    assert calls["sort_range"]["sort_by"] == [{"column": "column"}, {"column": "column"}]  # minItems 2
+    assert calls["set_settings"]["settings"]["title"] == "titlexxx"  # minLength 8, inside a $ref
+    assert "fallback" not in calls["set_settings"]  # optional
+    assert calls["count_nodes"] == {"root": {"name": "name"}}  # recursive, children optional
+    run = ["run", str(out), "--models", "offline:gold", "--arms", "models", "--headless", "--db", str(db)]
+    assert main(run) == 0, capsys.readouterr().err
+    with StoreReader(db) as reader:
+        events = [e.event for t in reader.trials() for e in reader.trial_events(t.id)]
+    results = {e.tool: e for e in events if isinstance(e, ToolResult)}
+    assert sorted(results) == ["count_nodes", "set_settings", "sort_range"]
+    assert [r.content for r in results.values() if r.is_error] == []
+    assert results["count_nodes"].content == "1 node(s) under name"
+    assert results["sort_range"].content == "sorted path by column ascending, column ascending"
