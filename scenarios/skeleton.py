@@ -31,6 +31,7 @@ _FORMATS = {
     "ipv4": "192.0.2.1",
 }
 MAX_DEPTH = 6
+LEAD_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,24 @@ def schema_problems(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> 
     ]
 
 
+def _lead(description: str) -> str:
+    """The description's first sentences (up to ~200 characters) from its first paragraph.
+
+    Descriptions are often hard-wrapped, so a first *line* can end mid-sentence ("Returns one
+    page; if `next_range` is").
+    """
+    paragraph = " ".join(description.strip().split("\n\n", 1)[0].split())
+    sentences = re.split(r"(?<=[.!?])\s+", paragraph)
+    lead = sentences[0]
+    for more in sentences[1:]:
+        if len(lead) + 1 + len(more) > LEAD_CHARS:
+            break
+        lead = f"{lead} {more}"
+    return lead
+
+
 def _prompt(tool: ToolInfo, arguments: Mapping[str, Any]) -> str:
-    what = tool.description.strip().split("\n", 1)[0].rstrip(".") or f"use {tool.name}"
+    what = _lead(tool.description).rstrip(".") or f"use {tool.name}"
     given = ", ".join(f"{k} = {v!r}" for k, v in arguments.items())
     return f"{what}." + (f" Use {given}." if given else "")
 

@@ -88,3 +88,23 @@ def test_a_ref_cycle_or_a_dangling_ref_ends_instead_of_looping() -> None:
     assert resolve_ref({"$ref": "#"}, tree) == tree
     schema = {"type": "object", "properties": {"k": {"$ref": "#/$defs/A"}}, "required": ["k"]} | cycle
     assert set(example_arguments(schema)) == {"k"}  # a value, not a hang; no schema can vouch for it
+
+
+@pytest.mark.parametrize(
+    ("description", "lead"),
+    [
+        ("Look up a code.", "Look up a code."),
+        # hard-wrapped (excel-mcp-server's read_range): the sentence goes on after the newline
+        (
+            "Read cell values as rows (dates ISO 8601). Returns one page; if `next_range` is\n"
+            "set, call again with it.\n\nArgs:\n  path: the workbook",
+            "Read cell values as rows (dates ISO 8601). Returns one page; if `next_range` is set, call "
+            "again with it.",
+        ),
+        ("One. " + "x" * 250 + ".", "One."),
+        ("", "use lookup."),
+    ],
+)
+def test_a_drafted_prompt_opens_with_whole_sentences_of_the_description(description: str, lead: str) -> None:
+    _, scenarios, _ = skeleton("srv", {"command": "x"}, [ToolInfo("lookup", description, {"type": "object"})])
+    assert scenarios[0]["prompt"] == lead

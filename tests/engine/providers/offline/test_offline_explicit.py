@@ -50,6 +50,14 @@ def planned(task: str, tools: list[ToolSpec]) -> list[tuple[str, dict[str, Any]]
         ),
         ("everything", "Use the echo tool with message hello", [("echo", {"message": "hello"})]),
         ("everything", "Use get-sum with a=2 and b=3", [("get-sum", {"a": 2, "b": 3})]),
+        # spaced as proctor init writes it: "with NAME = VALUE" is the value, not "="
+        ("everything", "Use get-sum with a = 2, b = 3.", [("get-sum", {"a": 2, "b": 3})]),
+        ("everything", "Use the echo tool with message = 'hi there'", [("echo", {"message": "hi there"})]),
+        (
+            "git",
+            "Call git_show with revision : HEAD~1",
+            [("git_show", {"repo_path": ROOT, "revision": "HEAD~1"})],
+        ),
         (
             "time",
             "call get_current_time for Europe/Paris",
