@@ -22,6 +22,7 @@ import orjson
 from proctor.engine.drift import Status
 from proctor.engine.drift.masks import NO_MASK, CallMask
 
+LOST_REFUSAL = "no longer refused: the scenario's gold call expects an error (expect_error)"
 STATUSES: tuple[Status, ...] = ("identical", "changed", "new_error", "fixed_error", "missing", "skipped")
 DRIFTED: frozenset[Status] = frozenset({"changed", "new_error"})  # what ``gate --max-changed`` counts
 
@@ -99,7 +100,7 @@ class CallDiff:
         if self.status == "identical":
             return "identical"
         head = self.status.replace("_", " ")
-        if self.notes and self.status != "changed":
+        if self.notes and (self.status != "changed" or self.notes[0] == LOST_REFUSAL):
             return f"{head}: {self.notes[0]}"
         if len(self.changes) == 1 and not self.more_changes:
             c = self.changes[0]

@@ -16,13 +16,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from proctor.engine.drift import REPLAY_KEY
 from proctor.engine.drift.masks import Masks
-from proctor.engine.drift.result_diff import DRIFTED, STATUSES, CallDiff, RecordedResult, Status, diff_results
+from proctor.engine.drift.refusals import NO_REFUSALS, Refusals
+from proctor.engine.drift.result_diff import (
+    DRIFTED,
+    LOST_REFUSAL,
+    STATUSES,
+    CallDiff,
+    RecordedResult,
+    Status,
+    diff_results,
+)
 from proctor.store.read.reader import StoreReader
 
 TrialKey = tuple[str, str, str, int]
@@ -147,7 +156,14 @@ def read_calls(reader: StoreReader, trial_ids: set[int] | None = None) -> dict[T
     return {t.key: TrialCalls(t.id, calls[t.id], t.status in ("finished", "error")) for t in trials.values()}
 
 
-def diff_runs(old: StoreReader, new: StoreReader, masks: Masks, *, source_run: str = "") -> Drift:
+def diff_runs(
+    old: StoreReader,
+    new: StoreReader,
+    masks: Masks,
+    *,
+    source_run: str = "",
+    refusals: Refusals = NO_REFUSALS,
+) -> Drift:
     """Pair every call of ``new``'s trials with ``old``'s same trial and call, and diff them."""
     new_calls = read_calls(new)
     old_calls = read_calls(old)
@@ -156,7 +172,7 @@ def diff_runs(old: StoreReader, new: StoreReader, masks: Masks, *, source_run: s
         replayed = new_calls.get(key)
         if replayed is None:
             continue  # a trial the replay left out (--arms): not part of this drift
-        out += _pair_trial(key, recorded, replayed, masks)
+        out += _pair_trial(key, recorded, replayed, masks, refusals)
     totals = dict.fromkeys(STATUSES, 0)
     per_server: dict[str, dict[Status, int]] = {}
     for c in out:
@@ -170,7 +186,7 @@ def diff_runs(old: StoreReader, new: StoreReader, masks: Masks, *, source_run: s
 
 
 def _pair_trial(
-    key: TrialKey, recorded: TrialCalls, replayed: TrialCalls, masks: Masks
+    key: TrialKey, recorded: TrialCalls, replayed: TrialCalls, masks: Masks, refusals: Refusals
 ) -> Iterator[CallDrift]:
     by_id: dict[str, list[RecordedCall]] = {}
     for c in replayed.calls:
@@ -189,6 +205,8 @@ def _pair_trial(
                 if _same(old.payload, new.payload)
                 else diff_results(old.result, new.result, masks.for_call(server, tool))
             )
+            if diff.status == "fixed_error" and refusals.expected(key[0], (tool, old.tool), old.arguments):
+                diff = replace(diff, status="changed", notes=(LOST_REFUSAL, *diff.notes))
         yield CallDrift(
             key,
             recorded.trial_id,
@@ -240,8 +258,9 @@ def replay_drift(new_db: Path) -> Drift | None:
         if run is None or REPLAY_KEY not in run.config:
             return None
         source, source_run, masks = replay_source(new_db, run.config)
+        refusals = Refusals.from_config(run.config[REPLAY_KEY].get("refusals"))
         with StoreReader(source) as old:
-            return diff_runs(old, new, masks, source_run=source_run)
+            return diff_runs(old, new, masks, source_run=source_run, refusals=refusals)
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from proctor.engine.drift.refusals import refusals_config
 from proctor.engine.drift.runs_diff import REPLAY_KEY, REPLAYED_STOP, RecordedCall, TrialCalls, read_calls
 from proctor.engine.replay.server_calls import ReplayServers
 from proctor.engine.suites import load_suite
@@ -120,6 +121,8 @@ def replay_config(options: ReplayOptions, plan: _Plan, loaded: LoadedSuite) -> d
     """The recording's config, with the suite replayed against and where the recording is."""
     source = options.source.resolve()
     config = {k: v for k, v in plan.source_config.items() if k not in ("imported", REPLAY_KEY)}
+    replayed = {t.scenario for t, _ in plan.trials}
+    refusals = refusals_config({s.id: s.gold_tool_calls for s in loaded.scenarios if s.id in replayed})
     return config | {
         "suite": loaded.suite.name,
         "suite_dir": str(loaded.root),
@@ -131,7 +134,8 @@ def replay_config(options: ReplayOptions, plan: _Plan, loaded: LoadedSuite) -> d
             "source_run": plan.source_run,
             "source_suite_dir": plan.source_config.get("suite_dir"),
             "ignore": [r.model_dump() for r in loaded.suite.replay.ignore],
-        },
+        }
+        | ({"refusals": refusals} if refusals else {}),
     }
 
 

@@ -241,6 +241,37 @@ def test_replay_routes_every_recorded_call_and_diffs_it(recording: tuple[Path, P
     assert max(results) - min(pauses.values()) < 1.8
 
 
+def test_a_refusal_the_gold_call_expects_that_the_replay_answers_is_a_change_the_gate_counts(
+    recording: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # c5 ("drift__lookup" {key: c}) was refused in the recording; the server now knows c. Without
+    # a gold call it is a fixed error (previous test); with one that expects the refusal, a change.
+    db, _ = recording
+    scenario = db.parent / "suite" / "scenarios" / "s.yaml"
+    gold = [[{"tool": "lookup", "arguments": {"key": "c", "unused": None}, "expect_error": True}]]
+    scenario.write_text(yaml.safe_dump({"id": "s", "prompt": "look things up", "gold_tool_calls": gold}))
+    new = tmp_path / "new.db"
+    code, out, err = proctor("replay", db, "--db", new)
+    assert code == 0, out + err
+    drift = replay_drift(new)
+    assert drift is not None
+    by_id = {c.call_id: c.diff for c in drift.calls}
+    assert [(i, d.status) for i, d in by_id.items() if d.status != "identical"] == [
+        ("c3", "skipped"),
+        ("c4", "changed"),
+        ("c5", "changed"),
+        ("c6", "new_error"),
+        ("b0", "skipped"),
+    ]
+    assert by_id["c5"].summary().startswith("changed: no longer refused: the scenario's gold call expects")
+    assert by_id["c5"].notes[1] == "error: no such key: c"  # what the recording answered
+    assert drift.totals["fixed_error"] == 0 and drift.drifted == 3
+    code, out, _ = proctor("gate", new, "--max-changed", "2")
+    assert code == 3 and "3 call(s) drifted (2 changed, 1 new error)" in out
+    code, out, _ = proctor("report", new, "--format", "md")
+    assert code == 0 and "no longer refused" in out
+
+
 def test_replay_of_one_arm_and_the_refusals(recording: tuple[Path, Path], tmp_path: Path) -> None:
     db, _ = recording
     new = tmp_path / "one-arm.db"
