@@ -103,13 +103,13 @@ def diagnose(
             return None
         return Diagnosis("no_tool_use", "tool_call", "no_calls", "the agent called no tool")
     refusals = {(g.tool, normalize_arguments(g.arguments)) for g in gold_calls if g.expect_error}
-    unexpected = [
+    not_refusals = [
         c for c in calls if not (c.is_error and (c.tool, normalize_arguments(c.arguments)) in refusals)
     ]
     return (
         _wrong_tool(calls, gold_calls, schemas)
-        or _malformed(unexpected, schemas)
-        or _err_recovery(unexpected)
+        or _malformed(not_refusals, schemas)
+        or _err_recovery(not_refusals)
         or _wrong_values(calls, gold_calls, frozenset(names_only))
     )
 

@@ -101,7 +101,11 @@ def normalize_arguments(arguments: Mapping[str, Any]) -> Norm:
     return tuple(sorted((str(k), normalize_value(v)) for k, v in arguments.items() if v is not None))
 
 
+ERROR_MARK = " -> error"
+
+
 def answered_with_error(call: CallLike) -> bool:
+    """A call of a trace knows its outcome; an imported one (no ``is_error``) counts as answered."""
     return bool(getattr(call, "is_error", False))
 
 
@@ -116,9 +120,6 @@ class CallKey:
         where = f"{self.server}/" if self.server else ""
         args = json.dumps(_plain(self.arguments), ensure_ascii=False, default=str)
         return f"{where}{self.tool}({args}){ERROR_MARK if self.error else ''}"
-
-
-ERROR_MARK = " -> error"
 
 
 def _plain(norm: Norm) -> Any:

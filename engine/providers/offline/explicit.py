@@ -129,7 +129,11 @@ def _named_values(text: str, key: str) -> list[str]:
         for m in re.finditer(rf"(?<![\w-]){n}\s*[=:]\s*{_VALUE}", text, re.IGNORECASE):
             found.append((m.start(), m.group(1)))
         if len(name) >= 3:
-            pattern = rf"\b(?:with|and|set|where)\s+(?:the\s+|a\s+|an\s+)?{n}\s+(?:of\s+|as\s+|to\s+)?(?![=:]){_VALUE}"
+            # "with NAME VALUE", where VALUE is not the "=" or ":" of "with NAME = VALUE"
+            pattern = (
+                rf"\b(?:with|and|set|where)\s+(?:the\s+|a\s+|an\s+)?{n}\s+"
+                rf"(?:of\s+|as\s+|to\s+)?(?![=:]){_VALUE}"
+            )
             for m in re.finditer(pattern, text, re.IGNORECASE):
                 found.append((m.start(), m.group(1)))
             for m in re.finditer(rf"(?<![\w-]){n}\s+(\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`)", text, re.IGNORECASE):
