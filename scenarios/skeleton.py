@@ -165,9 +165,12 @@ def _lead(description: str) -> str:
 
 
 def _prompt(tool: ToolInfo, arguments: Mapping[str, Any]) -> str:
-    what = _lead(tool.description).rstrip(".") or f"use {tool.name}"
+    """What the tool does, then an explicit instruction naming it and its arguments, which the
+    offline agent follows (``offline:default``, the drafted suite's model) and a reviewer edits."""
+    what = _lead(tool.description).rstrip(".")
     given = ", ".join(f"{k} = {v!r}" for k, v in arguments.items())
-    return f"{what}." + (f" Use {given}." if given else "")
+    use = f"Use {tool.name}" + (f" with {given}." if given else ".")
+    return f"{what}. {use}" if what else use
 
 
 def skeleton(

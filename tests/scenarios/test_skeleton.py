@@ -93,16 +93,16 @@ def test_a_ref_cycle_or_a_dangling_ref_ends_instead_of_looping() -> None:
 @pytest.mark.parametrize(
     ("description", "lead"),
     [
-        ("Look up a code.", "Look up a code."),
+        ("Look up a code.", "Look up a code. Use lookup."),
         # hard-wrapped (excel-mcp-server's read_range): the sentence goes on after the newline
         (
             "Read cell values as rows (dates ISO 8601). Returns one page; if `next_range` is\n"
             "set, call again with it.\n\nArgs:\n  path: the workbook",
             "Read cell values as rows (dates ISO 8601). Returns one page; if `next_range` is set, call "
-            "again with it.",
+            "again with it. Use lookup.",
         ),
-        ("One. " + "x" * 250 + ".", "One."),
-        ("", "use lookup."),
+        ("One. " + "x" * 250 + ".", "One. Use lookup."),
+        ("", "Use lookup."),
     ],
 )
 def test_a_drafted_prompt_opens_with_whole_sentences_of_the_description(description: str, lead: str) -> None:

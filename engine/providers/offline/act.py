@@ -226,11 +226,10 @@ def fill_request(tool: ToolSpec, request: Request, ctx: Context) -> dict[str, An
     }
     schema = tool.input_schema
     props = schema_props(schema)
-    rest_schema = {
-        **schema,
-        "properties": {k: v for k, v in props.items() if k not in bound},
-        "required": [k for k in schema.get("required", []) if k not in bound],
-    }
+    # The instruction gave values by name: the filler supplies only the required ones it left
+    # out, never optional ones guessed from the rest of the prompt (its words are the instruction).
+    missing = [k for k in schema.get("required", []) if k not in bound]
+    rest_schema = {**schema, "properties": {k: props[k] for k in missing if k in props}, "required": missing}
     rest = fill_tool(replace(tool, input_schema=rest_schema), _without(request.clause, request.bound), ctx)
     if rest is None:
         return None
@@ -240,7 +239,7 @@ def fill_request(tool: ToolSpec, request: Request, ctx: Context) -> dict[str, An
 
 def _without(clause: Clause, bound: tuple[tuple[str, Any], ...]) -> Clause:
     """The clause without the values already bound, so no other property takes them again."""
-    used = {v for _, v in bound}
+    used = {v for _, v in bound if isinstance(v, str | int | float)}  # an object or array: no literal
     lit = clause.literals
     left = replace(
         lit,

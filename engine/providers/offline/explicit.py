@@ -12,6 +12,8 @@ the general filler (``fill``). Several named tools make several requests, in pro
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +21,7 @@ from typing import Any
 from proctor.engine.providers.offline.fill import path_fields
 from proctor.engine.providers.offline.intent import Clause, extract_literals, is_verb_stem, stem, tokens
 from proctor.engine.providers.offline.plan import Request
-from proctor.engine.providers.offline.schema import prop_kind, schema_props
+from proctor.engine.providers.offline.schema import deref, prop_kind, schema_props
 from proctor.engine.tools.toolbox import ToolSpec
 
 _CUE_BEFORE = re.compile(
@@ -33,6 +35,7 @@ _TO_VERB = re.compile(r"^\W*(?:tool\s+)?(?:to|and)\s+([A-Za-z]+)", re.IGNORECASE
 _FOR = re.compile(rf"\bfor\s+(?:the\s+)?{_VALUE}", re.IGNORECASE)
 _FROM_TO = re.compile(rf"\bfrom\s+{_VALUE}\s+to\s+{_VALUE}", re.IGNORECASE)
 _DIGITS = re.compile(r"""(?<![\w/.-])(\d[\w:.-]*)(?![\w/])""")
+MAX_LITERAL_CHARS = 20_000
 _STOP = frozenset("a an the this that it me us them all each every some any".split())
 _SOURCE = frozenset(tokens("source from src origin old"))
 _TARGET = frozenset(tokens("target to dest destination new"))
@@ -48,7 +51,10 @@ def explicit_requests(task: str, tools: Sequence[ToolSpec]) -> list[Request]:
         before, after = task[begin:start], re.sub(r"^[`'\"]", "", task[end:stop])
         text = f"{_CUE_BEFORE.sub(' ', before)} {after}".strip()
         clause = _clause(text, after, tool)
-        out.append(Request(clause, (tool,), tuple(bound_arguments(text, tool).items())))
+        # Values written after the name are the instruction's own ("Use T with sheet = 'S1'");
+        # they win over words before it ("Describe a sheet: used range. Use T ...").
+        bound = bound_arguments(text, tool) | bound_arguments(after, tool)
+        out.append(Request(clause, (tool,), tuple(bound.items())))
     return out
 
 
@@ -78,10 +84,20 @@ def _clause(text: str, after: str, tool: ToolSpec) -> Clause:
 
 
 def bound_arguments(text: str, tool: ToolSpec) -> dict[str, Any]:
-    """Values the prompt gives for this tool's top-level scalar properties, typed by the schema."""
-    props = {k: p for k, p in schema_props(tool.input_schema).items() if isinstance(p, dict)}
+    """Values the prompt gives for this tool's top-level properties, typed by the schema: scalars,
+    and objects or arrays written out after ``NAME =`` (as JSON or as a Python literal, the way
+    ``proctor init`` writes its drafted arguments)."""
+    props = {
+        k: deref(p, tool.input_schema)
+        for k, p in schema_props(tool.input_schema).items()
+        if isinstance(p, dict)
+    }
     scalar = {k: p for k, p in props.items() if prop_kind(k, p) in ("string", "number", "bool", "enum")}
     out: dict[str, Any] = {}
+    for key, prop in props.items():
+        kind = prop_kind(key, prop)
+        if kind in ("object", "array") and (value := _structured_value(text, key, kind)) is not None:
+            out[key] = value
     used: set[str] = set()
     for key, prop in scalar.items():
         for raw in _named_values(text, key):
@@ -139,6 +155,61 @@ def _named_values(text: str, key: str) -> list[str]:
             for m in re.finditer(rf"(?<![\w-]){n}\s+(\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`)", text, re.IGNORECASE):
                 found.append((m.start(), m.group(1)))
     return [v for _, v in sorted(found)]
+
+
+def _structured_value(text: str, key: str, kind: str) -> Any:
+    """The object or array written after ``key =`` / ``key:``, or None."""
+    opener = "{" if kind == "object" else "["
+    for m in re.finditer(rf"(?<![\w-]){re.escape(key)}\s*[=:]\s*(?=[{{\[])", text):
+        literal = _balanced(text, m.end())
+        if literal is None or literal[0] != opener:
+            continue
+        value = _literal(literal)
+        if isinstance(value, dict if kind == "object" else list) and _plain_json(value):
+            return value
+    return None
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The bracketed text opening at ``start`` up to its matching close, quotes respected."""
+    depth, quote, i = 0, "", start
+    while i < len(text) and i - start < MAX_LITERAL_CHARS:
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+        i += 1
+    return None
+
+
+def _literal(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)  # literals only: nothing is evaluated
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is what JSON can carry (``literal_eval`` also makes tuples, sets, bytes)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_json(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain_json(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
 
 
 def _typed(raw: str, prop: dict[str, Any], key: str) -> Any:

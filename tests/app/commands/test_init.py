@@ -11,8 +11,9 @@ import pytest
 from proctor.app.cli import main
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.skeleton import schema_problems
-from proctor.store.events import ToolResult
+from proctor.store.events import ToolCall, ToolResult
 from proctor.store.read.reader import StoreReader
+from proctor.store.scores import ScoreName
 from tests.fakes import fake_anthropic as fa
 
 
@@ -123,3 +124,14 @@ def test_init_follows_the_refs_of_pydantic_model_parameters_to_calls_the_server_
     assert [r.content for r in results.values() if r.is_error] == []
     assert results["count_nodes"].content == "1 node(s) under name"
     assert results["sort_range"].content == "sorted path by column ascending, column ascending"
+    # The drafted prompt names the tool and spells its arguments out, objects and lists too: the
+    # suite's own model (offline:default, no key) makes each drafted call, and the match says so.
+    assert loaded.suite.models == ["offline:default"]
+    again = tmp_path / "default.db"
+    assert main(["run", str(out), "--arms", "models", "--headless", "--db", str(again)]) == 0
+    with StoreReader(again) as reader:
+        made = [e.event for t in reader.trials() for e in reader.trial_events(t.id)]
+        tfs = [s.value for s in reader.scores(name=ScoreName.TFS)]
+    assert {e.tool: e.arguments for e in made if isinstance(e, ToolCall)} == calls
+    assert [e.content for e in made if isinstance(e, ToolResult) and e.is_error] == []
+    assert tfs == [1.0, 1.0, 1.0]

@@ -14,7 +14,7 @@ import pytest
 from proctor.engine.providers.base import ToolOutcome, ToolResults, UserMessage
 from proctor.engine.providers.offline.act import fill_request
 from proctor.engine.providers.offline.agent import OfflineProvider
-from proctor.engine.providers.offline.explicit import explicit_requests
+from proctor.engine.providers.offline.explicit import bound_arguments, explicit_requests
 from proctor.engine.providers.offline.fill import Context
 from proctor.engine.tools.toolbox import ToolSpec
 from tests.engine.reference_tools import reference_tools, schema_errors
@@ -57,6 +57,33 @@ def planned(task: str, tools: list[ToolSpec]) -> list[tuple[str, dict[str, Any]]
             "git",
             "Call git_show with revision : HEAD~1",
             [("git_show", {"repo_path": ROOT, "revision": "HEAD~1"})],
+        ),
+        # what follows the name wins over the same property named before it
+        (
+            "everything",
+            "The message: unknown yet. Use the echo tool with message = 'hi'",
+            [("echo", {"message": "hi"})],
+        ),
+        # an array of objects written out, as JSON and as the Python literal proctor init writes
+        (
+            "memory",
+            'Use create_entities with entities = [{"name": "Ada [x]", "entityType": "person", "observations": []}]',
+            [
+                (
+                    "create_entities",
+                    {"entities": [{"name": "Ada [x]", "entityType": "person", "observations": []}]},
+                )
+            ],
+        ),
+        (
+            "memory",
+            "Use create_entities with entities = [{'name': \"O'Neil\", 'entityType': 'person', 'observations': ['a}']}].",
+            [
+                (
+                    "create_entities",
+                    {"entities": [{"name": "O'Neil", "entityType": "person", "observations": ["a}"]}]},
+                )
+            ],
         ),
         (
             "time",
@@ -127,3 +154,18 @@ async def test_the_agent_follows_the_instruction_where_it_used_to_pick_another_t
     messages.append(ToolResults([ToolOutcome(turn.tool_calls[0].call_id, "echo", "Echo: hello")]))
     last = await session.turn("", messages, tools)
     assert last.tool_calls == [] and "Echo: hello" in last.text
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "(1, 2)",  # a tuple: not JSON
+        "[{'name': b'x'}]",  # bytes
+        "[{'name': 'x'}",  # never closed
+        "[__import__('os')]",  # not a literal: never evaluated
+        "[" * 30_000,
+    ],
+)
+def test_a_written_out_value_that_is_not_plain_json_is_not_bound(written: str) -> None:
+    (tool,) = [t for t in reference_tools("memory") if t.name == "create_entities"]
+    assert "entities" not in bound_arguments(f"Use create_entities with entities = {written}", tool)
