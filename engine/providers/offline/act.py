@@ -12,6 +12,7 @@ citing the lines of files it read as ``path:line``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +34,7 @@ MAX_QUOTED = 8
 MAX_CITED = 6
 MAX_LINE = 160
 _READ = frozenset(tokens("read get open show view display print fetch cat"))
+_ABSOLUTE = re.compile(r"/|~|[A-Za-z]:[\\/]")
 _NOT_CONTENT = frozenset(tokens("list directory tree search info allowed size media"))
 _WINDOW = frozenset(tokens("tail offset start skip"))
 
@@ -119,7 +121,7 @@ class ActRun:
     def _first_call(self, index: int, request: Request) -> Call | None:
         for tool in request.candidates:
             server = tool.server
-            if path_fields(tool) and not self._known.root_for(server):
+            if path_fields(tool) and not self._known.root_for(server) and not _paths_given(tool, request):
                 finder = discovery_tool(self._tools, server)
                 if finder is not None and finder.name not in self._known.asked:
                     self._known.asked.add(finder.name)
@@ -215,6 +217,15 @@ class ActRun:
         if more > 0:
             out.append(f"    ... ({more} more lines)")
         return out
+
+
+def _paths_given(tool: ToolSpec, request: Request) -> bool:
+    """The instruction gives each required path absolute ("Use read_text_file with path =
+    '/srv/a.txt'"): the server's root is not needed, so it is not asked for."""
+    bound = dict(request.bound)
+    required = set(tool.input_schema.get("required", []))
+    needed = [k for k in path_fields(tool) if k in required]
+    return bool(needed) and all(isinstance(bound.get(k), str) and _ABSOLUTE.match(bound[k]) for k in needed)
 
 
 def fill_request(tool: ToolSpec, request: Request, ctx: Context) -> dict[str, Any] | None:

@@ -169,3 +169,15 @@ async def test_the_agent_follows_the_instruction_where_it_used_to_pick_another_t
 def test_a_written_out_value_that_is_not_plain_json_is_not_bound(written: str) -> None:
     (tool,) = [t for t in reference_tools("memory") if t.name == "create_entities"]
     assert "entities" not in bound_arguments(f"Use create_entities with entities = {written}", tool)
+
+
+async def test_an_absolute_path_given_by_name_needs_no_root_so_none_is_asked_for() -> None:
+    tools = reference_tools("filesystem")
+    given = [UserMessage("Use read_text_file with path = '/srv/files/notes.txt'")]
+    turn = await OfflineProvider().session(0).turn("", given, tools)
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [
+        ("read_text_file", {"path": "/srv/files/notes.txt"})
+    ]
+    relative = [UserMessage("Use read_text_file with path = 'notes.txt'")]  # where is it? ask first
+    turn = await OfflineProvider().session(0).turn("", relative, tools)
+    assert [c.name for c in turn.tool_calls] == ["list_allowed_directories"]
