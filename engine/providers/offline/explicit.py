@@ -195,7 +195,7 @@ def _balanced(text: str, start: int) -> str | None:
 def _literal(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         return ast.literal_eval(text)  # literals only: nothing is evaluated

@@ -164,6 +164,7 @@ async def test_the_agent_follows_the_instruction_where_it_used_to_pick_another_t
         "[{'name': 'x'}",  # never closed
         "[__import__('os')]",  # not a literal: never evaluated
         "[" * 30_000,
+        "[" * 5_000 + "]" * 5_000,  # too deep for either parser
     ],
 )
 def test_a_written_out_value_that_is_not_plain_json_is_not_bound(written: str) -> None:
