@@ -54,7 +54,10 @@ def test_events_keep_parallel_steps_answer_and_estimated_tokens() -> None:
         ],
         [GoldCall(tool="advise", arguments={"rain": True})],
     ]
-    match = match_tool_calls(gold, t.call_steps())
+    match = match_tool_calls(gold, t.call_steps())  # advise erred: it did not do the gold call's work
+    assert (match.finished, match.failed_calls) == (False, ('advise({"rain": true})',))
+    refused = [gold[0], [GoldCall(tool="advise", arguments={"rain": True}, expect_error=True)]]
+    match = match_tool_calls(refused, t.call_steps())
     assert (match.finished, match.efficiently_finished) == (True, True)
 
 
