@@ -31,7 +31,6 @@ _FORMATS = {
     "ipv4": "192.0.2.1",
 }
 MAX_DEPTH = 6
-LEAD_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -148,29 +147,14 @@ def schema_problems(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> 
     ]
 
 
-def _lead(description: str) -> str:
-    """The description's first sentences (up to ~200 characters) from its first paragraph.
-
-    Descriptions are often hard-wrapped, so a first *line* can end mid-sentence ("Returns one
-    page; if `next_range` is").
-    """
-    paragraph = " ".join(description.strip().split("\n\n", 1)[0].split())
-    sentences = re.split(r"(?<=[.!?])\s+", paragraph)
-    lead = sentences[0]
-    for more in sentences[1:]:
-        if len(lead) + 1 + len(more) > LEAD_CHARS:
-            break
-        lead = f"{lead} {more}"
-    return lead
-
-
 def _prompt(tool: ToolInfo, arguments: Mapping[str, Any]) -> str:
-    """What the tool does, then an explicit instruction naming it and its arguments, which the
-    offline agent follows (``offline:default``, the drafted suite's model) and a reviewer edits."""
-    what = _lead(tool.description).rstrip(".")
+    """An explicit instruction naming the tool and each argument, nothing else: the offline agent
+    (``offline:default``, the drafted suite's model) follows it to the letter, a real model sees
+    the tool's description in its tool list, and a reviewer rewrites it into a task. A description
+    in the prompt would read as instructions too ("for changes use edit_note", "is_directory=true").
+    """
     given = ", ".join(f"{k} = {v!r}" for k, v in arguments.items())
-    use = f"Use {tool.name}" + (f" with {given}." if given else ".")
-    return f"{what}. {use}" if what else use
+    return f"Use {tool.name} with {given}." if given else f"Use {tool.name}."
 
 
 def skeleton(

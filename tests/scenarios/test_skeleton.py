@@ -73,7 +73,10 @@ def test_a_schema_the_drafter_cannot_satisfy_is_noted() -> None:
     assert scenarios[0]["gold_tool_calls"] == [
         [{"tool": "lookup", "server": "srv", "arguments": {"code": "code"}}]
     ]
-    assert scenarios[0]["title"] == "DRAFT: lookup" and scenarios[0]["prompt"].startswith("Look up a code.")
+    assert (
+        scenarios[0]["title"] == "DRAFT: lookup"
+        and scenarios[0]["prompt"] == "Use lookup with code = 'code'."
+    )
     (note,) = notes
     assert "tool lookup" in note and "does not match" in note
     assert list(suite["arms"]) == ["baseline", "srv"]
@@ -90,21 +93,11 @@ def test_a_ref_cycle_or_a_dangling_ref_ends_instead_of_looping() -> None:
     assert set(example_arguments(schema)) == {"k"}  # a value, not a hang; no schema can vouch for it
 
 
-@pytest.mark.parametrize(
-    ("description", "lead"),
-    [
-        ("Look up a code.", "Look up a code. Use lookup."),
-        # hard-wrapped (excel-mcp-server's read_range): the sentence goes on after the newline
-        (
-            "Read cell values as rows (dates ISO 8601). Returns one page; if `next_range` is\n"
-            "set, call again with it.\n\nArgs:\n  path: the workbook",
-            "Read cell values as rows (dates ISO 8601). Returns one page; if `next_range` is set, call "
-            "again with it. Use lookup.",
-        ),
-        ("One. " + "x" * 250 + ".", "One. Use lookup."),
-        ("", "Use lookup."),
-    ],
-)
-def test_a_drafted_prompt_opens_with_whole_sentences_of_the_description(description: str, lead: str) -> None:
-    _, scenarios, _ = skeleton("srv", {"command": "x"}, [ToolInfo("lookup", description, {"type": "object"})])
-    assert scenarios[0]["prompt"] == lead
+def test_a_drafted_prompt_is_the_instruction_alone() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    # a description that reads as instructions stays out of the prompt
+    said = "Write a note; for changes use edit_note. Pass overwrite=true to replace."
+    _, scenarios, _ = skeleton(
+        "srv", {"command": "x"}, [ToolInfo("write_note", said, schema), ToolInfo("ping", said, {})]
+    )
+    assert [s["prompt"] for s in scenarios] == ["Use write_note with path = 'path'.", "Use ping."]

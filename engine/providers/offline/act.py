@@ -220,12 +220,20 @@ class ActRun:
 
 
 def _paths_given(tool: ToolSpec, request: Request) -> bool:
-    """The instruction gives each required path absolute ("Use read_text_file with path =
-    '/srv/a.txt'"): the server's root is not needed, so it is not asked for."""
+    """The instruction binds values by name, so only the required properties it left out are
+    filled (``fill_request``): when none of them is a path and each path it gives is absolute
+    ("Use read_text_file with path = '/srv/a.txt'"), the server's root is not needed and not asked."""
+    if not request.bound:
+        return False
     bound = dict(request.bound)
     required = set(tool.input_schema.get("required", []))
-    needed = [k for k in path_fields(tool) if k in required]
-    return bool(needed) and all(isinstance(bound.get(k), str) and _ABSOLUTE.match(bound[k]) for k in needed)
+    for key in path_fields(tool):
+        value = bound.get(key)
+        if value is None and key in required:
+            return False
+        if isinstance(value, str) and not _ABSOLUTE.match(value):
+            return False  # a relative path is placed under the root
+    return True
 
 
 def fill_request(tool: ToolSpec, request: Request, ctx: Context) -> dict[str, Any] | None:

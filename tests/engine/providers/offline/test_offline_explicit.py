@@ -182,3 +182,10 @@ async def test_an_absolute_path_given_by_name_needs_no_root_so_none_is_asked_for
     relative = [UserMessage("Use read_text_file with path = 'notes.txt'")]  # where is it? ask first
     turn = await OfflineProvider().session(0).turn("", relative, tools)
     assert [c.name for c in turn.tool_calls] == ["list_allowed_directories"]
+
+    # errorPath is a boolean, but its name says "path": it needs no root either
+    url = [UserMessage("Use trigger-url-elicitation with url = 'https://example.com'")]
+    turn = await OfflineProvider().session(0).turn("", url, reference_tools("everything"))
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [
+        ("trigger-url-elicitation", {"url": "https://example.com"})
+    ]
