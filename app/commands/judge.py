@@ -63,7 +63,9 @@ def judge_command(args: argparse.Namespace) -> int:
         if r.skipped:
             print(f"#{r.trial_id}: skipped ({r.skipped})")
             continue
-        added = ", ".join(f"{judge} passes {list(p)}" for judge, p in r.new_passes.items())
+        added = ", ".join(f"{judge} passes {list(p)}" for judge, p in r.new_passes.items()) or (
+            "no pass: the offline judge matches claims, key points and a rubric, and the scenario has none"
+        )
         quality = "–" if r.llm_quality is None else f"{r.llm_quality:.3f}"
         passed = (
             "no answer" if r.no_answer else {True: "passed", False: "failed", None: "no verdict"}[r.passed]

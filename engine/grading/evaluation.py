@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proctor.engine.judges.base import NOT_JUDGED, JudgeOutcome, Verdict
+from proctor.engine.judges.base import NOT_JUDGED, NOTHING_TO_MATCH, JudgeOutcome, Verdict
 from proctor.engine.scoring import (
     TrialDigest,
     adoption,
@@ -210,6 +210,17 @@ def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
     )
 
 
+def _quality_na(*, errored: bool, no_answer: bool, judged: bool, no_judge: bool) -> str | None:
+    """Why a trial has no llm_quality, or None when its judges' passes give it one."""
+    if errored:
+        return ERRORED
+    if not judged:
+        return NOT_JUDGED
+    if no_answer:
+        return NO_ANSWER
+    return NOTHING_TO_MATCH if no_judge else None
+
+
 def layer_scores(
     trial: TrialInput,
     digest: TrialDigest,
@@ -219,7 +230,8 @@ def layer_scores(
 ) -> Scores:
     """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode.
 
-    With ``by_judge`` naming two or more judges (a panel), ``passed`` is their majority vote.
+    With ``by_judge`` naming two or more judges (a panel), ``passed`` is their majority vote. An
+    empty ``by_judge`` means no judge could grade this scenario (``judges.base.can_judge``).
     """
     cfg = trial.scoring
     out: Scores = {}
@@ -240,7 +252,7 @@ def layer_scores(
             passes=len(verdicts),
             scores=[v.score for v in verdicts],
             sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
-            na=ERRORED if errored else NO_ANSWER if no_answer and judged else None if judged else NOT_JUDGED,
+            na=_quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
         ),
     )
 

@@ -27,7 +27,7 @@ from proctor.engine.grading.evaluation import (
     layer_scores,
 )
 from proctor.engine.grading.score_trial import tool_schemas
-from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, can_judge, judge_answer
 from proctor.engine.judges.panel import latest_per_pass
 from proctor.engine.judges.registry import close_judges, make_suite_judges
 from proctor.engine.suites import load_suite
@@ -182,6 +182,7 @@ async def _rejudge_one(
         for s in det.values():
             emit(s)
     subject = JudgeSubject(scenario, digest.answer_text, digest.audit_text, trial.arm, trial.model)
+    judges = [j for j in judges if can_judge(j, scenario)]
     jobs = (
         [(j, p) for j in judges for p in next_pass_numbers(judgments, j.judge_id, passes, top_up=top_up)]
         if is_judged(item)

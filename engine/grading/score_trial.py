@@ -17,7 +17,7 @@ from proctor.engine.grading.evaluation import (
     judged_event,
     layer_scores,
 )
-from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, judge_answer
+from proctor.engine.judges.base import Judge, JudgeOutcome, JudgeSubject, Verdict, can_judge, judge_answer
 from proctor.store.events import Event, ToolsListed
 from proctor.store.records import JudgmentMeta
 
@@ -32,7 +32,7 @@ async def score_trial(
     trial: TrialInput, judge: Judge | Sequence[Judge], pass_numbers: Sequence[int], emit: Emit
 ) -> None:
     """Emit every score and judgment for one trial (every judge of a panel judges every pass)."""
-    judges = list(judge) if isinstance(judge, Sequence) else [judge]
+    judges = [j for j in (judge if isinstance(judge, Sequence) else [judge]) if can_judge(j, trial.scenario)]
     digest = digest_of(trial.events)
     det = deterministic_scores(trial, digest)
     for s in det.values():

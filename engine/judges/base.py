@@ -80,6 +80,21 @@ class Judge(Protocol):
 
 
 NOT_JUDGED = "not judged: the scenario defines no claims, key points, keywords, rubric or gold calls"
+NOTHING_TO_MATCH = (
+    "no judge verdict: the offline judge matches claims, key points and a rubric, and the scenario "
+    "has none (an LLM judge grades the answer against its task alone)"
+)
+
+
+def can_judge(judge: Judge, scenario: Scenario) -> bool:
+    """Whether ``judge`` has anything to grade ``scenario``'s answers on.
+
+    An LLM judge grades an answer against its task alone. A judge that only matches criteria
+    (``needs_criteria``: the offline lexical judge) has nothing to say without claims, key points
+    or a rubric, and a score from it would be a constant (it gave 1.0 to any answer).
+    """
+    needs_criteria = bool(getattr(judge, "needs_criteria", False))
+    return not needs_criteria or bool(scenario.claims or scenario.key_points or scenario.rubric)
 
 
 def non_answer_verdict(verdict: Verdict) -> Verdict:

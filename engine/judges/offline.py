@@ -32,6 +32,7 @@ _TERM = re.compile(
 
 class OfflineJudge:
     judge_id = "offline:lexical"
+    needs_criteria = True  # see judges.base.can_judge
 
     def __init__(self, claims_threshold: float = 0.75) -> None:
         self._threshold = claims_threshold

@@ -10,13 +10,16 @@ from proctor.engine.grading.evaluation import (
     is_judged,
     layer_scores,
 )
-from proctor.engine.judges.base import ClaimJudgment, Verdict
+from proctor.engine.grading.score_trial import score_trial
+from proctor.engine.judges.base import NOTHING_TO_MATCH, ClaimJudgment, JudgeOutcome, JudgeSubject, Verdict
+from proctor.engine.judges.offline import OfflineJudge
 from proctor.scenarios.repo import PinnedRepo, materialize
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
 from proctor.store.events import (
     AssistantMessage,
     Event,
     FinalAnswer,
+    Judged,
     ModelResponse,
     Scored,
     ToolCall,
@@ -26,6 +29,8 @@ from proctor.store.events import (
     TrialStarted,
     Usage,
 )
+from proctor.store.records import JudgmentMeta
+from proctor.store.scores import ScoreName
 
 SCENARIO = Scenario(
     id="s",
@@ -296,3 +301,36 @@ def test_pass_requires_grounding_fails_an_answer_citing_lines_that_are_not_there
     assert kept.value == 1.0 and "ungrounded" not in kept.details
     # An answer that cites nothing hallucinates nothing: the option does not hold it back.
     assert _layers(_cited("compute_backoff is in retry.py", repo, 0.8), [good])["passed"].value == 1.0
+
+
+class _TaskJudge:
+    """A judge that grades against the task alone, as an LLM judge does (no ``needs_criteria``)."""
+
+    judge_id = "llm:task"
+
+    async def judge(self, subject: JudgeSubject, pass_no: int) -> JudgeOutcome:
+        return JudgeOutcome(Verdict(score=0.4), "", JudgmentMeta(source="test"))
+
+
+async def test_the_offline_judge_does_not_grade_a_scenario_it_has_nothing_to_match_on() -> None:
+    # It matches claims, key points and a rubric; without them it used to give 1.0 to any answer,
+    # so a trial whose every call failed read llm_quality 1.0 and a high fairness.
+    arm = ArmSpec(servers=["codeintel_v2"])
+    emitted: list[Event] = []
+    trial = _with(GOLD_ONLY, _events(routed=False), arm)
+    await score_trial(trial, [OfflineJudge()], [1, 2], lambda e, _meta: emitted.append(e))
+    scores = {s.name: s for s in emitted if isinstance(s, Scored)}
+    assert not [e for e in emitted if isinstance(e, Judged)]
+    assert scores[ScoreName.LLM_QUALITY].value is None
+    assert scores[ScoreName.LLM_QUALITY].details["na"] == NOTHING_TO_MATCH
+    assert scores[ScoreName.PASSED].value == 1.0  # the tool-call match decides, as before
+    assert "llm_quality" in scores[ScoreName.FAIRNESS].details["missing"]
+
+    emitted.clear()  # a judge that grades the task alone still runs; with claims, the offline one too
+    await score_trial(trial, [OfflineJudge(), _TaskJudge()], [1], lambda e, _meta: emitted.append(e))
+    assert [e.judge for e in emitted if isinstance(e, Judged)] == ["llm:task"]
+    emitted.clear()
+    await score_trial(
+        _trial(_events(routed=False), arm), [OfflineJudge()], [1], lambda e, _m: emitted.append(e)
+    )
+    assert [e.judge for e in emitted if isinstance(e, Judged)] == ["offline:lexical"]

@@ -37,7 +37,12 @@ def _suite(root: Path) -> Path:
     for sid in ("oslo", "lima"):
         (root / "scenarios" / f"{sid}.yaml").write_text(
             yaml.safe_dump(
-                {"id": sid, "prompt": f"What is the weather in {sid}?", "keywords": {"required": [sid]}}
+                {  # a claim, so that the offline judge has something to judge (judges.base.can_judge)
+                    "id": sid,
+                    "prompt": f"What is the weather in {sid}?",
+                    "keywords": {"required": [sid]},
+                    "claims": [f"It gives the weather in {sid}."],
+                }
             )
         )
     return root
