@@ -214,7 +214,8 @@ class TrialScreen(ProctorScreen):
             else:
                 text.append("—\n" if score is None else f"{score:.3f}\n")
         if not verdicts:
-            text.append("none yet\n", style="dim")
+            scored = ScoreName.LLM_QUALITY in self.state.scores.get(self.trial_id, {})  # judging is over
+            text.append("none (see llm_quality)\n" if scored else "none yet\n", style="dim")
         summary = checks_summary(self.state.scores.get(self.trial_id, {}), verdicts)
         text.append(f"checks: {summary} (v: details)\n", style="bold")
         self.query_one("#judgments", TextPanel).show_text(text)

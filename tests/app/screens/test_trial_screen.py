@@ -268,3 +268,17 @@ async def test_a_score_without_value_gives_its_whole_reason_in_the_narrow_side(f
         side = [line.split("│", 1)[1] for line in screen_text(app).splitlines() if "│" in line]
         shown = " ".join(" ".join(side).split())
         assert "tfs n/a the arm does not offer the gold calls' tools" in shown and "…" not in shown
+
+
+async def test_a_scored_trial_without_judgments_says_none_and_where_the_reason_is(fx: Fixture) -> None:
+    # A judge with nothing to grade (the offline one on a gold-only scenario) leaves no verdict:
+    # once llm_quality is scored, "none yet" would promise judgments that will never come.
+    with sqlite3.connect(fx.db) as conn:
+        judged = "SELECT id FROM events WHERE kind = 'judgment'"
+        conn.execute(f"DELETE FROM event_facts WHERE event_id IN ({judged})")
+        conn.execute(f"DELETE FROM events WHERE id IN ({judged})")
+        conn.execute("DELETE FROM judgments")
+    async with console(fx.db) as (app, pilot):
+        await open_trial(app, pilot, 0, 1)
+        text = screen_text(app)
+        assert "none (see llm_quality)" in text and "pass 2 openai" not in text
