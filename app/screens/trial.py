@@ -214,7 +214,7 @@ class TrialScreen(ProctorScreen):
             else:
                 text.append("—\n" if score is None else f"{score:.3f}\n")
         if not verdicts:
-            scored = ScoreName.LLM_QUALITY in self.state.scores.get(self.trial_id, {})  # judging is over
+            scored = ScoreName.PASSED in self.state.scores.get(self.trial_id, {})  # judging is over
             text.append("none (see llm_quality)\n" if scored else "none yet\n", style="dim")
         summary = checks_summary(self.state.scores.get(self.trial_id, {}), verdicts)
         text.append(f"checks: {summary} (v: details)\n", style="bold")

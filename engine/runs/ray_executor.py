@@ -43,8 +43,14 @@ WORKER_GRACE_S = 60.0  # beyond the trial's own wall-clock limit, which the work
 CLOSE_TIMEOUT_S = 15.0
 CLIENT_CONNECT_ATTEMPTS = 3  # the head's per-driver Ray Client server sometimes dies as it starts
 CLIENT_RETRY_PAUSE_S = 2.0
-# What a Ray Client head answers when the server it starts for this driver died or never answered.
-_CLIENT_SERVER_LOST = ("Starting Ray client server failed", "Proxy failed to Connect to backend")
+# What a Ray Client head answers when the server it starts for this driver died or never answered
+# (the psutil errors: the head's proxier watched that server's process as it died).
+_CLIENT_SERVER_LOST = (
+    "Starting Ray client server failed",
+    "Proxy failed to Connect to backend",
+    "psutil.ZombieProcess",
+    "psutil.NoSuchProcess",
+)
 _SERVER_FAILED = re.compile(r"^(?P<server>[^\n:]+): could not start:", re.M)
 
 
@@ -345,8 +351,9 @@ def _lost(ctx: TrialContext, error_type: str, message: str, started: float, wher
 
 
 def _client_server_lost(exc: BaseException) -> bool:
-    """Ray Client's head starts one server per driver; when that one dies as it starts (seen under
-    load: a gRPC poller error), the head refuses the connection, and a new one gets a new server."""
+    """Ray Client's head starts one server per driver; when that one dies as it starts (seen in CI
+    under load: a gRPC poller error; a zombie the proxier's psutil wait tripped on), the head
+    refuses the connection, and a new one gets a new server."""
     return isinstance(exc, ConnectionAbortedError) and any(s in str(exc) for s in _CLIENT_SERVER_LOST)
 
 

@@ -280,5 +280,6 @@ async def test_a_scored_trial_without_judgments_says_none_and_where_the_reason_i
         conn.execute("DELETE FROM judgments")
     async with console(fx.db) as (app, pilot):
         await open_trial(app, pilot, 0, 1)
+        await wait_until(pilot, lambda: "fairness       0.700" in screen_text(app), what="the trial's scores")
         text = screen_text(app)
         assert "none (see llm_quality)" in text and "pass 2 openai" not in text

@@ -25,6 +25,16 @@ SERVER_DIED = (
     '  File ".../ray/util/client/server/proxier.py", line 772, in Datapath\n    raise RuntimeError(\n'
     "RuntimeError: Starting Ray client server failed. See ray_client_server_23000.err for detailed logs.\n"
 )
+SERVER_ZOMBIE = (  # what Ray 2.60's proxier sent in another CI run (its ray_client_server_23000.err was empty)
+    "Initialization failure from server:\nTraceback (most recent call last):\n"
+    '  File ".../ray/util/client/server/proxier.py", line 765, in Datapath\n'
+    "    if not self.proxy_manager.start_specific_server(\n"
+    '  File ".../ray/util/client/server/proxier.py", line 396, in start_specific_server\n'
+    "    cmd = psutil_proc.cmdline()\n"
+    '  File ".../ray/thirdparty_files/psutil/_pslinux.py", line 1648, in _raise_if_zombie\n'
+    "    raise ZombieProcess(self.pid, self._name, self._ppid)\n"
+    "psutil.ZombieProcess: PID still exists but it's a zombie (pid=1689)\n"
+)
 RUNTIME_ENV_FAILED = (
     "Initialization failure from server:\nTraceback (most recent call last):\n"
     "RuntimeError: Failed to create runtime env: conda env no-such-env-xyz not found\n"
@@ -61,10 +71,11 @@ def _no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ray_executor, "CLIENT_RETRY_PAUSE_S", 0.0)
 
 
+@pytest.mark.parametrize("answer", [SERVER_DIED, SERVER_ZOMBIE], ids=["died", "zombie"])
 def test_a_client_server_that_died_as_it_started_is_asked_for_again_and_the_run_goes_on(
-    tmp_path: Path,
+    tmp_path: Path, answer: str
 ) -> None:
-    head = HeadThatRefuses(ConnectionAbortedError(SERVER_DIED))
+    head = HeadThatRefuses(ConnectionAbortedError(answer))
     notes = _connect(RayExecutor("ray://192.0.2.2:39187"), head, tmp_path)
     assert head.connected and len(head.inits) == 2
     assert head.inits[0] == head.inits[1] == {"address": "ray://192.0.2.2:39187"}
