@@ -11,6 +11,7 @@ from typing import Any
 from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.grading.rejudge import load_run_suite, refuse_replay, rejudge_db
+from proctor.engine.judges.base import NOTHING_TO_JUDGE_ON
 from proctor.engine.runs.options import suite_drift
 from proctor.store.lock import EngineLock
 from proctor.store.operator_commands import enqueue_operator_command
@@ -64,7 +65,7 @@ def judge_command(args: argparse.Namespace) -> int:
             print(f"#{r.trial_id}: skipped ({r.skipped})")
             continue
         added = ", ".join(f"{judge} passes {list(p)}" for judge, p in r.new_passes.items()) or (
-            "no pass: the offline judge matches claims, key points and a rubric, and the scenario has none"
+            f"no pass: {NOTHING_TO_JUDGE_ON}"
         )
         quality = "–" if r.llm_quality is None else f"{r.llm_quality:.3f}"
         passed = (

@@ -80,9 +80,9 @@ class Judge(Protocol):
 
 
 NOT_JUDGED = "not judged: the scenario defines no claims, key points, keywords, rubric or gold calls"
+NOTHING_TO_JUDGE_ON = "the offline judge matches claims, key points and a rubric, and the scenario has none"
 NOTHING_TO_MATCH = (
-    "no judge verdict: the offline judge matches claims, key points and a rubric, and the scenario "
-    "has none (an LLM judge grades the answer against its task alone)"
+    f"no judge verdict: {NOTHING_TO_JUDGE_ON} (an LLM judge grades the answer against its task alone)"
 )
 
 
