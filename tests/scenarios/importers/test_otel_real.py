@@ -13,6 +13,7 @@ import yaml
 
 from proctor.app.cli import main
 from proctor.app.exit_codes import ExitCode
+from proctor.engine.judges.base import NOTHING_TO_JUDGE_ON
 from proctor.scenarios.importers.common import ImportedTrajectory, ImportFormatError
 from proctor.scenarios.importers.otel import read_otel
 from proctor.store.redaction import redact
@@ -136,7 +137,8 @@ def test_calls_without_a_server_go_to_the_arms_only_server_and_count_as_adoption
     args = ["import", "otel", REAL / "pydantic_ai.jsonl", "--suite", suite, "-o", out]
     assert main([str(a) for a in args]) == ExitCode.OK
     assert main(["judge", str(out / "imported.db")]) == ExitCode.OK
-    capsys.readouterr()
+    judged = capsys.readouterr().out  # gold calls only: the offline judge says why it adds no pass
+    assert f"no pass: {NOTHING_TO_JUDGE_ON}; llm_quality –" in judged
     assert main(["report", str(out / "imported.db"), "--format", "md"]) == ExitCode.OK
     report = capsys.readouterr().out
     row = next(line for line in report.splitlines() if line.startswith("| time\\_agent · "))
