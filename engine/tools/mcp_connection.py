@@ -109,7 +109,19 @@ class McpConnection:
             raise ServerStartError(
                 f"{self.name}: could not start: {why or _describe(exc)}{self._stderr_tail()}"
             ) from exc
-        result = await client.list_tools(cache_mode="bypass")
+        try:  # it shook hands; it may still die or answer tools/list with a line the SDK drops
+            async with asyncio.timeout(START_TIMEOUT_S):
+                result = await client.list_tools(cache_mode="bypass")
+        except Exception as exc:
+            await self._stop_owner()
+            why = (
+                f"no answer within {START_TIMEOUT_S:.0f}s"
+                if isinstance(exc, TimeoutError)
+                else _describe(exc)
+            )
+            raise ServerStartError(
+                f"{self.name}: could not list its tools: {why}{self._stderr_tail()}"
+            ) from exc
         self.tools = list(result.tools)
         self.connected = _connected(self.name, client)
         self._client = client

@@ -10,6 +10,8 @@ ping) for a real ``mcp`` client to hold a session with it, and with flags it mis
   ``--no-protocol``: then it is a plain process, as a ``launch:`` command is, and may listen on
   ``--port``).
 - ``--stderr-line TEXT``: writes TEXT as one stderr line at start.
+- ``--on-list die``: shakes hands, then exits when asked for its tools; ``--on-list deep``: answers
+  tools/list with a schema nested 200 deep, valid JSON that the SDK's parser refuses.
 
 Every process it starts carries ``--marker`` in its command line, so a test can find all of them
 in /proc. Only the standard library is used.
@@ -82,6 +84,7 @@ def main() -> None:
     parser.add_argument("--stdout-line", default="")
     parser.add_argument("--no-protocol", action="store_true")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--on-list", choices=["die", "deep"], default=None)
     args = parser.parse_args()
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -103,7 +106,19 @@ def main() -> None:
         assert listener is None or listener.fileno() >= 0  # held open until here
         return
     for raw in sys.stdin.buffer:
-        reply = _answer(json.loads(raw))
+        message = json.loads(raw)
+        if message.get("method") == "tools/list" and args.on_list == "die":
+            sys.exit(3)
+        if message.get("method") == "tools/list" and args.on_list == "deep":
+            deep: dict[str, object] = {"type": "string"}
+            for _ in range(200):
+                deep = {"type": "object", "properties": {"a": deep}}
+            tool = {"name": "deep", "inputSchema": deep}
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [tool]}}))
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            continue
+        reply = _answer(message)
         if reply is not None:
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()

@@ -238,3 +238,28 @@ async def test_images_resource_links_and_structured_only_results_are_kept_as_lab
         assert '"lines": 120' in stats.content
     finally:
         await pool.aclose()
+
+
+@pytest.mark.parametrize(
+    ("on_list", "said"),
+    [
+        ("die", "could not list its tools: MCPError: Connection closed"),
+        ("deep", "could not list its tools: no answer within 2s"),  # the SDK drops the line it cannot parse
+    ],
+)
+async def test_a_server_that_fails_tools_list_after_its_handshake_does_not_start_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_list: str, said: str
+) -> None:
+    # Both used to escape as an uncaught MCPError (die) or wait for ever (deep): `proctor init`
+    # against such a server printed a traceback, or hung.
+    monkeypatch.setattr(mcp_connection, "START_TIMEOUT_S", 2.0)
+    raw = FAKES / "raw_stdio_server.py"
+    cfg = StdioServer(command=sys.executable, args=[str(raw), "--marker", "x", "--on-list", on_list])
+    pool = ServerPool(tmp_path / "logs")
+    try:
+        with pytest.raises(ServerStartError) as info:
+            await asyncio.wait_for(pool.acquire("raw", cfg), 20)
+    finally:
+        await pool.aclose()
+    assert said in str(info.value)
+    assert child_pids() == set()
