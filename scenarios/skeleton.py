@@ -141,10 +141,13 @@ def schema_problems(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> 
     except schema_errors.SchemaError as exc:
         return [f"the tool's input schema is invalid: {exc.message}"]
     validator = validator_class(schema)
-    return [
-        f"{'/'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
-        for e in validator.iter_errors(dict(arguments))
-    ]
+    try:
+        return [
+            f"{'/'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
+            for e in validator.iter_errors(dict(arguments))
+        ]
+    except Exception as exc:  # a $ref cycle (RecursionError), a $ref to nothing (Unresolvable), ...
+        return [f"the tool's input schema cannot be checked: {type(exc).__name__}: {str(exc)[:200]}"]
 
 
 def _prompt(tool: ToolInfo, arguments: Mapping[str, Any]) -> str:

@@ -101,3 +101,17 @@ def test_a_drafted_prompt_is_the_instruction_alone() -> None:
         "srv", {"command": "x"}, [ToolInfo("write_note", said, schema), ToolInfo("ping", said, {})]
     )
     assert [s["prompt"] for s in scenarios] == ["Use write_note with path = 'path'.", "Use ping."]
+
+
+def test_a_schema_jsonschema_cannot_walk_is_a_problem_not_a_crash() -> None:
+    # seen from a hand-written server: `proctor init` died with RecursionError / PointerToNowhere
+    cycle = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/A"}},
+        "required": ["x"],
+        "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}},
+    }
+    dangling = {"type": "object", "properties": {"x": {"$ref": "#/$defs/Nope"}}, "required": ["x"]}
+    for schema, why in ((cycle, "RecursionError"), (dangling, "PointerToNowhere")):
+        (problem,) = schema_problems({"x": "x"}, schema)
+        assert problem.startswith("the tool's input schema cannot be checked:") and why in problem
