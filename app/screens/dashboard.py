@@ -15,6 +15,7 @@ from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.views.matrix_build import build_matrix, cell_at, cell_of
 from proctor.app.views.run_status import progress_text
+from proctor.app.views.score_views import verdict_text
 from proctor.app.views.state import FAILURES, Filters
 from proctor.store.lock import EngineLock
 from proctor.widgets.arms_panel import ArmsPanel
@@ -168,6 +169,7 @@ class DashboardScreen(ProctorScreen):
         self._structure = self.state.structure_version
         self._filters_shown = self.filters
         self._flush_progress()
+        self._flush_selected()  # the cursor may now be on another trial: the line names it
 
     def _engine_stopped(self) -> bool:
         """A run marked running that no process holds: its engine died (checked once a second)."""
@@ -257,8 +259,11 @@ class DashboardScreen(ProctorScreen):
             )
         if trial.wall_s is not None:
             text.append(f" · {trial.wall_s:.1f}s")
-        if trial.error:
-            text.append(f" · {one_line(trial.error, 80)}", style="red")
+        # The second line says why: the rule that failed it with its numbers, or why it has no
+        # verdict, or why it broke. Cut at the width (the trial header wraps it whole).
+        text.append("\n")
+        status = self.state.statuses.get(trial.id, "queued")
+        text.append_text(verdict_text(status, self.state.verdict_line(trial.id), indent="  "))
         self.query_one("#selected", TextPanel).show_text(text)
 
     def on_trial_matrix_cursor_moved(self, _: TrialMatrix.CursorMoved) -> None:

@@ -246,7 +246,7 @@ async def test_an_errored_trial_says_why_in_its_header(fx: Fixture) -> None:
     async with console(fx.db) as (app, pilot):
         screen = await open_trial(app, pilot, 1, 1)
         assert screen.trial_id == fx.errored
-        assert "\nerror: agent crashed x [/] y" in _title(screen)
+        assert "\n! error: agent crashed x [/] y" in _title(screen)
         assert "error: agent crashed x [/] y" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()
