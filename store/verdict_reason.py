@@ -60,6 +60,14 @@ def failed_reason(details: PassedDetails | None) -> str:
     return FAILED_ON + rule.replace(" >= ", " < ", 1)
 
 
+def failed_check(reason: str) -> str:
+    """The check a ``failed on …`` reason names, without its numbers: what failures group by
+    ("grounding", "judged claims coverage", "tool-call match (TFS, strict)")."""
+    check = reason.removeprefix(FAILED_ON)
+    cut = next((i for i, ch in enumerate(check) if ch.isdigit()), len(check))
+    return check[:cut].rstrip(" :(") or check
+
+
 def no_verdict_reason(
     details: PassedDetails | None, *, judge_errors: Sequence[str] = (), scoring_error: str | None = None
 ) -> str:
@@ -87,6 +95,7 @@ __all__ = [
     "GROUNDING_BLOCK",
     "NOT_SCORED",
     "NO_VERDICT",
+    "failed_check",
     "failed_reason",
     "no_verdict_reason",
     "verdict_reason",

@@ -8,7 +8,7 @@ come from tests/engine/grading/test_evaluation.py, which runs the evaluation its
 from __future__ import annotations
 
 from proctor.store.scores import PassedDetails
-from proctor.store.verdict_reason import NOT_SCORED, verdict_reason
+from proctor.store.verdict_reason import NOT_SCORED, failed_check, verdict_reason
 
 DEMO_24 = {
     "rule": "judged claims coverage 1.00 >= 0.75; failed on grounding: 7 of 28 citations grounded (25%) "
@@ -60,3 +60,10 @@ def test_a_trial_never_scored_says_so_or_says_what_broke_the_scoring() -> None:
     assert verdict_reason(None, None, scoring_error="KeyError: 'claims'") == (
         "no verdict: scoring failed: KeyError: 'claims'"
     )
+
+
+def test_failures_group_by_the_check_that_failed_them_not_by_their_numbers() -> None:
+    assert failed_check(verdict_reason(False, _details(DEMO_24))) == "grounding"
+    assert failed_check(verdict_reason(False, _details(DEMO_14))) == "judged claims coverage"
+    tools = "failed on tool-call match (TFS, strict) 0.00 < 1.00: the only check is the gold calls"
+    assert failed_check(tools) == "tool-call match (TFS, strict)"
