@@ -101,13 +101,15 @@ class LockPlan:
             lines.append(f"  {sc.id}/  rubric.json, gold.json, {n} transcript(s) in transcripts/")
         if self.replaced:
             lines.append(f"replaces the anchor folders an earlier lock wrote: {', '.join(self.replaced)}")
+        # What happens to suite.yaml first, its path last: a long path must not hide the answer.
         if self.suite_line is None:
+            found = suite_relative(self.lock, self.suite_file.parent)
             lines.append(
-                f"{self.suite_file}: not changed (the suite finds {suite_relative(self.lock, self.suite_file.parent)} "
-                "by itself; the anchors are not part of the suite's hash, so the run still resumes)"
+                f"suite.yaml is not changed: the suite finds {found} by itself, and the anchors are not "
+                f"part of the suite's hash, so the run still resumes ({self.suite_file})"
             )
         else:
-            lines.append(f"{self.suite_file}: gets the line  {self.suite_line}")
+            lines.append(f"suite.yaml gets the line  {self.suite_line}  ({self.suite_file})")
         lines.append("the run database: the lock's hashes in its anchors table")
         return lines
 
