@@ -74,7 +74,7 @@ def selected_scores_text(state: ConsoleState, trial_id: int | None) -> Text:
         text.append(f"{one_line(bad, 12):<12} unreadable\n", style="bold red")
     grounding = citations_of(scores)
     if grounding is not None and grounding.citations:
-        counts = Counter(c.status for c in grounding.citations)
+        counts: Counter[str] = Counter(c.status for c in grounding.citations)
         text.append("citations ")
         for status, (glyph, style) in BADGE.items():
             text.append(f"{glyph}{counts[status]} ", style=style)
