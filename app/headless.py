@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -23,9 +25,14 @@ from rich.text import Text
 from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, group_errors, run_stop_message
 from proctor.engine.reports.report import OFFLINE_NOTE
 from proctor.engine.runs.runner import Run
+from proctor.store.events import ErrorEvent
 from proctor.store.read.reader import StoreReader, TrialRecord
-from proctor.store.scores import ScoreName
+from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
+from proctor.store.verdict_reason import verdict_reason
 from proctor.widgets.sanitize import one_line
+
+NAME_MAX = 30
+FAILED_SHOWN = 10  # failed trials listed with their reason after the table; the report lists all
 
 
 class HeadlessProgress:
@@ -156,28 +163,28 @@ def summary_table(db: Path) -> Table:
     groups: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
     for t in trials:
         groups[(t.arm, t.model)].append(t)
-    table = Table(title="proctor run summary", title_justify="left")
-    for col in (
-        "arm",
-        "model",
-        "trials",
-        "done",
-        "errors",
-        "passed",
-        "fairness",
-        "tool calls",
-        "tokens",
-        "cost $",
-        "wall s",
-    ):
-        table.add_column(col, justify="left" if col in ("arm", "model") else "right")
+    # A narrow terminal squeezes the figures, never the names: "codei…" three times told the arms
+    # apart by nothing. One model is named in the title, not in a column of the same name on each
+    # row; a name longer than NAME_MAX folds onto a second line.
+    models = sorted({m for _, m in groups})
+    single = len(models) == 1
+    title = f"proctor run summary · model {one_line(models[0], 60)}" if single else "proctor run summary"
+    table = Table(title=Text(title), title_justify="left")
+    names = ["arm"] if single else ["arm", "model"]
+    for i, col in enumerate(names):
+        widest = max((cell_len(one_line(key[i])) for key in groups), default=0)
+        # no_wrap: rich squeezes the widest column that may wrap first, and that was the arm's.
+        table.add_column(col, justify="left", no_wrap=widest <= NAME_MAX, overflow="fold")
+    for col in ("trials", "done", "errors", "passed", "fairness", "tool calls", "tokens", "cost $", "wall s"):
+        table.add_column(col, justify="right")
     for (arm, model), ts in sorted(groups.items()):
         done = [t for t in ts if t.status in ("finished", "error")]
         scored = [t.passed for t in ts if t.passed is not None]
         fair = [v for t in ts if (v := fairness.get(t.id)) is not None]
+        # Names come from the suite: no escape sequence reaches the terminal.
+        who = [Text(one_line(arm))] + ([] if single else [Text(one_line(model))])
         table.add_row(
-            Text(one_line(arm)),  # names come from the suite: no escape sequence reaches the terminal
-            Text(one_line(model)),
+            *who,
             str(len(ts)),
             str(len(done)),
             str(sum(t.status == "error" for t in ts)),
@@ -192,6 +199,57 @@ def summary_table(db: Path) -> Table:
     if any(t.model.startswith("offline:") for t in trials):
         table.caption = f"~ {OFFLINE_NOTE}; tokens and tool calls are means per trial"
     return table
+
+
+def verdict_summary(db: Path) -> Text | None:
+    """Why trials failed (the first ``FAILED_SHOWN``, each with its rule and numbers) and why
+    others have no verdict (grouped by reason); None when every judged trial passed.
+
+    A pass count says a trial failed, not why; "failed on grounding: 7 of 28 citations grounded
+    (25%) < …" does. The words are store/verdict_reason.py's, as in the console and the reports."""
+    with StoreReader(db) as reader:
+        trials = reader.trials()
+        passed = {s.trial_id: s for s in reader.scores(name=ScoreName.PASSED)}
+        judge_errors: dict[int, list[str]] = defaultdict(list)
+        for j in reader.judgments():
+            if j.error:
+                judge_errors[j.trial_id].append(j.error)
+        scoring_errors: dict[int, str] = {}
+        after = 0
+        while chunk := reader.events_of_kind("error", after_id=after):
+            after = chunk[-1].id
+            for e in chunk:
+                if isinstance(e.event, ErrorEvent) and e.event.where == "scoring" and e.trial_id is not None:
+                    scoring_errors[e.trial_id] = f"{e.event.error_type}: {e.event.message}"
+
+    def reason(t: TrialRecord) -> str:
+        record = passed.get(t.id)
+        try:
+            details = None if record is None else record.parsed(PassedDetails)
+        except UnreadableScore as err:
+            return f"the passed score is unreadable ({err})"
+        return verdict_reason(
+            t.passed, details, judge_errors=judge_errors.get(t.id, ()), scoring_error=scoring_errors.get(t.id)
+        )
+
+    failed = [t for t in trials if t.passed is False]
+    unjudged = Counter(reason(t) for t in trials if t.status == "finished" and t.passed is None)
+    if not failed and not unjudged:
+        return None
+    text = Text()
+    if failed:
+        shown = failed[:FAILED_SHOWN]
+        listed = f"; proctor report {shlex.quote(str(db))} --format md lists all {len(failed)}"
+        more = listed if len(failed) > len(shown) else ""
+        text.append(f"why trials failed ({len(shown)} of {len(failed)}{more})\n", style="bold")
+        for t in shown:
+            text.append(f"  #{t.id} {one_line(t.scenario, 40)} / {one_line(t.arm, 30)}: ", style="bold")
+            text.append(f"{one_line(reason(t), 300)}\n", style="red")
+    for why, n in unjudged.most_common():
+        text.append(f"{n} trial{'s' if n != 1 else ''} ", style="bold magenta")
+        text.append(f"with {one_line(why, 400)}\n")
+    text.rstrip()
+    return text
 
 
 def error_summary(db: Path) -> Text | None:

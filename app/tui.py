@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 EngineFactory = Callable[[], Awaitable[object]]
 LatencyProbe = Callable[[list[float], float], None]
+NOTE_S = 3.0  # "… queued": the screen that asked shows the outcome itself, where no notice covers it
 IDLE_FLUSH_S = 0.25  # time-based panels (rate, throttled summaries) refresh even when no data arrives
 
 
@@ -56,6 +57,9 @@ class ProctorApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        # htop, k9s and lazygit quit on Ctrl-C; here too, with q's question on a live run (a
+        # second Ctrl-C answers it). Priority: Textual's own Ctrl-C copies a selection.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
         Binding("1", "dashboard", "Dashboard"),
         Binding("2", "judge", "Judge"),
@@ -94,6 +98,7 @@ class ProctorApp(App[int]):
         self._collector = IdleCollector()
         self.failures: list[str] = []
         self._gc_before: tuple[int, int, int] | None = None
+        self._stop_dialog: ConfirmScreen | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -262,6 +267,9 @@ class ProctorApp(App[int]):
         """Leave; on a run this process is still executing, ask first (it stays resumable)."""
         worker = self._engine_worker
         running = self.state.run is not None and self.state.run.status == "running"
+        if self._stop_dialog is not None and self.screen is self._stop_dialog:
+            self._stop_dialog.dismiss(True)  # asked again while the question is open: stop
+            return
         if self._live and worker is not None and not worker.is_finished and running:
 
             def lines() -> list[Text]:
@@ -271,13 +279,16 @@ class ProctorApp(App[int]):
                 return [
                     Text(f"{done}/{total} done; the trials not done stop now."),
                     Text("The run stays resumable: run the same command again with --resume."),
+                    Text("q or ctrl+c again: stop", style="dim"),
                 ]
 
             def answered(stop: bool | None) -> None:
+                self._stop_dialog = None
                 if stop:
                     self.run_worker(self._interrupt(), group="terminate")
 
-            self.push_screen(ConfirmScreen("stop the run?", lines(), live=lines), answered)
+            self._stop_dialog = ConfirmScreen("stop the run?", lines(), live=lines)
+            self.push_screen(self._stop_dialog, answered)
             return
         await self._stop_engine()
         code = 1 if self.engine_error else 0
@@ -365,7 +376,7 @@ class ProctorApp(App[int]):
                     f"could not queue {command}: {one_line(str(exc), 200)}", severity="error", markup=False
                 )
                 return
-            self.notify(note or f"{command} queued", markup=False)
+            self.notify(note or f"{command} queued", markup=False, timeout=NOTE_S)
 
         self.run_worker(write(), group="commands", exit_on_error=False)
 

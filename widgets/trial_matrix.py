@@ -45,6 +45,7 @@ STATUS_STYLE = {
 HEADER_STYLE = Style(bold=True, underline=True)
 DELTA_STYLE = {1: Style(color="green"), -1: Style(color="red"), 0: Style(dim=True)}
 CELL_WIDTH = 16
+FULL_MAX = 26  # spare width goes to full cells up to this, so a wide terminal is used and names show whole
 # Compact cells, when every arm would not fit at full width: "✗ 0.42" (a glyph and the fairness;
 # the status word is in the colour and the selected line), "✗ 2/3 0.71" when epochs are folded.
 COMPACT_WIDTH = 7
@@ -84,12 +85,20 @@ class MatrixModel:
     folded: bool = False  # cells stand for all epochs of a scenario ("k/n mean")
     compact: bool = False  # short cells, chosen by the widget when full ones do not all fit
     compact_width: int = COMPACT_WIDTH  # a compact cell's width (Δ apart), set by the widget
+    full_width: int = CELL_WIDTH  # a full cell's width (Δ apart): wider when the terminal has room
 
     def has_delta(self, col: int) -> bool:
         return self.baseline is not None and self.columns[col][0] != self.baseline
 
     def cell_width(self) -> int:
-        return self.compact_width if self.compact else CELL_WIDTH
+        return self.compact_width if self.compact else self.full_width
+
+    def fit_full(self, room: int) -> None:
+        """Full cells as wide as ``room`` allows, between ``CELL_WIDTH`` and ``FULL_MAX``."""
+        self.compact = False
+        deltas = sum(DELTA_WIDTH for c in range(len(self.columns)) if self.has_delta(c))
+        share = (room - deltas) // max(1, len(self.columns))
+        self.full_width = max(CELL_WIDTH, min(FULL_MAX, share))
 
     def fit_compact(self, room: int) -> None:
         """Compact cells as wide as ``room`` allows, between their minimum and ``COMPACT_MAX``."""
@@ -204,9 +213,12 @@ class TrialMatrix(ScrollView, can_focus=True):
         labels = [self._row_label(i, LABEL_MAX) for i in range(len(model.rows))]
         full_label = min(LABEL_MAX, max([12, *(cell_len(x) + 1 for x in labels)]))
         model.compact = False
+        model.full_width = CELL_WIDTH
         width = self.size.width - 1  # the vertical scrollbar's column when rows overflow
         self._label_width = full_label
-        if self.size.width and full_label + model.body_width() > width:
+        if self.size.width and full_label + model.body_width() <= width:
+            model.fit_full(width - full_label)
+        elif self.size.width:
             model.fit_compact(width - min(COMPACT_LABEL_MAX, full_label))
             self._label_width = max(
                 min(COMPACT_LABEL_MAX, full_label), min(full_label, width - model.body_width())

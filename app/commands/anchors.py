@@ -15,9 +15,14 @@ def anchors_lock_command(args: argparse.Namespace) -> int:
     need_db(args.db)
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     result = lock_anchors(args.suite, args.db, lock_path=args.output, threshold=threshold)
+    suite = (
+        f"suite.yaml got the line {result.suite_line}"
+        if result.suite_line
+        else "suite.yaml is unchanged (the suite finds the lock where it is)"
+    )
     print(
         f"locked {len(result.anchors)} anchor transcript(s) of {', '.join(result.scenarios)} "
-        f"({len(result.files)} files) into {result.lock_path}; suite.yaml anchors_lock points at it"
+        f"({len(result.files)} files) into {result.lock_path}; {suite}"
     )
     return ExitCode.OK
 

@@ -85,7 +85,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOptions) -> int:
-    from proctor.app.headless import HeadlessProgress, error_summary, summary_table
+    from proctor.app.headless import HeadlessProgress, error_summary, summary_table, verdict_summary
 
     err = Console(stderr=True, highlight=False)
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # CI logs: no squashed columns
@@ -115,6 +115,9 @@ def _run_headless(args: argparse.Namespace, loaded: LoadedSuite, options: RunOpt
         raise
     progress.stop()
     out.print(summary_table(args.db))
+    verdicts_text = verdict_summary(args.db)
+    if verdicts_text is not None:
+        out.print(verdicts_text)
     errors_text = error_summary(args.db)
     if errors_text is not None:
         out.print(errors_text)

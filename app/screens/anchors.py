@@ -1,9 +1,12 @@
 """Anchors view: held-out scenarios, their lock state, lock (after confirming what will be
-hashed) and verify; the outcome is read back from operator_command events."""
+written where, and what hashed) and verify; the outcome is read back from operator_command
+events and shown at the top, where no notification covers it."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -14,6 +17,8 @@ from textual.widgets import Static
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import ConfirmScreen
 from proctor.app.views.state import ConsoleState
+from proctor.engine.grading.anchor_files import AnchorError
+from proctor.scenarios.errors import SuiteError
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
@@ -50,6 +55,14 @@ def anchor_lines(state: ConsoleState) -> list[Text]:
     for scenario in extra:
         out.append(Text(f"  {one_line(scenario, 26):<26} (locked, not held out in this run)", style="dim"))
     return out
+
+
+def _plan_lines(suite_dir: Path, db: Path) -> list[str]:
+    """What ``lock_anchors`` will write and where (engine/grading/anchor_plan.py), in words."""
+    from proctor.engine.grading.anchor_plan import plan_lock
+    from proctor.engine.suites import load_suite
+
+    return plan_lock(load_suite(suite_dir), db).describe()
 
 
 def lock_preview(state: ConsoleState) -> list[Text]:
@@ -93,8 +106,10 @@ class AnchorsScreen(ProctorScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("anchors · held-out scenarios", style="bold"), classes="title")
-        yield LinesView(id="anchors-body")
+        # The outcome of L and V at the top: notifications stack at the bottom right, and there
+        # they covered a verification's result for as long as they stayed.
         yield TextPanel(id="anchors-result")
+        yield LinesView(id="anchors-body")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -124,16 +139,37 @@ class AnchorsScreen(ProctorScreen):
         self.app.pop_screen()
 
     def action_lock(self) -> None:
-        run_id = self.state.run.id if self.state.run else None
+        # What will be written where is worked out from the suite and the run (a thread: it reads
+        # the held-out trials' events), then shown before anything is written.
+        self.run_worker(self._confirm_lock(), group="lock-plan", exclusive=True, exit_on_error=False)
+
+    async def _confirm_lock(self) -> None:
+        run = self.state.run
+        run_id = run.id if run else None
+        suite_dir = run.config.get("suite_dir") if run is not None else None
+        try:
+            if not isinstance(suite_dir, str) or not suite_dir:
+                raise AnchorError("the run records no suite folder (run config: suite_dir)")
+            plan: list[str] | None = await asyncio.to_thread(
+                _plan_lines, Path(suite_dir), self.host.feed.db_path
+            )
+            problem = None
+        except (AnchorError, SuiteError, OSError) as exc:
+            plan, problem = None, str(exc)
+        if plan is None:
+            lines = [Text("cannot lock the anchors, so nothing will be written:", style="bold red")]
+            lines += [safe_text(line, "red") for line in str(problem).splitlines()]
+            self.app.push_screen(ConfirmScreen("lock anchors: nothing to write", lines), lambda _: None)
+            return
 
         def confirmed(ok: bool | None) -> None:
             if ok:
                 args = {"run_id": run_id} if run_id else {}
                 self.host.enqueue("lock_anchors", args, note="lock of the held-out anchors queued")
 
-        self.app.push_screen(
-            ConfirmScreen("lock anchors: this will hash", lock_preview(self.state)), confirmed
-        )
+        lines = [safe_text(line, "bold" if i == 0 else "") for i, line in enumerate(plan)]
+        lines += [Text(""), Text("it hashes:", style="bold"), *lock_preview(self.state)]
+        self.app.push_screen(ConfirmScreen("lock anchors: this will write", lines), confirmed)
 
     def action_verify(self) -> None:
         self.host.enqueue("verify_anchors", {}, note="anchor verification queued")

@@ -13,8 +13,10 @@ from textual.containers import VerticalScroll
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import PromptScreen
+from proctor.app.views.dashboard_detail import selected_scores_text, why_failed_text
 from proctor.app.views.matrix_build import build_matrix, cell_at, cell_of
 from proctor.app.views.run_status import progress_text
+from proctor.app.views.score_views import verdict_text
 from proctor.app.views.state import FAILURES, Filters
 from proctor.store.lock import EngineLock
 from proctor.widgets.arms_panel import ArmsPanel
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 PANEL_INTERVAL_S = 0.5
 WIDE_COLUMNS = 140  # from this width the panels under the matrix sit three abreast, else two
+TALL_ROWS = 40  # from this height the panels say why trials failed and show the selected trial's scores
 ENGINE_CHECK_S = 1.0
 SURFACE_CHECK_S = 10.0  # the run's tools against the suite's tool lock, read again this often
 
@@ -80,6 +83,7 @@ class DashboardScreen(ProctorScreen):
         self._surface_at = -SURFACE_CHECK_S
         self._surface_alert: str | None = None
         self._surface_fold: SurfaceFold | None = None
+        self._why_key: object = None
 
     def compose(self) -> ComposeResult:
         # The matrix takes the whole width and is as tall as its rows (up to 60 % of the
@@ -95,11 +99,23 @@ class DashboardScreen(ProctorScreen):
             yield VariancePanel(id="variance")
             yield CostPanel(id="cost")
             yield SeriesPanel(["throughput", "cost", "events"], id="series")
+            # Only on a tall terminal (the rows were left empty): why trials failed, by check, and
+            # the selected trial's scores.
+            yield TextPanel(id="why-failed")
+            yield TextPanel(id="selected-scores")
         yield KeyBar()
+
+    @property
+    def tall(self) -> bool:
+        return self.size.height >= TALL_ROWS
 
     def on_resize(self) -> None:
         side = self.query_one("#side")
         side.set_class(self.size.width >= WIDE_COLUMNS, "wide")
+        if side.has_class("tall") != self.tall:
+            side.set_class(self.tall, "tall")
+            self._panels_version, self._why_key = -1, None  # the tall panels catch up at the next flush
+            self._flush_selected()
 
     def on_mount(self) -> None:
         self.query_one(TrialMatrix).focus()
@@ -158,6 +174,10 @@ class DashboardScreen(ProctorScreen):
             )
             self.query_one(GroundingPanel).show(state.grounding_rows())
             self.query_one(SeriesPanel).show(state.series())
+            why_key = (state.scores_version, state.status_version, state.judgments.version)
+            if self.tall and why_key != self._why_key:  # a pass over every failed trial: only when they moved
+                self._why_key = why_key
+                self.query_one("#why-failed", TextPanel).show_text(why_failed_text(state))
 
     def _rebuild_matrix(self) -> None:
         epochs = len({t.epoch for t in self.state.trials.values()})
@@ -168,6 +188,7 @@ class DashboardScreen(ProctorScreen):
         self._structure = self.state.structure_version
         self._filters_shown = self.filters
         self._flush_progress()
+        self._flush_selected()  # the cursor may now be on another trial: the line names it
 
     def _engine_stopped(self) -> bool:
         """A run marked running that no process holds: its engine died (checked once a second)."""
@@ -241,6 +262,9 @@ class DashboardScreen(ProctorScreen):
     def _flush_selected(self) -> None:
         trial_id = self.matrix.selected_trial()
         trial = self.state.trials.get(trial_id) if trial_id is not None else None
+        if self.tall:
+            scores = selected_scores_text(self.state, trial.id if trial is not None else None)
+            self.query_one("#selected-scores", TextPanel).show_text(scores)
         if trial is None:
             self.query_one("#selected", TextPanel).show_text(Text("no trial selected", style="dim"))
             return
@@ -257,8 +281,11 @@ class DashboardScreen(ProctorScreen):
             )
         if trial.wall_s is not None:
             text.append(f" · {trial.wall_s:.1f}s")
-        if trial.error:
-            text.append(f" · {one_line(trial.error, 80)}", style="red")
+        # The second line says why: the rule that failed it with its numbers, or why it has no
+        # verdict, or why it broke. Cut at the width (the trial header wraps it whole).
+        text.append("\n")
+        status = self.state.statuses.get(trial.id, "queued")
+        text.append_text(verdict_text(status, self.state.verdict_line(trial.id), indent="  "))
         self.query_one("#selected", TextPanel).show_text(text)
 
     def on_trial_matrix_cursor_moved(self, _: TrialMatrix.CursorMoved) -> None:

@@ -174,7 +174,7 @@ class CitationScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """The legend, the concepts, then every key that works on the screen underneath.
+    """Every key that works on the screen underneath, then the legend and the concepts.
 
     It covers the whole terminal, opaque: the dashboard underneath showed through around the
     dialog and beside its scrollbar, which read as part of the help."""
@@ -188,7 +188,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Static(
-                Text("help: what every symbol means, the concepts, the keys (escape: close)", style="bold")
+                Text("help: this screen's keys, then what every symbol means (escape: close)", style="bold")
             )
             yield LinesView(id="help-body")
         yield KeyBar()

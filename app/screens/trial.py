@@ -26,10 +26,15 @@ from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.workbench import WorkbenchScreen, tool_target
 from proctor.app.views.matrix_build import cell_of
-from proctor.app.views.score_views import TrialCitations, citations_of, failure_of, not_applicable
+from proctor.app.views.score_views import (
+    TrialCitations,
+    citations_of,
+    failure_of,
+    not_applicable,
+    verdict_text,
+)
 from proctor.app.views.transcript_state import TranscriptState
 from proctor.app.views.trial_checks import checks_summary, checks_text
-from proctor.engine.reports.error_causes import MAX_CAUSE_CHARS, cause_of
 from proctor.store.read.reader import StoredEvent
 from proctor.store.scores import DISPLAY_ORDER, ScoreName
 from proctor.widgets.key_bar import KeyBar
@@ -149,9 +154,13 @@ class TrialScreen(ProctorScreen):
         )
         if not self.transcript.loaded:
             text.append(" · loading…", style="dim")
-        if trial.status == "error":
-            # Why, where the user looks first: the stored message is a stderr tail, in the transcript.
-            text.append(f"\nerror: {one_line(cause_of(trial.error), MAX_CAUSE_CHARS)}", style="bold red")
+        # Why, where the user looks first: the rule that failed it with its numbers, why it has
+        # no verdict, or why it broke (the stored error is a stderr tail, in the transcript).
+        line = self.state.verdict_line(trial.id)
+        if line is not None:
+            status = self.state.statuses.get(trial.id, "queued")
+            text.append("\n")
+            text.append_text(verdict_text(status, line))
         self.query_one("#trial-title", TextPanel).show_text(text)
 
     def _flush_scores(self) -> None:

@@ -71,6 +71,8 @@ class Details:
     judgments: list[JudgmentRecord]
     anchors: list[AnchorRecord]
     commands: list[StoredEvent]
+    errors: list[StoredEvent] = field(default_factory=list)
+    """Error events (a scoring error says why a trial has no verdict)."""
 
 
 @dataclass
@@ -269,24 +271,26 @@ class StoreFeed:
         return await loop.run_in_executor(self._decoder, fold.view, run.config if run else {}, trials)
 
     async def details(self) -> Details:
-        commands: list[StoredEvent] = []
-        after = 0
-        while True:
-            chunk = await self._fetch(
-                queries.events_of_kind("operator_command", after, self._backfill_upto, 500)
-            )
-            commands.extend(chunk)
-            if len(chunk) < 500:
-                break
-            after = chunk[-1].id
         scores, unreadable = await self._fetch(queries.score_rows())
         return Details(
             scores,
             unreadable,
             await self._fetch(queries.judgments()),
             await self._fetch(queries.anchors()),
-            commands,
+            await self._events_of_kind("operator_command"),
+            await self._events_of_kind("error"),
         )
+
+    async def _events_of_kind(self, kind: str) -> list[StoredEvent]:
+        """Every event of ``kind`` up to the snapshot, in chunks (the tail brings the later ones)."""
+        out: list[StoredEvent] = []
+        after = 0
+        while True:
+            chunk = await self._fetch(queries.events_of_kind(kind, after, self._backfill_upto, 500))
+            out.extend(chunk)
+            if len(chunk) < 500:
+                return out
+            after = chunk[-1].id
 
     # -- live -------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
-"""The help page's text: a legend of every symbol and colour, the concepts behind the numbers,
-then the keys of the screen underneath. Built from the widgets' own symbol tables, so the
-legend cannot drift from what the screens draw."""
+"""The help page's text: the keys of the screen underneath first (what ``?`` is pressed for),
+then a legend of every symbol and colour and the concepts behind the numbers. Built from the
+widgets' own symbol tables, so the legend cannot drift from what the screens draw."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ _STATUS_MEANING = {
     "running": "the agent is working",
     "scoring": "finished, scores being computed",
     "passed": "the answer passed its checks (claims, else key points, else the gold tool calls)",
-    "failed": "the answer did not pass; the trial view names the failure mode",
-    "not judged": "finished, but nothing could judge it (no checks and no judge)",
+    "failed": "the answer did not pass: the line under the matrix and the trial header name the rule "
+    "that failed it, with its numbers (failed on grounding: 7 of 28 citations grounded …)",
+    "not judged": "finished without a verdict: the line under the matrix says why (no verdict: no checks, "
+    "every judge pass failed, scoring failed …)",
     "error": "the trial broke (model, server or timeout): see its error",
 }
 _BADGE_MEANING = {
@@ -73,7 +75,30 @@ KEY_WIDTH = 20
 
 def help_rows(keys: Sequence[KeyRow]) -> list[tuple[Text, int]]:
     """Each line of the page with the indent its wrapped continuation lines take."""
-    out: list[tuple[Text, int]] = [(Text("LEGEND", style="bold underline"), 0)]
+    out: list[tuple[Text, int]] = [
+        (Text("KEYS OF THIS SCREEN (ctrl+p: palette with every action)", style="bold underline"), 0)
+    ]
+    group = None
+    for row in keys:
+        if row.group != group:
+            group = row.group
+            out.append((Text(f" {group}", style="bold"), 0))
+        line = Text(f" {' / '.join(row.keys):>{KEY_WIDTH}}  ", style="bold cyan", end="")
+        line.append(row.description)
+        out.append((line, KEY_WIDTH + 3))
+    out += [
+        (Text(" vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim"), 1),
+        (
+            Text(
+                " escape goes back from a sub-screen and never quits; q and ctrl+c quit, asking first "
+                "on a live run",
+                style="dim",
+            ),
+            1,
+        ),
+        (Text(""), 0),
+        (Text("LEGEND", style="bold underline"), 0),
+    ]
     for status in STATUSES:
         line = Text(f" {STATUS_GLYPH[status]} {status:<11}", style=STATUS_STYLE.get(status, ""), end="")
         line.append(f" {_STATUS_MEANING[status]}")
@@ -92,29 +117,6 @@ def help_rows(keys: Sequence[KeyRow]) -> list[tuple[Text, int]]:
         out.append(
             (Text(f" {name:<{CONCEPT_WIDTH - 1}} ", style="bold", end="") + Text(meaning), CONCEPT_WIDTH + 1)
         )
-    out += [
-        (Text(""), 0),
-        (Text("KEYS OF THIS SCREEN (ctrl+p: palette with every action)", style="bold underline"), 0),
-    ]
-    group = None
-    for row in keys:
-        if row.group != group:
-            group = row.group
-            out.append((Text(f" {group}", style="bold"), 0))
-        line = Text(f" {' / '.join(row.keys):>{KEY_WIDTH}}  ", style="bold cyan", end="")
-        line.append(row.description)
-        out.append((line, KEY_WIDTH + 3))
-    out += [
-        (Text(""), 0),
-        (Text(" vim keys: j/k down/up, h/l left/right, g/G top/bottom, ctrl+d/ctrl+u page", style="dim"), 1),
-        (
-            Text(
-                " escape goes back from a sub-screen and never quits; q asks before stopping a live run",
-                style="dim",
-            ),
-            1,
-        ),
-    ]
     return out
 
 

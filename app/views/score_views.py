@@ -12,7 +12,11 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rich.text import Text
+
+from proctor.engine.drift.runs_diff import REPLAYED_STOP
 from proctor.engine.reports.attribution import attribution, is_baseline
+from proctor.engine.reports.error_causes import cause_of
 from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import (
     CitationDetails,
@@ -22,10 +26,14 @@ from proctor.store.scores import (
     PassedDetails,
     ScoreDetails,
     ScoreName,
+    UnreadableScore,
 )
+from proctor.store.verdict_reason import NO_VERDICT, verdict_reason
 from proctor.widgets.arms_panel import ArmRow
 from proctor.widgets.grounding_panel import GroundingRow
+from proctor.widgets.sanitize import one_line
 from proctor.widgets.transcript_model import CitationBadge
+from proctor.widgets.trial_matrix import STATUS_GLYPH
 
 Scores = Mapping[ScoreName, ScoreRecord]
 
@@ -65,6 +73,44 @@ def failure_of(scores: Scores) -> FailureInfo | None:
     if not d.mode:
         return None
     return FailureInfo(d.mode, d.evidence, d.first_failing_call_id or "")
+
+
+def verdict_line(
+    trial: TrialRecord,
+    status: str,
+    scores: Scores,
+    *,
+    judge_errors: Sequence[str] = (),
+    scoring_error: str | None = None,
+) -> str | None:
+    """Why the trial has the verdict it shows (store/verdict_reason.py), or why it broke; None
+    while it is queued, running or being scored."""
+    if status == "error":
+        return f"error: {cause_of(trial.error)}"
+    if status not in ("passed", "failed", "not judged"):
+        return None
+    if trial.stop == REPLAYED_STOP:
+        return f"{NO_VERDICT}replayed: its calls were made again without a model, so nothing was judged"
+    record = scores.get(ScoreName.PASSED)
+    try:
+        details = None if record is None else record.parsed(PassedDetails)
+    except UnreadableScore as err:
+        return f"{'no verdict' if status == 'not judged' else status}: the passed score is unreadable ({err})"
+    passed = None if status == "not judged" else status == "passed"
+    return verdict_reason(passed, details, judge_errors=judge_errors, scoring_error=scoring_error)
+
+
+VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not judged": "magenta", "error": "bold red"}
+
+
+def verdict_text(status: str, line: str | None, *, indent: str = "") -> Text:
+    """``verdict_line`` as the screens print it: the status glyph, then the reason, sanitized
+    (rules quote judges' and servers' errors); dim while there is no verdict yet."""
+    if line is None:
+        return Text(f"{indent}{STATUS_GLYPH.get(status, '?')} {status}", style="dim")
+    return Text(
+        f"{indent}{STATUS_GLYPH.get(status, '?')} {one_line(line, 400)}", style=VERDICT_STYLE.get(status, "")
+    )
 
 
 def is_not_judged(record: ScoreRecord) -> bool:
@@ -119,6 +165,8 @@ __all__ = [
     "is_not_judged",
     "not_applicable",
     "score_value",
+    "verdict_line",
+    "verdict_text",
 ]
 
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from proctor.app.views.cost_fold import UsageBook, cost_rows
 from proctor.app.views.feed import Details, Snapshot, TailBatch
 from proctor.app.views.judgment_fold import JudgmentBook
-from proctor.app.views.score_views import arm_rows, grounding_rows, is_not_judged
+from proctor.app.views.score_views import arm_rows, grounding_rows, is_not_judged, verdict_line
 from proctor.engine.drift.runs_diff import REPLAYED_STOP
 from proctor.engine.reports.attribution import is_baseline
-from proctor.store.events import OperatorCommand, Scored, ServersStarting, TrialStarted
+from proctor.store.events import ErrorEvent, OperatorCommand, Scored, ServersStarting, TrialStarted
 from proctor.store.read.reader import (
     AnchorRecord,
     RunRecord,
@@ -40,23 +40,25 @@ SPARK_BUCKETS = 40
 RATE_WINDOW_S = 60.0
 
 
-def display_status(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord] | None = None) -> str:
+def display_status(
+    trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord] | None = None, *, scoring_over: bool = False
+) -> str:
     """queued, running, scoring (finished, not yet scored), passed, failed, not judged or error.
 
-    "not judged": scored, but nothing gave a verdict: the trial's scenario defines no check (see
-    Scenario.has_checks), or none that applies, or the trial has no answer, or it was replayed
-    (``proctor replay``: calls made again, no model, nothing to judge).
+    "not judged": nothing gave a verdict: the trial's scenario defines no check (see
+    Scenario.has_checks), or none that applies, or the trial has no answer, or every judge pass
+    failed, or it was replayed (``proctor replay``: calls made again, no model, nothing to judge),
+    or its scoring is over (``scoring_over``: it raised, or the run ended) without a ``passed``
+    score. The line under the matrix and the trial header say which (``verdict_line``).
     """
     if trial.status == "finished" and trial.stop == REPLAYED_STOP:
         return "not judged"
     if trial.status == "finished":
         if trial.passed is None:
             passed = (scores or {}).get(ScoreName.PASSED)
-            return (
-                "not judged"
-                if passed is not None and (passed.value is None or is_not_judged(passed))
-                else "scoring"
-            )
+            if passed is None:
+                return "not judged" if scoring_over else "scoring"
+            return "not judged" if passed.value is None or is_not_judged(passed) else "scoring"
         return "passed" if trial.passed else "failed"
     if trial.status in ("queued", "running", "error"):
         return trial.status
@@ -130,6 +132,7 @@ class ConsoleState:
         self._arms_cache: tuple[tuple[int, int], list[ArmRow]] | None = None
         self._baseline_cache: tuple[int, str | None, bool] | None = None
         self.scores_version = 0
+        self.scoring_errors: dict[int, tuple[int, str]] = {}  # trial -> (attempt, message)
 
     # -- folding ------------------------------------------------------------------------------
 
@@ -140,11 +143,13 @@ class ConsoleState:
         self.loaded = True
 
     def apply_details(self, details: Details) -> None:
+        self._fold_scoring_errors(details.errors)
         self._put_scores(details.scores, details.unreadable_scores)
         self.judgments.add_records(details.judgments)
         self.anchors = details.anchors
         self._fold_operator_commands(details.commands)
         self.details_loaded = True
+        self._restatus(self.trials)  # the snapshot's statuses were set before any score was known
         self.scores_version += 1
         self.version += 1
 
@@ -154,6 +159,8 @@ class ConsoleState:
             self.run = batch.run
         if batch.trials:
             self._set_trials(batch.trials, replace=batch.run is not None)
+        elif batch.run is not None:
+            self._restatus(self.trials)  # the run ended: trials it never scored have no verdict
         if batch.anchors is not None:
             self.anchors = batch.anchors
         self.usage.add(batch.backfill)
@@ -182,14 +189,31 @@ class ConsoleState:
                 if t.id not in self.trials:
                     self.structure_version += 1
                 self.trials[t.id] = t
-        for t in rows:
-            status = display_status(t, self.scores.get(t.id))
+        self._restatus(t.id for t in rows)
+        if replace:
+            self.statuses = {tid: self.statuses[tid] for tid in self.trials}
+
+    def _restatus(self, trial_ids: Iterable[int]) -> None:
+        for trial_id in trial_ids:
+            t = self.trials.get(trial_id)
+            if t is None:
+                continue
+            status = display_status(t, self.scores.get(t.id), scoring_over=self._scoring_over(t))
             if self.statuses.get(t.id) != status:
                 self._changed.add(t.id)
                 self.status_version += 1
             self.statuses[t.id] = status
-        if replace:
-            self.statuses = {tid: self.statuses[tid] for tid in self.trials}
+
+    def _scoring_over(self, t: TrialRecord) -> bool:
+        """Whether a finished trial without a ``passed`` score will get none: its scoring raised,
+        or the run ended after it finished (a trial re-run since is still being scored)."""
+        error = self.scoring_errors.get(t.id)
+        if error is not None and error[0] == t.attempt:
+            return True
+        run = self.run
+        if run is None or run.status == "running" or run.finished_at is None:
+            return False
+        return t.finished_at is None or t.finished_at <= run.finished_at
 
     def _fold_events(self, events: list[StoredEvent]) -> None:
         self.usage.add(events)
@@ -201,15 +225,25 @@ class ConsoleState:
                 self.servers = ev
             if isinstance(ev, TrialStarted) and stored.trial_id is not None:
                 self._forget_scores(stored.trial_id)
+                self.scoring_errors.pop(stored.trial_id, None)
             if isinstance(ev, Scored) and stored.trial_id is not None:
                 self._put_scores([ScoreRecord(stored.trial_id, ev.name, ev.value, ev.details)])
-                trial = self.trials.get(stored.trial_id)
-                if ev.name == ScoreName.PASSED and trial is not None:
-                    status = display_status(trial, self.scores.get(stored.trial_id))
-                    if self.statuses.get(trial.id) != status:
-                        self.statuses[trial.id] = status
-                        self.status_version += 1
+        if self._fold_scoring_errors(events):
+            self.version += 1
         self._fold_operator_commands(events)
+
+    def _fold_scoring_errors(self, events: Sequence[StoredEvent]) -> bool:
+        """Errors raised while scoring a trial: it will get no verdict, and this says why."""
+        found = [
+            s
+            for s in events
+            if isinstance(s.event, ErrorEvent) and s.event.where == "scoring" and s.trial_id is not None
+        ]
+        for s in found:
+            assert isinstance(s.event, ErrorEvent) and s.trial_id is not None
+            self.scoring_errors[s.trial_id] = (s.attempt, f"{s.event.error_type}: {s.event.message}")
+        self._restatus(s.trial_id for s in found if s.trial_id is not None)
+        return bool(found)
 
     def add_loaded_scores(self, records: list[ScoreRecord], unreadable: list[UnreadableScoreRow]) -> None:
         """Scores read with one trial's transcript; they fill in only what the tail has not
@@ -245,6 +279,8 @@ class ConsoleState:
             self._changed.add(r.trial_id)
         if records or unreadable:
             self.scores_version += 1
+        # A trial's status rests on its ``passed`` score, whichever way the score arrived.
+        self._restatus({r.trial_id for r in records if r.name == ScoreName.PASSED})
 
     def _fold_operator_commands(self, events: list[StoredEvent]) -> None:
         for stored in events:
@@ -392,6 +428,21 @@ class ConsoleState:
         # One scored as a baseline stays so: arms do not change kind during a run.
         self._baseline_cache = (self.scores_version, found, found in seen)
         return found
+
+    def verdict_line(self, trial_id: int) -> str | None:
+        """Why the trial has the verdict its status shows, with the numbers (None while it runs)."""
+        trial = self.trials.get(trial_id)
+        status = self.statuses.get(trial_id)
+        if trial is None or status is None:
+            return None
+        error = self.scoring_errors.get(trial_id)
+        return verdict_line(
+            trial,
+            status,
+            self.scores.get(trial_id, {}),
+            judge_errors=[v.error for v in self.judgments.verdicts(trial_id) if v.error],
+            scoring_error=error[1] if error is not None and error[0] == trial.attempt else None,
+        )
 
     def find_trial(self, scenario: str, arm: str, model: str, epoch: int) -> TrialRecord | None:
         if self._by_key[0] != self.structure_version:

@@ -1,11 +1,13 @@
 """Anchors: held-out scenarios frozen by SHA-256, and the gate every rubric or judge change must pass.
 
 ``lock_anchors`` freezes each held-out scenario from a finished run: every trial's event log,
-the rubric, and the gold scores (that run's llm_quality and fairness per trial). ``verify_anchors``
+the rubric, and the gold scores (that run's llm_quality and fairness per trial): exactly the
+files ``anchor_plan.plan_lock`` lists, which the console shows before it asks. ``verify_anchors``
 re-hashes every locked file, then re-judges the frozen event logs with the current judge and
 the current rubric: it passes only if nothing changed on disk and Spearman ρ between the new
-llm_quality and the gold llm_quality is at least the threshold. A suite with ``anchors_lock``
-refuses to run while verification fails (``verify_before_run``).
+llm_quality and the gold llm_quality is at least the threshold. A suite with a lock
+(``anchors_lock``, or ``anchors/held-out.lock`` beside suite.yaml) refuses to run
+while verification fails (``verify_before_run``).
 """
 
 from __future__ import annotations
@@ -21,24 +23,26 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.grading.anchor_files import (
-    ANCHORS_DIR,
-    LOCK_NAME,
     LOCK_SCHEMA,
     AnchorError,
     HashMismatch,
-    anchor_key,
     check_hashes,
     combined_hash,
-    event_log_document,
     read_event_log,
     read_lock,
     rubric_document,
-    safe_name,
     scenario_folder,
     set_anchors_lock,
     sha256_file,
     suite_relative,
     write_json,
+)
+from proctor.engine.grading.anchor_plan import (
+    GOLD_METRIC,
+    configured_lock,
+    default_lock_path,
+    lock_path_of,
+    plan_lock,
 )
 from proctor.engine.grading.evaluation import digest_of
 from proctor.engine.judges.base import Judge, JudgeSubject, judge_answer
@@ -47,17 +51,12 @@ from proctor.engine.stats import GateResult, spearman_gate
 from proctor.engine.stats.anchors_gate import DEFAULT_THRESHOLD
 from proctor.engine.suites import load_suite
 from proctor.scenarios.loader import LoadedSuite
-from proctor.store.events import Judged, OperatorCommand, Scored
-from proctor.store.read.reader import StoreReader
 from proctor.store.schema import configure
-from proctor.store.scores import ScoreName
 
-GOLD_METRIC = ScoreName.LLM_QUALITY
 RELOCK_HINT = (
     "if the change is deliberate, review it and re-lock: "
     "proctor anchors lock --suite {suite} --db RUN.db (then commit the new lock file)"
 )
-_NOT_AGENT_EVENTS = (Scored, Judged, OperatorCommand)
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,8 @@ class LockResult:
     files: dict[str, str]
     anchors: tuple[str, ...]
     scenarios: tuple[str, ...]
+    suite_line: str | None = None
+    """The ``anchors_lock`` line written into suite.yaml, or None: suite.yaml was not touched."""
 
 
 @dataclass(frozen=True)
@@ -97,93 +98,33 @@ class VerifyResult:
         return "\n".join(lines)
 
 
-def default_lock_path(suite_dir: Path) -> Path:
-    return suite_dir / ANCHORS_DIR / LOCK_NAME
-
-
-def lock_path_of(loaded: LoadedSuite) -> Path:
-    if loaded.suite.anchors_lock:
-        return loaded.root / loaded.suite.anchors_lock
-    return default_lock_path(loaded.root)
-
-
-@dataclass(frozen=True)
-class _Frozen:
-    key: str
-    event_log: dict[str, Any]
-    gold: dict[str, Any]
-
-
-def _frozen_trials(db: Path, held: list[str]) -> tuple[str, dict[str, list[_Frozen]]]:
-    """The run id and, per held-out scenario, its judged trials with their event logs and gold scores."""
-    out: dict[str, list[_Frozen]] = {}
-    with StoreReader(db) as reader:
-        run = reader.run()
-        if run is None:
-            raise AnchorError(f"{db} holds no run")
-        scores = {(s.trial_id, s.name): s.value for s in reader.scores()}
-        for t in reader.trials():
-            gold = scores.get((t.id, GOLD_METRIC))
-            if t.scenario not in held or t.status not in ("finished", "error") or gold is None:
-                continue
-            events = [e.event for e in reader.trial_events(t.id) if not e.abandoned]
-            agent = [e for e in events if not isinstance(e, _NOT_AGENT_EVENTS)]
-            out.setdefault(t.scenario, []).append(
-                _Frozen(
-                    anchor_key(t.scenario, t.arm, t.model, t.epoch),
-                    event_log_document(t.scenario, t.arm, t.model, t.epoch, t.id, agent),
-                    {
-                        GOLD_METRIC: gold,
-                        ScoreName.FAIRNESS: scores.get((t.id, ScoreName.FAIRNESS)),
-                        ScoreName.PASSED: scores.get((t.id, ScoreName.PASSED)),
-                        "trial_id": t.id,
-                    },
-                )
-            )
-    return run.id, out
-
-
 def lock_anchors(
     suite_dir: Path, db: Path, *, lock_path: Path | None = None, threshold: float = DEFAULT_THRESHOLD
 ) -> LockResult:
-    """Freeze the held-out scenarios of the run in ``db``; write the lock and point suite.yaml at it."""
+    """Freeze the held-out scenarios of the run in ``db``: write what ``plan_lock`` lists, no more."""
     loaded = load_suite(suite_dir)
-    held = [s for s in loaded.scenarios if s.held_out]
-    if not held:
-        raise AnchorError(f"{loaded.root}: no held-out scenarios; mark some with 'held_out: true'")
-    lock = lock_path or default_lock_path(loaded.root)
-    base = lock.parent
-    run_id, frozen = _frozen_trials(db, [s.id for s in held])
-    missing = [sc.id for sc in held if sc.id not in frozen]
-    if missing:
-        raise AnchorError(
-            f"{db}: no judged, finished trial for held-out scenario(s) {', '.join(missing)}; "
-            "run them (and let the judge finish) before locking"
-        )
+    plan = plan_lock(loaded, db, lock_path)
+    lock, base = plan.lock, plan.lock.parent
     files: dict[str, str] = {}
     per_scenario: dict[str, dict[str, str]] = {}
     anchors: dict[str, dict[str, str]] = {}
-    for sc in held:
+    for sc in plan.held:
         folder = base / scenario_folder(sc.id)
-        if folder.exists():
-            if not (folder / "gold.json").is_file():
-                raise AnchorError(
-                    f"{folder} exists and is not an anchor folder (no gold.json); "
-                    "choose another place for the lock file with -o"
-                )
+        if folder.exists():  # an earlier lock's folder (plan_lock refused any other)
             shutil.rmtree(folder)
         write_json(folder / "rubric.json", rubric_document(sc))
         gold_rows: dict[str, dict[str, Any]] = {}
-        for item in frozen[sc.id]:
-            doc = item.event_log
-            name = f"{safe_name(doc['arm'])}__{safe_name(doc['model'])}__e{doc['epoch']}.json"
-            rel = f"{sc.id}/transcripts/{name}"
-            write_json(base / rel, doc)
-            gold_rows[item.key] = item.gold | {"transcript": rel}
-            anchors[item.key] = {"scenario": sc.id, "transcript": rel, "gold": f"{sc.id}/gold.json"}
+        for item in plan.frozen[sc.id]:
+            write_json(base / item.transcript, item.event_log)
+            gold_rows[item.key] = item.gold | {"transcript": item.transcript}
+            anchors[item.key] = {
+                "scenario": sc.id,
+                "transcript": item.transcript,
+                "gold": f"{sc.id}/gold.json",
+            }
         write_json(
             folder / "gold.json",
-            {"scenario": sc.id, "source_run": run_id, "metric": GOLD_METRIC, "trials": gold_rows},
+            {"scenario": sc.id, "source_run": plan.run_id, "metric": GOLD_METRIC, "trials": gold_rows},
         )
         mine = {
             p.relative_to(base).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()
@@ -198,7 +139,7 @@ def lock_anchors(
             "files": files,
             "anchors": anchors,
             "held_out_dir": suite_relative(base, loaded.root),
-            "source_run": run_id,
+            "source_run": plan.run_id,
             "source_db": str(db),
             "locked_at": locked_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "judges": judge_models(loaded.suite),
@@ -206,9 +147,10 @@ def lock_anchors(
             "spearman_threshold": threshold,
         },
     )
-    set_anchors_lock(loaded.root / "suite.yaml", suite_relative(lock, loaded.root))
-    _record(db, run_id, lock, per_scenario, locked_at.timestamp())
-    return LockResult(lock, files, tuple(sorted(anchors)), tuple(s.id for s in held))
+    if plan.suite_line is not None:
+        set_anchors_lock(plan.suite_file, suite_relative(lock, loaded.root))
+    _record(db, plan.run_id, lock, per_scenario, locked_at.timestamp())
+    return LockResult(lock, files, tuple(sorted(anchors)), tuple(s.id for s in plan.held), plan.suite_line)
 
 
 def _record(db: Path, run_id: str, lock: Path, per_scenario: dict[str, dict[str, str]], ts: float) -> None:
@@ -287,7 +229,7 @@ async def _rejudge_anchors(
 
 async def check_before_run(loaded: LoadedSuite) -> None:
     """Raise ``AnchorError`` (hash diff or ρ, and how to re-lock) when the suite's anchors fail."""
-    if not loaded.suite.anchors_lock:
+    if configured_lock(loaded) is None:
         return
     result = await verify_anchors(loaded.root)
     if not result.passed:
@@ -306,6 +248,7 @@ __all__ = [
     "LockResult",
     "VerifyResult",
     "check_before_run",
+    "configured_lock",
     "default_lock_path",
     "lock_anchors",
     "lock_path_of",

@@ -361,8 +361,9 @@ def _checked_without_judge(
     if match is None or match.value is None:
         return None, PassedDetails(rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer)
     mode = match.parsed(ToolMatchDetails).mode
-    rule = f"tool-call match ({name.value.upper()}, {mode}): the only check is the gold calls" + (
-        ", made in their order" if ordered else ""
+    rule = (
+        f"tool-call match ({name.value.upper()}, {mode}) {match.value:.2f} >= 1.00: the only check is "
+        "the gold calls" + (", made in their order" if ordered else "")
     )
     return match.value >= 1.0, PassedDetails(rule=rule, no_answer=no_answer)
 
@@ -370,7 +371,10 @@ def _checked_without_judge(
 def _passed(
     trial: TrialInput, deterministic: Scores, verdicts: Sequence[Verdict], quality: float | None
 ) -> tuple[bool | None, str]:
-    """Claims decide where a scenario has them, then key points, then the judges' mean score."""
+    """Claims decide where a scenario has them, then key points, then the judges' mean score.
+
+    The rule names the check with its measured value and threshold (``X >= T``), so the stored
+    verdict says why it is what it is (store/verdict_reason.py shows a failed one as ``X < T``)."""
     if not verdicts:
         return None, "no judge verdict: every judge pass was an error, which is neither a pass nor a fail"
     threshold = trial.scoring.claims_pass_threshold
@@ -384,14 +388,15 @@ def _passed(
         return coverage >= threshold, f"judged claims coverage {coverage:.2f} >= {threshold}"
     if trial.scenario.claims and ScoreName.CLAIMS in deterministic:
         cov = deterministic[ScoreName.CLAIMS].value
-        return (cov is not None and cov >= threshold), f"lexical claims coverage >= {threshold}"
+        shown = "n/a" if cov is None else f"{cov:.2f}"
+        return (cov is not None and cov >= threshold), f"lexical claims coverage {shown} >= {threshold}"
     if trial.scenario.key_points:
         kp = [v.key_points_success for v in verdicts if v.key_points_success is not None]
         if kp:
-            return sum(kp) * 2 >= len(kp), "key points (majority of judge passes)"
+            return sum(kp) * 2 >= len(kp), f"key points: met in {sum(kp)} of {len(kp)} judge passes >= half"
     if quality is None:
         return None, "no judge verdict"
-    return quality >= 0.5, "judge mean score >= 0.5"
+    return quality >= 0.5, f"judge mean score {quality:.2f} >= 0.5"
 
 
 def _panel_passed(

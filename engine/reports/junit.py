@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from proctor.engine.reports.drift_gate import DriftGateResult
 from proctor.engine.reports.drift_section import junit_cases
 from proctor.engine.reports.gate import FairnessGateResult
+from proctor.engine.reports.md_failed_trials import trial_reason
 from proctor.engine.reports.report_markdown import cell
 from proctor.engine.reports.report_model import Report, RunInfo, StoredScore, TrialEntry, score_details
 from proctor.engine.reports.tool_surface import LockCheck
@@ -25,7 +26,6 @@ from proctor.store.display_text import sanitize
 from proctor.store.scores import (
     D,
     FailureModeDetails,
-    PassedDetails,
     ScoreName,
     UnreadableScore,
     parse_details,
@@ -50,10 +50,7 @@ class _Case:
 
 def _failure_reason(trial: TrialEntry) -> str:
     scores = trial.get("scores") or {}
-    parts = [f"epoch {trial['epoch']}"]
-    passed = _details(scores, ScoreName.PASSED, PassedDetails)
-    if passed is not None and passed.rule:
-        parts.append(f"pass rule not met: {passed.rule}")
+    parts = [f"epoch {trial['epoch']}", trial_reason(trial)]
     mode = _details(scores, ScoreName.FAILURE_MODE, FailureModeDetails)
     if mode is not None and mode.mode:
         parts.append(f"failure mode {mode.mode}: {mode.explanation or mode.evidence}".strip())

@@ -2,8 +2,9 @@
 
 Nothing here computes a statistic: the fairness deltas, their paired-bootstrap intervals, the
 McNemar tests, the notes and the attribution caveats are those ``build_report`` put in the report.
-The verdict only reads them, and says "no evidence of a difference" whenever an interval
-contains 0, so it can never claim more than the numbers do.
+The verdict only reads them: it says what happened first (passes, the fairness Δ), then what
+the tests can and cannot say, and calls a difference whose interval contains 0 "could be
+chance", so it can never claim more than the numbers do.
 """
 
 from __future__ import annotations
@@ -63,58 +64,104 @@ def _passes(a: ArmEntry | None) -> str:
     return f"{a['passed']}/{a['judged']}"
 
 
-def _delta(d: FairnessDelta) -> str:
-    return f"Δ {signed(d['mean'])} on the 0–1 scale, 95% CI {signed(d['low'])} to {signed(d['high'])}"
+def _ci(d: FairnessDelta) -> str:
+    return f"{signed(d['low'])} to {signed(d['high'])}"
 
 
-def _mcnemar(v: VsBaseline) -> str:
-    m = v["mcnemar"]
+def _change(d: FairnessDelta) -> str:
+    """What happened to fairness, in words first, the number after."""
+    mean = d["mean"]
+    word = "the same" if round(mean, 3) == 0 else ("higher" if mean > 0 else "lower")
+    return f"scored {word} on fairness (Δ {signed(mean)} on the 0–1 scale)"
+
+
+Says = tuple[Literal["real", "chance", "unknown"], str]
+"""What a test can say of one difference: beyond chance, could be chance, or nothing; and why."""
+
+
+def _fairness_says(c: Comparison, floor: float) -> Says:
+    d = c.versus["fairness_delta"]
+    assert d is not None
+    if c.finding == "too_few":
+        return "unknown", "one pair is too few to tell the fairness difference from chance"
+    if c.finding == "no_difference":
+        return "chance", f"the fairness 95% CI {_ci(d)} contains 0"
+    evidence = f"the fairness 95% CI {_ci(d)} excludes 0"
+    if abs(d["mean"]) < floor:
+        evidence += (
+            f", but by less than the variance floor ({floor:g}) below which this suite counts "
+            "differences as judge noise"
+        )
+    return "real", evidence
+
+
+def _passes_says(c: Comparison) -> Says | None:
+    if c.baseline is None or not c.arm["judged"] or not c.baseline["judged"]:
+        return None
+    m = c.versus["mcnemar"]
     counts = (
         f"{m['arm_only_passes']} pair(s) passed only with the arm, {m['baseline_only_passes']} only with "
         "the baseline"
     )
     if m["p_value"] is None:
-        return f"{counts}: McNemar's test has no discordant pair to weigh"
-    verdict = "significant" if m["p_value"] < ALPHA else "not significant"
-    return f"{counts}: McNemar exact {p_value(m['p_value'])}, {verdict} at 5 %"
+        return "unknown", f"McNemar's test has no discordant pair to weigh ({counts})"
+    kind: Literal["real", "chance"] = "real" if m["p_value"] < ALPHA else "chance"
+    return kind, f"McNemar's exact {p_value(m['p_value'])} ({counts})"
+
+
+_ONE = {"real": "is beyond chance", "chance": "could be chance"}
+_BOTH = {
+    "real": "both differences are beyond chance",
+    "chance": "this run cannot tell either difference from chance",
+}
 
 
 def _sentence(c: Comparison, floor: float) -> str:
+    """One sentence a manager reads: what happened (passes, fairness), then what the tests can
+    and cannot say of it. A difference whose interval contains 0 is never called one."""
     d = c.versus["fairness_delta"]
-    finding = c.finding
     name = f"**{who(c.arm)}**"
+    happened = f"{name} passed {_passes(c.arm)} against the baseline's {_passes(c.baseline)}"
     if d is None:  # finding "no_scores"
-        return f"{name}: no pair of trials has fairness scores on both sides yet, so nothing to compare."
-    pairs = f"{d['n']} paired trials"
-    if finding == "too_few":
-        head = f"{name}: one pair of trials only, too few for an interval ({_delta(d)})"
-    elif finding == "no_difference":
-        head = f"{name}: no evidence of a difference in fairness ({_delta(d)}, which contains 0; {pairs})"
+        return f"{happened}; no pair of trials has fairness scores on both sides yet, so nothing to compare."
+    happened += f" and {_change(d)} over {d['n']} paired trial{'s' if d['n'] != 1 else ''}"
+    fair = _fairness_says(c, floor)
+    passes = _passes_says(c)
+    if passes is not None and fair[0] == passes[0] and fair[0] in _BOTH:
+        says = f"{_BOTH[fair[0]]}: {fair[1]}, and {passes[1]}"
     else:
-        word = "better" if finding == "higher" else "worse"
-        head = f"{name}: **{word} than the baseline** on fairness ({_delta(d)}, which excludes 0; {pairs})"
-        if abs(d["mean"]) < floor:
-            head += (
-                f", but by less than the variance floor ({floor:g}) below which this suite counts "
-                "differences as judge noise"
-            )
-    tail = f"Passed {_passes(c.arm)} vs the baseline's {_passes(c.baseline)} ({_mcnemar(c.versus)})."
+        parts = [
+            f"the fairness difference {_ONE[fair[0]]} ({fair[1]})" if fair[0] in _ONE else fair[1],
+            *(
+                [f"the pass difference {_ONE[passes[0]]} ({passes[1]})" if passes[0] in _ONE else passes[1]]
+                if passes is not None
+                else []
+            ),
+        ]
+        says = ", and ".join(parts)
     warn = (
         ""
         if c.versus["attributable"]
         else " ⚠ Its MCP tools were never called: the difference is not the server's."
     )
-    return f"{head}. {tail}{warn}"
+    return f"{happened}; {says}.{warn}"
 
 
 def _lead(found: Sequence[Comparison], baseline: str) -> str:
+    """What happened to every arm (passes, fairness Δ), then which differences are beyond chance."""
     base = "the baseline" if baseline == "baseline" else f"the baseline ({cell(baseline)})"
+    happened = "; ".join(
+        f"{who(c.arm)} passed {_passes(c.arm)} vs {_passes(c.baseline)}"
+        + (f", fairness Δ {signed(d['mean'])}" if (d := c.versus["fairness_delta"]) is not None else "")
+        for c in found
+    )
+    head = f"Against {base}: {happened}."
     better = [who(c.arm) for c in found if c.finding == "higher"]
     worse = [who(c.arm) for c in found if c.finding == "lower"]
     if not better and not worse:
         few = any(c.finding in ("too_few", "no_scores") for c in found)
         return (
-            f"No arm shows evidence of a difference from {base} in fairness: "
+            f"{head} No fairness difference is beyond chance: "
             + (
                 f"the 95% CI of the paired difference contains 0 for each of the {len(found)} arms compared."
                 if len(found) > 1
@@ -122,15 +169,15 @@ def _lead(found: Sequence[Comparison], baseline: str) -> str:
             )
             + (" (Some have too few pairs to tell.)" if few else "")
         )
-    sentences = []
+    sentences = [head]
     if better:
-        sentences.append(f"Better than {base} on fairness: {', '.join(better)}.")
+        sentences.append(f"Better than {base} on fairness, beyond chance: {', '.join(better)}.")
     if worse:
-        sentences.append(f"Worse than {base} on fairness: {', '.join(worse)}.")
+        sentences.append(f"Worse than {base} on fairness, beyond chance: {', '.join(worse)}.")
     rest = len(found) - len(better) - len(worse)
     if rest:
-        sentences.append(f"{rest} other arm(s) show no evidence of a difference.")
-    return " ".join(sentences) + " (Better or worse: the 95% CI of the paired difference excludes 0.)"
+        sentences.append(f"For {rest} other arm(s) the difference could be chance.")
+    return " ".join(sentences) + " (Beyond chance: the 95% CI of the paired difference excludes 0.)"
 
 
 def _top(ranking: RankingSection) -> str | None:

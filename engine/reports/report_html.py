@@ -18,6 +18,7 @@ from pathlib import Path
 
 from proctor.engine.reports.html_charts import forest_svg, frontier_svg
 from proctor.engine.reports.md_charts import _axis
+from proctor.engine.reports.md_failed_trials import failed_trials, trial_reason
 from proctor.engine.reports.report_markdown import render_markdown
 from proctor.engine.reports.report_model import (
     ArmModel,
@@ -213,17 +214,18 @@ def _claims(t: TrialEntry) -> str:
 
 
 def failed_trials_section(report: Report, failed_events: dict[int, list[JsonObject]]) -> list[str]:
-    failed = [t for t in report["trials"] if t["passed"] is False or t["status"] == "error"]
+    failed = failed_trials(report)
     if not failed:
         return []
     out = [
         "<h2>Failed trials</h2>",
-        f"<p>{len(failed)} trial(s) failed or errored; open one to read its claims and transcript.</p>",
+        f"<p>{len(failed)} trial(s) failed or errored, each with why; open one to read its claims and "
+        "transcript.</p>",
     ]
     for t in failed:
         summary = (
-            f"{clean(t['scenario'])} · {clean(t['arm'])} · {clean(t['model'])} · epoch {int(t['epoch'])}"
-            + (f" — error: {clean(t['error'])}" if t["error"] else "")
+            f"#{int(t['id'])} {clean(t['scenario'])} · {clean(t['arm'])} · {clean(t['model'])} · "
+            f"epoch {int(t['epoch'])} — {clean(trial_reason(t))}"
         )
         body = _claims(t) + _trial_excerpt(failed_events.get(int(t["id"]), []))
         out.append(f'<details class="trial"><summary>{summary}</summary>{body}</details>')
@@ -234,7 +236,7 @@ def render_html(report: Report, failed_events: dict[int, list[JsonObject]] | Non
     """The whole page; ``failed_events`` maps a failed trial's id to its events (JSON-like dicts)."""
     run: RunInfo | dict[str, object] = report["run"] or {}
     title = f"proctor report: {run.get('suite', '?')} (run {run.get('id', '?')})"
-    body = markdown_to_html(render_markdown(report), _charts(report))
+    body = markdown_to_html(render_markdown(report, failed_list=False), _charts(report))
     body += failed_trials_section(report, failed_events or {})
     return "\n".join(
         [
@@ -257,7 +259,7 @@ def failed_trial_events(db: Path, report: Report) -> dict[int, list[JsonObject]]
     """Each failed trial's events (its current attempt), read from the store for the page's folds."""
     from proctor.store.read.reader import StoreReader
 
-    ids = [int(t["id"]) for t in report["trials"] if t["passed"] is False or t["status"] == "error"]
+    ids = [int(t["id"]) for t in failed_trials(report)]
     with StoreReader(db) as reader:
         return {i: [e.event.model_dump(mode="json") for e in reader.trial_events(i)] for i in ids}
 

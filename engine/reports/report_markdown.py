@@ -11,6 +11,7 @@ from __future__ import annotations
 from proctor.engine.reports.drift_section import drift_markdown
 from proctor.engine.reports.md_charts import forest_chart, frontier_chart
 from proctor.engine.reports.md_details import failure_modes_section, scenarios_section, tools_section
+from proctor.engine.reports.md_failed_trials import failed_trials_section
 from proctor.engine.reports.md_format import cell, ci, money, pct, table
 from proctor.engine.reports.md_format import who as _who
 from proctor.engine.reports.md_legend import legend_section
@@ -343,7 +344,9 @@ def _run_line(report: Report) -> str:
     )
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(report: Report, *, failed_list: bool = True) -> str:
+    """The whole page; ``failed_list`` False leaves out the failed trials' table (the HTML page
+    shows them as folds whose titles carry the same reasons)."""
     run: RunInfo | dict[str, object] = report["run"] or {}
     title = f"# proctor report: {cell(run.get('suite', '?'))} (run {cell(run.get('id', '?'))})"
     arms = report["arms"]
@@ -355,6 +358,7 @@ def render_markdown(report: Report) -> str:
         _ranking(report["ranking"]),
         scenarios_section(report),
         failure_modes_section(report),
+        failed_trials_section(report) if failed_list else [],
         tools_section(report),
         tool_surface_markdown(report),
         _cost(arms),

@@ -117,7 +117,8 @@ async def _lock(run: Run, args: Mapping[str, Any], cancel: Cancel | None) -> str
     result = await asyncio.to_thread(lock_anchors, run.loaded.root, run.options.db)
     return (
         f"locked {len(result.anchors)} anchor transcript(s) of {len(result.scenarios)} held-out "
-        f"scenario(s) into {result.lock_path} ({len(result.files)} files hashed)"
+        f"scenario(s) into {result.lock_path} ({len(result.files)} files hashed); "
+        + (f"suite.yaml got {result.suite_line}" if result.suite_line else "suite.yaml unchanged")
     )
 
 

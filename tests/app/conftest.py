@@ -35,3 +35,24 @@ def wide(wide_template: Path, tmp_path: Path) -> Path:
     db = tmp_path / "wide.db"
     shutil.copy(wide_template, db)
     return db
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo as a new user's first run makes it (offline agent and judge, every arm)."""
+    from proctor.engine.runs.options import RunOptions
+    from proctor.engine.runs.session import run_suite
+    from proctor.engine.suites import load_suite
+    from proctor.scenarios.demo import SUITE_DIR
+
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
+    assert asyncio.run(run_suite(load_suite(SUITE_DIR), RunOptions(db=db))) == "finished"
+    return db
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the finished demo run."""
+    db = tmp_path / "demo.db"
+    shutil.copy(demo_template, db)
+    return db

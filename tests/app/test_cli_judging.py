@@ -6,6 +6,7 @@ import asyncio
 import csv
 import io
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from proctor.app.cli import main
+from proctor.scenarios.demo import SUITE_DIR
 from proctor.store.events import Judged
 from proctor.store.read.reader import StoreReader
 from tests.engine.judging_fixture import Fixture, build_run, facts
@@ -138,3 +140,28 @@ def test_judge_from_another_directory_uses_the_runs_suite_and_warns_when_it_chan
     assert run_cli("judge", str(fx.db), "--trials", "1") == 0
     captured = capsys.readouterr()
     assert "has changed since the run" in captured.err and "#1: offline:lexical passes [4]" in captured.out
+
+
+@pytest.mark.slow
+def test_a_suite_whose_anchors_were_locked_still_resumes_its_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What ``make demo`` does after L in the console: lock, then run the same command again."""
+    suite = tmp_path / "demo"
+    shutil.copytree(SUITE_DIR, suite, ignore=shutil.ignore_patterns("__pycache__", "anchors"))
+    db = tmp_path / "demo.db"
+    scope = ["--arms", "baseline,codeintel", "--scenarios", "cli-enqueue-delay,scheduler-tie-order"]
+    assert run_cli("run", str(suite), "--headless", "--db", str(db), *scope) == 0
+    before = (suite / "suite.yaml").read_bytes()
+    assert run_cli("anchors", "lock", "--suite", str(suite), "--db", str(db)) == 0
+    assert "suite.yaml is unchanged" in capsys.readouterr().out
+    assert (suite / "suite.yaml").read_bytes() == before
+    # Resumed: the suite's hash is the run's, and the new lock is verified before anything runs.
+    assert run_cli("run", str(suite), "--headless", "--db", str(db), "--resume") == 0
+    err = capsys.readouterr().err
+    assert "has changed since the run started" not in err and "refusing to run" not in err
+    # The lock is in force: a rubric change that breaks it is refused before any trial.
+    locked = suite / "anchors" / "cli-enqueue-delay" / "rubric.json"
+    locked.write_text(locked.read_text().replace("enqueue", "ENQUEUE"))
+    assert run_cli("run", str(suite), "--headless", "--db", str(db), "--resume") == 2
+    assert "refusing to run" in capsys.readouterr().err

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from proctor.app.screens.anchors import AnchorsScreen
 from proctor.app.screens.compare import CompareScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import ConfirmScreen
 from proctor.app.screens.judge import JudgeScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.scenarios.demo import SUITE_DIR
 from proctor.store.events import Judged, OperatorCommand
 from proctor.store.write.writer import StoreWriter
 from proctor.widgets.lines_view import LinesView
@@ -82,15 +85,16 @@ async def test_anchors_lock_after_confirmation_and_verify_result_from_events(fx:
         await pilot.press("3")
         await wait_until(pilot, lambda: isinstance(app.screen, AnchorsScreen))
         assert "⚓ s3-anchor" in screen_text(app) and "unlocked" in screen_text(app)
+        # This run records no suite to lock from: the dialog says so and writes nothing.
         await pilot.press("L")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert "transcript of trial #5" in screen_text(app) and "transcript of trial #6" in screen_text(app)
-        await pilot.press("n")
-        await pilot.press("L")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y", "V")
-        await wait_until(pilot, lambda: len(commands(fx.db)) == 2)
-        assert commands(fx.db) == [("lock_anchors", {"run_id": RUN}), ("verify_anchors", {})]
+        assert "cannot lock the anchors, so nothing will be written" in screen_text(app)
+        assert "the run records no suite folder" in screen_text(app)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, AnchorsScreen))
+        await pilot.press("V")
+        await wait_until(pilot, lambda: len(commands(fx.db)) == 1)
+        assert commands(fx.db) == [("verify_anchors", {})]
         writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
         await writer.execute(
             "INSERT INTO anchors (scenario, lock_file, sha256, locked_at) VALUES ('s3-anchor', 'anchors.lock', 'ab12cd', 1700000000)"
@@ -105,3 +109,25 @@ async def test_anchors_lock_after_confirmation_and_verify_result_from_events(fx:
         text = screen_text(app)
         assert "locked sha256 ab12cd" in text and "lock_anchors: done  1 anchor locked" in text
         assert "Spearman ρ 0.41 < 0.85 [@click=app.quit]q[/]" in text
+
+
+async def test_lock_says_what_it_will_write_where_before_writing_it(demo: Path) -> None:
+    async with console(demo, size=(160, 50)) as (app, pilot):
+        await pilot.press("3")
+        await wait_until(pilot, lambda: isinstance(app.screen, AnchorsScreen))
+        await pilot.press("L")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        lines = [t.plain for t in app.screen.query_one("#confirm-body", LinesView).lines]
+        anchors = SUITE_DIR / "anchors"
+        assert lines[0] == f"writes 13 files under {anchors}/:"
+        assert "  held-out.lock  (the lock: the SHA-256 of every file below)" in lines
+        assert "  cli-enqueue-delay/  rubric.json, gold.json, 4 transcript(s) in transcripts/" in lines
+        assert any(
+            line.startswith("suite.yaml is not changed: the suite finds anchors/held-out.lock")
+            for line in lines
+        )
+        assert "it hashes:" in lines
+        assert commands(demo) == []  # nothing is asked of the engine before the answer
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(commands(demo)) == 1)
+        assert commands(demo)[0][0] == "lock_anchors"

@@ -95,6 +95,26 @@ async def test_q_on_a_live_run_asks_first_and_leaving_exits_130(fx: Fixture) -> 
     assert seen == ["cancelled"] and app.return_code == 130
 
 
+async def test_ctrl_c_quits_as_q_does_and_asks_the_same_question_on_a_live_run(fx: Fixture) -> None:
+    async with console(fx.db) as (app, pilot):
+        await pilot.press("3", "ctrl+c")  # from any screen
+        await wait_until(pilot, lambda: not app.is_running, what="the console to quit")
+    assert app.return_code == 0
+    engine = _Engine()
+    seen, started = engine.seen, engine.started
+    async with console(fx.db, engine=engine, live=True) as (app, pilot):
+        await asyncio.wait_for(started.wait(), 5)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the stop question")
+        assert "stop the run?" in screen_text(app) and "q or ctrl+c again: stop" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="back to the run")
+        assert app.is_running and seen == []
+        await pilot.press("ctrl+c", "ctrl+c")  # asked again while the question is open: stop
+        await wait_until(pilot, lambda: not app.is_running or seen == ["cancelled"])
+    assert seen == ["cancelled"] and app.return_code == 130
+
+
 async def test_engine_failure_is_reported_without_markup_and_keeps_the_console(fx: Fixture) -> None:
     async def engine() -> None:
         raise RuntimeError("[@click=app.quit]boom[/] x [/] y")

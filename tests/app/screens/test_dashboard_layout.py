@@ -71,3 +71,23 @@ async def test_too_narrow_for_every_arm_the_matrix_scrolls_by_whole_columns(wide
                 assert not CUT_NUMBER.search(line.rstrip()), line
         assert matrix.hidden_columns()[1] == 0
         assert "codeintel_remote" in screen_text(app)
+
+
+async def test_at_160x50_the_demo_uses_the_width_and_the_rows_below_the_matrix(demo: Path) -> None:
+    """The demo at 160x50 drew its matrix in 100 of 160 columns and left ~22 rows empty."""
+    async with console(demo, size=(160, 50)) as (app, pilot):
+        await wait_until(pilot, lambda: "why trials failed" in screen_text(app), what="the tall panels")
+        await pilot.press(*"jjjjjjj", *"lll")
+        await wait_until(pilot, lambda: "trial #24 · scores" in screen_text(app), what="the selected trial")
+        lines = screen_text(app).splitlines()
+        rows = [line for line in lines if line.startswith((" sqlite-claim", " dead-letter"))]
+        assert rows and all(len(line.rstrip()) >= 140 for line in rows), rows  # was 100
+        text = "\n".join(lines)
+        assert "why trials failed · 23 of 40" in text
+        assert "17 failed on judged claims coverage" in text and "6 failed on grounding" in text
+        assert "codeintel_stale 6" in text
+        assert "citations ✓7 ?0 ✗21" in text and "checks: claims 3/3" in text
+        blank = [i for i, line in enumerate(lines) if not line.strip()]
+        assert len(blank) <= 12, f"{len(blank)} empty rows:\n{text}"
+    async with console(demo, size=(100, 30)) as (app, pilot):  # no room: the extra panels stay out
+        assert "why trials failed" not in screen_text(app)

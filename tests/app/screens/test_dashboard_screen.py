@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from proctor.app.screens.compare import CompareScreen
 from proctor.app.screens.dashboard import DashboardScreen
 from proctor.app.screens.dialogs import PromptScreen
 from proctor.app.screens.trial import TrialScreen
+from proctor.app.tui import ProctorApp
 from proctor.store.lock import EngineLock
 from proctor.widgets.trial_matrix import TrialMatrix
 from tests.app.fixture_store import MODEL, Fixture
@@ -90,3 +94,52 @@ async def test_a_running_run_that_no_process_holds_says_engine_stopped(fx: Fixtu
             await wait_until(pilot, lambda: "engine stopped" in screen_text(app), what="engine stopped")
     finally:
         lock.release()
+
+
+# -- why, on the demo --------------------------------------------------------------------------
+
+
+def _selected_line(app: ProctorApp) -> str:
+    return str(getattr(app.screen.query_one("#selected").render(), "plain", ""))
+
+
+async def test_the_line_under_the_matrix_says_which_rule_failed_the_selected_trial(demo: Path) -> None:
+    async with console(demo, size=(100, 30)) as (app, pilot):
+        await pilot.press(*"jjjjjjj", *"lll")  # sqlite-claim / codeintel_stale, the trial #24
+        await pilot.pause()
+        head, why = _selected_line(app).splitlines()
+        assert head.startswith("#24 sqlite-claim / codeintel_stale / offline:default")
+        assert why == (
+            "  ✗ failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+        )
+        assert why.strip() in screen_text(app)  # whole at 100 columns
+        await pilot.press("h", "h", "h")  # the baseline: failed on its claims
+        await pilot.pause()
+        assert _selected_line(app).splitlines()[1] == "  ✗ failed on judged claims coverage 0.00 < 0.75"
+        await pilot.press("l")
+        await pilot.pause()
+        assert _selected_line(app).splitlines()[1] == "  ✓ passed: judged claims coverage 1.00 >= 0.75"
+
+
+async def test_after_a_filter_the_line_names_the_selection_and_compare_opens_it(demo: Path) -> None:
+    async with console(demo, size=(100, 30)) as (app, pilot):
+        matrix = app.screen.query_one(TrialMatrix)
+        await pilot.press(*"jjjjjjj", *"lll", "f")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press(*"dead", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        await pilot.pause()
+        for step in ("filtered", "cleared"):
+            selected = matrix.selected_trial()
+            assert selected is not None
+            trial = app.state.trials[selected]
+            assert _selected_line(app).startswith(f"#{selected} {trial.scenario} / {trial.arm} /"), step
+            if step == "filtered":
+                assert trial.scenario == "dead-letter"
+                await pilot.press("x")
+                await pilot.pause()
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        assert isinstance(app.screen, CompareScreen)
+        assert app.screen.scenario == trial.scenario
+        assert trial.arm in {arm for arm, _ in app.screen.sides.values()}  # c compares what the line names

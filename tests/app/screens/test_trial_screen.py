@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -246,7 +247,7 @@ async def test_an_errored_trial_says_why_in_its_header(fx: Fixture) -> None:
     async with console(fx.db) as (app, pilot):
         screen = await open_trial(app, pilot, 1, 1)
         assert screen.trial_id == fx.errored
-        assert "\nerror: agent crashed x [/] y" in _title(screen)
+        assert "\n! error: agent crashed x [/] y" in _title(screen)
         assert "error: agent crashed x [/] y" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()
@@ -283,3 +284,15 @@ async def test_a_scored_trial_without_judgments_says_none_and_where_the_reason_i
         await wait_until(pilot, lambda: "fairness       0.700" in screen_text(app), what="the trial's scores")
         text = screen_text(app)
         assert "none (see llm_quality)" in text and "pass 2 openai" not in text
+
+
+async def test_a_failed_trials_header_names_the_rule_that_failed_it_with_its_numbers(demo: Path) -> None:
+    """Trial #24 of the demo: claims 1.000 beside a fail; the header says it failed on its citations."""
+    async with console(demo, size=(100, 30)) as (app, pilot):
+        screen = await open_trial(app, pilot, 7, 3)
+        head, why = _title(screen).splitlines()
+        assert head.startswith("trial #24 sqlite-claim / codeintel_stale")
+        assert why == (
+            "✗ failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+        )
+        assert why in screen_text(app)

@@ -1,4 +1,4 @@
-"""The help page explains every symbol the screens draw, the concepts, then the screen's keys."""
+"""The help page lists the screen's keys first, then explains every symbol the screens draw and the concepts."""
 
 from __future__ import annotations
 
@@ -13,18 +13,18 @@ from tests.app.fixture_store import Fixture
 from tests.app.helpers import console, screen_text, wait_until
 
 
-def test_every_status_glyph_and_citation_badge_is_explained_before_the_keys() -> None:
+def test_the_screens_keys_come_first_then_every_status_glyph_badge_and_concept() -> None:
     text = [line.plain for line in help_lines([KeyRow(("v",), "Claims & rubric", "open and show")])]
     sections = [text.index(h) for h in ("LEGEND", "CONCEPTS")]
-    keys = next(i for i, line in enumerate(text) if line.startswith("KEYS OF THIS SCREEN"))
-    assert sections[0] < sections[1] < keys
+    assert text[0].startswith("KEYS OF THIS SCREEN")
+    assert text[1] == " open and show" and text[2].endswith("v  Claims & rubric")
+    assert sections[0] < sections[1]
     for status, glyph in STATUS_GLYPH.items():
-        assert any(line.startswith(f" {glyph} {status}") for line in text[: sections[1]]), status
+        assert any(line.startswith(f" {glyph} {status}") for line in text[sections[0] : sections[1]]), status
     for status, (glyph, _) in BADGE.items():
         assert any(f"{glyph}{status[0].upper()}" in line and status in line for line in text), status
     for concept in ("fairness", "adoption", "grounding", "TFS / TEFS", "pass, k/n", "judge σ"):
-        assert any(line.startswith(f" {concept}") for line in text[sections[1] : keys]), concept
-    assert any(line.endswith("v  Claims & rubric") for line in text[keys:])
+        assert any(line.startswith(f" {concept}") for line in text[sections[1] :]), concept
 
 
 def test_keys_are_named_as_people_type_them() -> None:
@@ -64,7 +64,11 @@ async def test_help_on_the_dashboard_shows_typed_keys_grouped_once_and_covers_th
         screen = app.screen
         assert isinstance(screen, HelpScreen)
         lines = [line.plain for line in screen.query_one("#help-body", LinesView).lines]
-        keys = lines[next(i for i, line in enumerate(lines) if line.startswith("KEYS OF THIS SCREEN")) :]
+        assert lines[0].startswith("KEYS OF THIS SCREEN")
+        keys = lines[: lines.index("LEGEND")]
+        # This screen's keys are what ? is pressed for: on the first page, before any legend.
+        shown = screen_text(app)
+        assert "Open trial" in shown and "Next failure" in shown and "LEGEND" not in shown
         body = "\n".join(keys)
         for raw in ("exclamation_mark", "square_bracket", "question_mark", "Screen)", "(TrialMatrix)"):
             assert raw not in body, raw

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from proctor.app.views.feed import Snapshot, TailBatch
@@ -76,8 +78,12 @@ async def test_the_dashboard_shows_the_delta_column_and_names_the_baseline_for_t
 ) -> None:
     async with console(fx.db) as (app, pilot):
         text = screen_text(app)
-        assert "✓ passed  0.70  +0.10" in text, "mcp-good's s1-intro: 0.70 against the baseline's 0.60"
-        header = next(line for line in text.splitlines() if "offline:default offline:default" in line)
+        assert re.search(r"✓ passed  0\.70 +\+0\.10", text), (
+            "mcp-good's s1-intro: 0.70 against the baseline's 0.60"
+        )
+        header = next(
+            line for line in text.splitlines() if re.search("offline:default +offline:default", line)
+        )
         assert "Δ" in header
         app.screen.query_one(TrialMatrix).move_to(0, 1)
         await pilot.pause()

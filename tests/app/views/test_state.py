@@ -7,7 +7,15 @@ import pytest
 from proctor.app.views.feed import Details, Snapshot, TailBatch
 from proctor.app.views.matrix_build import build_matrix, cell_of, fold_cell
 from proctor.app.views.state import ConsoleState, Filters, display_status
-from proctor.store.events import Judged, ModelResponse, OperatorCommand, Scored, TrialStarted, Usage
+from proctor.store.events import (
+    ErrorEvent,
+    Judged,
+    ModelResponse,
+    OperatorCommand,
+    Scored,
+    TrialStarted,
+    Usage,
+)
 from proctor.store.read.reader import JudgmentRecord, RunRecord, ScoreRecord, UnreadableScoreRow
 from proctor.store.scores import (
     FairnessDetails,
@@ -17,6 +25,7 @@ from proctor.store.scores import (
     ScoreName,
     dump_details,
 )
+from proctor.store.verdict_reason import NOT_SCORED
 from tests.app.events_factory import stored, trial
 
 RUN = RunRecord("r1", "suite", {"held_out": ["s2"], "variance_floor": 0.1}, 0.0, 0.0, None, "running")
@@ -354,3 +363,79 @@ def test_epochs_fold_into_one_cell_that_says_k_of_n_and_the_mean() -> None:
     folded = build_matrix(state, Filters(), fold=True)
     assert folded.rows == [("s1", -1), ("s2", -1)] and not folded.show_epoch
     assert all(len(ids) == 1 for ids in folded.members.values())
+
+
+JUDGE_DOWN = (
+    "judge call failed: anthropic: connection failed to http://127.0.0.1:9/v1 (gave up after 5 attempts)"
+)
+FINISHED_RUN = RunRecord("r1", "suite", {}, 0.0, 0.0, 1000.0, "finished")
+
+
+def _judge_error(judgment_id: int, pass_no: int) -> JudgmentRecord:
+    return JudgmentRecord(
+        judgment_id, 1, pass_no, "anthropic:x", "p", "", "", "", None, None, JUDGE_DOWN, 0.0
+    )
+
+
+def test_a_trial_whose_every_judge_pass_failed_says_no_verdict_and_why_not_scoring() -> None:
+    # The run database as it is read on opening: the trial row first, its scores afterwards.
+    state = ConsoleState(clock=lambda: 1000.0)
+    state.apply_snapshot(
+        Snapshot(FINISHED_RUN, [trial(1, status="finished", attempt=1, finished_at=990.0)], start_id=10)
+    )
+    rule = "no judge verdict: every judge pass was an error, which is neither a pass nor a fail"
+    passed = ScoreRecord(1, ScoreName.PASSED, None, dump_details(ScoreName.PASSED, PassedDetails(rule=rule)))
+    state.apply_details(
+        Details(
+            scores=[passed],
+            unreadable_scores=[],
+            judgments=[_judge_error(1, 1), _judge_error(2, 2)],
+            anchors=[],
+            commands=[],
+        )
+    )
+    assert state.statuses[1] == "not judged"
+    assert state.verdict_line(1) == (
+        "no verdict: every judge pass was an error, which is neither a pass nor a fail; "
+        f"judge error on 2 pass(es): {JUDGE_DOWN}"
+    )
+
+
+def test_a_trial_whose_scoring_raised_or_that_a_finished_run_never_scored_has_no_verdict() -> None:
+    state = ConsoleState(clock=lambda: 1000.0)
+    running = RunRecord("r1", "suite", {}, 0.0, 0.0, None, "running")
+    rows = [trial(i, status="finished", attempt=1, finished_at=990.0) for i in (1, 2)]
+    state.apply_snapshot(Snapshot(running, rows, start_id=10))
+    broken = ErrorEvent(where="scoring", error_type="KeyError", message="'claims'")
+    state.apply_details(
+        Details(
+            scores=[], unreadable_scores=[], judgments=[], anchors=[], commands=[],
+            errors=[stored(broken, trial_id=1, attempt=1, event_id=5)],
+        )
+    )  # fmt: skip
+    assert state.statuses == {1: "not judged", 2: "scoring"}  # 2 may still be scored: the run runs
+    assert state.verdict_line(1) == "no verdict: scoring failed: KeyError: 'claims'"
+    assert state.verdict_line(2) is None
+    state.apply_batch(TailBatch(run=FINISHED_RUN, trials=rows))
+    assert state.statuses[2] == "not judged"
+    assert state.verdict_line(2) == f"no verdict: {NOT_SCORED}"
+    # A trial re-run after the run ended is being scored again, not left without a verdict.
+    rerun = trial(2, status="finished", attempt=2, finished_at=1500.0)
+    state.apply_batch(TailBatch(trials=[rerun]))
+    assert state.statuses[2] == "scoring"
+
+
+def test_a_failed_trial_says_which_rule_failed_it_with_its_numbers() -> None:
+    state = loaded_state()
+    rule = (
+        "judged claims coverage 1.00 >= 0.75; failed on grounding: 7 of 28 citations grounded (25%) "
+        "< scoring.pass_requires_grounding 80%"
+    )
+    details = dump_details(ScoreName.PASSED, PassedDetails(rule=rule, ungrounded=True))
+    state.apply_batch(
+        TailBatch(events=[stored(Scored(name="passed", value=0.0, details=details), trial_id=2)])
+    )
+    assert state.verdict_line(2) == (
+        "failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+    )
+    assert state.verdict_line(3) is None  # running

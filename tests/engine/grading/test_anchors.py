@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from proctor.engine.grading.anchor_files import AnchorError, sha256_file
+from proctor.engine.grading.anchor_plan import configured_lock, plan_lock
 from proctor.engine.grading.anchors import check_before_run, lock_anchors, verify_anchors, verify_before_run
 from proctor.scenarios.loader import load_suite
 from proctor.store.read.reader import StoreReader
@@ -54,9 +55,9 @@ async def test_lock_freezes_transcripts_rubrics_and_gold_scores(locked: Fixture)
     kinds = [e["kind"] for e in transcript["events"]]
     assert "final_answer" in kinds and "score" not in kinds and "judgment" not in kinds
 
-    suite = load_suite(locked.suite_dir).suite
-    assert suite.anchors_lock == "anchors/held-out.lock"
-    assert (locked.suite_dir / "suite.yaml").read_text().startswith("# fixture suite\n")
+    loaded = load_suite(locked.suite_dir)
+    assert loaded.suite.anchors_lock is None  # suite.yaml is left alone: the lock is where it looks
+    assert configured_lock(loaded) == locked.suite_dir / "anchors" / "held-out.lock"
     assert [a.scenario for a in anchor_rows] == list(HELD_OUT)
     assert all(len(a.sha256) == 64 and a.source_run == "fixture-run" for a in anchor_rows)
 
@@ -154,3 +155,41 @@ async def test_anchor_entries_must_point_at_locked_files(locked: Fixture) -> Non
     path.write_text(json.dumps(lock))
     with pytest.raises(AnchorError, match="names a file the lock does not hash"):
         await verify_anchors(locked.suite_dir)
+
+
+async def test_locking_writes_exactly_what_its_plan_says_and_leaves_the_suite_hash_alone(
+    tmp_path: Path,
+) -> None:
+    fx = await build_run(tmp_path)
+    suite_file = fx.suite_dir / "suite.yaml"
+    before = (suite_file.read_bytes(), load_suite(fx.suite_dir).content_hash)
+    plan = plan_lock(load_suite(fx.suite_dir), fx.db)
+    said = "\n".join(plan.describe())
+    assert f"writes 13 files under {fx.suite_dir / 'anchors'}/:" in said
+    assert "suite.yaml is not changed: the suite finds anchors/held-out.lock by itself" in said
+    assert plan.suite_line is None
+    result = lock_anchors(fx.suite_dir, fx.db)
+    written = sorted(
+        p.relative_to(fx.suite_dir / "anchors").as_posix()
+        for p in (fx.suite_dir / "anchors").rglob("*")
+        if p.is_file()
+    )
+    assert written == sorted(plan.files()) and result.suite_line is None
+    assert (suite_file.read_bytes(), load_suite(fx.suite_dir).content_hash) == before
+    # Locked again, the earlier lock's folders are named as replaced, and still nothing else moves.
+    again = plan_lock(load_suite(fx.suite_dir), fx.db)
+    assert again.replaced == tuple(f"{s}/" for s in HELD_OUT) and "replaces the anchor folders" in "\n".join(
+        again.describe()
+    )
+
+
+async def test_a_lock_written_elsewhere_says_it_points_suite_yaml_at_it(tmp_path: Path) -> None:
+    fx = await build_run(tmp_path)
+    elsewhere = tmp_path / "elsewhere" / "held-out.lock"
+    plan = plan_lock(load_suite(fx.suite_dir), fx.db, elsewhere)
+    line = plan.suite_line
+    assert line is not None and line.startswith("anchors_lock: ") and "elsewhere/held-out.lock" in line
+    assert f"suite.yaml gets the line  {line}  ({fx.suite_dir / 'suite.yaml'})" in plan.describe()
+    lock_anchors(fx.suite_dir, fx.db, lock_path=elsewhere)
+    assert line in (fx.suite_dir / "suite.yaml").read_text()
+    assert configured_lock(load_suite(fx.suite_dir)) == fx.suite_dir / json.loads(line.split(": ", 1)[1])

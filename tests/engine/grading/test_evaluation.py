@@ -30,7 +30,8 @@ from proctor.store.events import (
     Usage,
 )
 from proctor.store.records import JudgmentMeta
-from proctor.store.scores import ScoreName
+from proctor.store.scores import PassedDetails, ScoreName
+from proctor.store.verdict_reason import verdict_reason
 
 SCENARIO = Scenario(
     id="s",
@@ -334,3 +335,38 @@ async def test_the_offline_judge_does_not_grade_a_scenario_it_has_nothing_to_mat
         _trial(_events(routed=False), arm), [OfflineJudge()], [1], lambda e, _m: emitted.append(e)
     )
     assert [e.judge for e in emitted if isinstance(e, Judged)] == ["offline:lexical"]
+
+
+def _reason(scored: Scored) -> str:
+    value = None if scored.value is None else scored.value == 1.0
+    return verdict_reason(value, PassedDetails.model_validate(scored.details))
+
+
+def test_every_failing_rule_is_stored_with_its_numbers_and_reads_as_why(tmp_path: Path) -> None:
+    trial = _trial(_events(routed=False), ArmSpec(servers=["codeintel_v2"]))
+    half = Verdict(score=0.2, claims=[ClaimJudgment(claim="c", verdict="partially")])
+    assert _reason(_layers(trial, [half, half])["passed"]) == "failed on judged claims coverage 0.50 < 0.75"
+    lexical = _layers(trial, [Verdict(score=0.2)])[
+        "passed"
+    ]  # no claim verdicts: the lexical coverage decides
+    assert lexical.details["rule"] == "lexical claims coverage 1.00 >= 0.75" and lexical.value == 1.0
+    judged_only = SCENARIO.model_copy(update={"claims": [], "rubric": [{"name": "r", "description": "d"}]})
+    low = _layers(_with(judged_only, _events(False), ArmSpec(servers=["x"])), [Verdict(score=0.25)])["passed"]
+    assert _reason(low) == "failed on judge mean score 0.25 < 0.5"
+    wrong = [
+        e.model_copy(update={"arguments": {"symbol": "other"}}) if isinstance(e, ToolCall) else e
+        for e in _events(routed=False)
+    ]
+    tools = _layers(_with(GOLD_ONLY, wrong, ArmSpec(servers=["codeintel_v2"])), [])["passed"]
+    assert _reason(tools) == (
+        "failed on tool-call match (TFS, strict) 0.00 < 1.00: the only check is the gold calls"
+    )
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "retry.py").write_text("def compute_backoff(attempt):\n    return 2 ** attempt\n")
+    repo = PinnedRepo(tmp_path / "git", materialize(src, tmp_path / "git"))
+    good = Verdict(score=0.9, claims=[ClaimJudgment(claim="c", verdict="fulfilled")])
+    stale = _layers(_cited("`compute_backoff` is at `pkg/retry.py:12`.", repo, 0.8), [good])["passed"]
+    assert _reason(stale) == (
+        "failed on grounding: 0 of 1 citations grounded (0%) < scoring.pass_requires_grounding 80%"
+    )

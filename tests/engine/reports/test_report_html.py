@@ -131,3 +131,22 @@ def test_chromium_renders_the_page_with_its_charts_and_no_console_errors(page: s
             f"--screenshot={shot}", "--window-size=1280,2000", html_file.as_uri(), profile=Path(profile)
         )
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr[-2000:]
+
+
+def test_each_failed_trial_says_why_without_opening_its_fold(page: str) -> None:
+    folds = re.findall(r'<details class="trial"><summary>(.*?)</summary>', page)
+    assert folds and all(" — failed on " in f or " — error: " in f for f in folds)
+    assert any("failed on judged claims coverage 0.50 &lt; 0.75" in f for f in folds)
+    assert page.count("<h2>Failed trials</h2>") == 1  # the Markdown's table is not repeated
+
+
+def test_the_verdict_leads_with_what_happened_then_what_the_test_can_say(page: str) -> None:
+    sentence = next(m for m in re.findall(r"<li>(.*?)</li>", page) if "against the baseline" in m)
+    assert re.match(
+        r"<strong>.*</strong> passed \d+/\d+ against the baseline&#x27;s \d+/\d+ and scored ", sentence
+    )
+    assert sentence.index("passed") < sentence.index("chance") and "95% CI" in sentence
+    lead = re.search(r"<h2>Verdict</h2>\s*<p>(.*?)</p>", page)
+    assert lead is not None and lead.group(1).startswith("Against the baseline: ")
+    verdict = page[page.index("<h2>Verdict</h2>") : page.index("<h2>Caveats</h2>")]
+    assert "no evidence of a difference" not in verdict

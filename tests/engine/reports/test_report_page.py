@@ -285,14 +285,14 @@ def test_verdict_when_an_arm_clearly_beats_the_baseline(tmp_path: Path) -> None:
     verdict = _section(md, "Verdict")
     mcp = next(a for a in report["arms"] if a["arm"] == "mcp")["vs_baseline"]["fairness_delta"]
     assert mcp["low"] > 0.4
-    assert "Better than the baseline on fairness: mcp · test:m, tiny · test:m." in verdict
+    assert "Better than the baseline on fairness, beyond chance: mcp · test:m, tiny · test:m." in verdict
     assert (
-        f"- **mcp · test:m**: **better than the baseline** on fairness (Δ {mcp['mean']:+.3f} on the 0–1 scale, "
-        f"95% CI {mcp['low']:+.3f} to {mcp['high']:+.3f}, which excludes 0; 12 paired trials). Passed 12/12 vs "
-        "the baseline's 0/12 (12 pair(s) passed only with the arm, 0 only with the baseline: McNemar exact "
-        "p < 0.001, significant at 5 %)." in verdict
+        f"- **mcp · test:m** passed 12/12 against the baseline's 0/12 and scored higher on fairness "
+        f"(Δ {mcp['mean']:+.3f} on the 0–1 scale) over 12 paired trials; both differences are beyond "
+        f"chance: the fairness 95% CI {mcp['low']:+.3f} to {mcp['high']:+.3f} excludes 0, and McNemar's "
+        "exact p < 0.001 (12 pair(s) passed only with the arm, 0 only with the baseline)." in verdict
     )
-    tiny = re.search(r"- \*\*tiny · test:m\*\*: .*", verdict)
+    tiny = re.search(r"- \*\*tiny · test:m\*\* .*", verdict)
     assert tiny is not None and "but by less than the variance floor (0.05)" in tiny.group(0)
     assert "McNemar's test has no discordant pair" in tiny.group(0)
     assert "no correction for multiple comparisons" in _section(md, "Caveats")
@@ -303,8 +303,9 @@ def test_verdict_says_no_evidence_when_the_interval_contains_zero(tool_store: Pa
     d = next(a for a in report["arms"] if a["arm"] == HOSTILE_ARM)["vs_baseline"]["fairness_delta"]
     assert d["low"] < 0 < d["high"]  # pairs differ by +0.3 and -0.1
     verdict = _section(render_markdown(report), "Verdict")
-    assert "No arm shows evidence of a difference from the baseline in fairness" in verdict
-    assert "no evidence of a difference in fairness" in verdict and "which contains 0" in verdict
+    assert "No fairness difference is beyond chance" in verdict
+    assert "cannot tell either difference from chance" in verdict or "could be chance" in verdict
+    assert "contains 0" in verdict
 
 
 def test_imported_trajectories_without_times_or_tool_lists(tmp_path: Path) -> None:
@@ -348,7 +349,8 @@ def test_demo_page_opens_with_verdict_and_caveats(demo: tuple[dict[str, Any], Pa
     for h in ("Per scenario", "Failure modes", "Tools", "Cost vs fairness", "Against the baseline"):
         assert h in headings
     verdict = _section(md, "Verdict")
-    assert "- **codeintel · offline:default**: " in verdict and "McNemar exact p" in verdict
+    assert "- **codeintel · offline:default** passed 7/10 against the baseline's 3/10 and scored " in verdict
+    assert "McNemar's exact p" in verdict
     caveats = _section(md, "Caveats")
     assert f"- {OFFLINE_NOTE}" in caveats
     assert "codeintel+distractors · offline:default: 7 of 13 offered tools were never called" in caveats
@@ -395,3 +397,21 @@ def test_demo_tool_usage_agrees_with_the_trials(demo: tuple[dict[str, Any], Path
         modes
         == "| **failed trials** |  | " + " | ".join(f"**{failed[a['arm']]}**" for a in report["arms"]) + " |"
     )
+
+
+@pytest.mark.slow
+def test_demo_page_lists_each_failed_trial_with_the_rule_that_failed_it(
+    demo: tuple[dict[str, Any], Path],
+) -> None:
+    report, _ = demo
+    failed = _section(render_markdown(report), "Failed trials")
+    rows = [r for r in failed.splitlines() if r.startswith("| ") and not r.startswith("| trial")]
+    assert len(rows) == sum(t["passed"] is False or t["status"] == "error" for t in report["trials"]) > 0
+    stale = next(
+        t for t in report["trials"] if (t["scenario"], t["arm"]) == ("sqlite-claim", "codeintel_stale")
+    )
+    assert (
+        f"| {stale['id']} | sqlite-claim | codeintel\\_stale · offline:default | 0 | failed on grounding: "
+        "7 of 28 citations grounded (25%) \\< scoring.pass\\_requires\\_grounding 80% |" in rows
+    )
+    assert all("| failed on " in r or "| error: " in r for r in rows)
