@@ -43,6 +43,7 @@ from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
 from proctor.store.events import ServerConnected
 from proctor.store.redaction import redact, register_secrets, registered_secrets
+from proctor.store.run_files import absolute
 
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
@@ -63,7 +64,8 @@ class McpConnection:
         self.name = name
         self.config = config
         register_secrets(server_secrets(config))
-        self.log_path = log_dir / f"{_safe_name(name)}.stderr.log"
+        # Absolute: the supervisor runs in the server's cwd, where a relative path means another file.
+        self.log_path = absolute(log_dir) / f"{_safe_name(name)}.stderr.log"
         self.log_bytes = log_bytes
         self.scratch: Path | None = None  # a per-trial server's ${PROCTOR_TRIAL_DIR}
         log_dir.mkdir(parents=True, exist_ok=True)
