@@ -34,8 +34,8 @@ from proctor.scenarios.workspace import Workspace
 from proctor.store.events import ErrorEvent, Event, RunFinished, RunStarted, TrialFinished, TrialStarted
 from proctor.store.lock import EngineLock
 from proctor.store.read.reader import StoreReader, TrialRecord
-from proctor.store.run_files import logs_dir
 from proctor.store.redaction import redact
+from proctor.store.run_files import logs_dir
 from proctor.store.write.writer import StoreWriter
 
 LOST_RETRIES = 2  # a trial lost to its worker is played again this often, then ends in error

@@ -38,6 +38,7 @@ from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.stdio_lines import stdio_lines
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, kill_group, supervised
 from proctor.engine.tools.surface import from_mcp_tool
+from proctor.engine.tools.tool_filter import is_offered
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
@@ -224,6 +225,7 @@ class McpConnection:
                     annotations=definition.annotations,
                 )
                 for t in tools
+                if is_offered(self.config, t.name)  # the config's include_tools/exclude_tools
                 for definition in (from_mcp_tool(self.name, t),)
             ]
             self._specs = (tools, built)
