@@ -33,6 +33,7 @@ from proctor.engine.tools.mcp_content import record_content
 from proctor.engine.tools.mcp_http import HttpFailures, http_transport
 from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
+from proctor.engine.tools.server_env import child_env, env_note
 from proctor.engine.tools.server_secrets import server_secrets
 from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.stdio_lines import stdio_lines
@@ -103,14 +104,16 @@ class McpConnection:
                 client = await asyncio.shield(ready)
         except TimeoutError as exc:
             await self._stop_owner()
-            raise ServerStartError(f"{self.name}: no MCP handshake within {START_TIMEOUT_S:.0f}s") from exc
+            raise ServerStartError(
+                f"{self.name}: no MCP handshake within {START_TIMEOUT_S:.0f}s{self._stderr_tail()}{self._env_note()}"
+            ) from exc
         except BaseException as exc:
             await self._stop_owner()
             if isinstance(exc, ServerStartError | asyncio.CancelledError):
                 raise
             why = isinstance(self.config, HttpServer) and self._http.describe(self.config, exc)
             raise ServerStartError(
-                f"{self.name}: could not start: {why or _describe(exc)}{self._stderr_tail()}"
+                f"{self.name}: could not start: {why or _describe(exc)}{self._stderr_tail()}{self._env_note()}"
             ) from exc
         try:  # it shook hands; it may still die or answer tools/list with a line the SDK drops
             async with asyncio.timeout(START_TIMEOUT_S):
@@ -152,7 +155,7 @@ class McpConnection:
     async def _client_for(self, log: TextIO) -> AsyncIterator[Client]:
         cfg = self.config
         if isinstance(cfg, StdioServer):
-            # The child gets the SDK's safe variables plus cfg.env, never our environment.
+            # The child gets what servers need of our environment (never a secret) plus cfg.env.
             # The supervisor between them reaps the server's whole process group, even after kill -9.
             group = self.log_path.with_name(f".{self.log_path.name}.{uuid.uuid4().hex[:12]}.pid")
             secrets = _secrets_file(registered_secrets())  # headers: values too, never in any env
@@ -162,7 +165,7 @@ class McpConnection:
                 supervised(
                     cfg.command, cfg.args, self.log_path, self.log_bytes, pid_file=group, secrets_file=secrets
                 ),
-                dict(cfg.env),
+                child_env(cfg.env, cfg.env_passthrough),
                 cfg.cwd,
                 log,
             )
@@ -412,6 +415,12 @@ class McpConnection:
 
     def _http_where(self) -> str:
         return f" (the connection to {self.config.url} ended)" if isinstance(self.config, HttpServer) else ""
+
+    def _env_note(self) -> str:
+        """For a process proctor started: the variables of its environment the server did not get."""
+        cfg = self.config
+        launch = cfg if isinstance(cfg, StdioServer) else cfg.launch
+        return env_note(launch.env, launch.env_passthrough) if launch is not None else ""
 
     def _stderr_tail(self) -> str:
         tail = stderr_tail(self.log_path)
