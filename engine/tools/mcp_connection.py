@@ -41,6 +41,7 @@ from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, kill_group, superv
 from proctor.engine.tools.surface import from_mcp_tool
 from proctor.engine.tools.tool_filter import is_offered
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
+from proctor.engine.version import proctor_version
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
 from proctor.store.events import ServerConnected
@@ -199,10 +200,12 @@ class McpConnection:
             yield client
 
     def _client_hooks(self) -> dict[str, Any]:
-        """What the client declares and answers: roots, logs at info and above, and a recorded
-        refusal of sampling and elicitation."""
+        """What the client declares and answers: who it is (proctor and its version, not the
+        SDK's "mcp 0.1.0"), roots, logs at info and above, and a recorded refusal of sampling and
+        elicitation."""
         board = self.notices
         return {
+            "client_info": mtypes.Implementation(name="proctor", version=proctor_version()),
             "message_handler": self._on_message,
             "list_roots_callback": board.on_list_roots,
             "logging_callback": board.on_log,
