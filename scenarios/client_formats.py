@@ -151,7 +151,7 @@ def _mcp_servers(data: dict[str, Any], servers: dict[str, Any], path: Path) -> C
         return ClientFile("mcpServers (Claude Desktop, Claude Code, Cursor, Windsurf, Cline)", dict(servers))
     entries = {name: _gemini_entry(entry) for name, entry in servers.items()}
     notes: list[str] = []
-    mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    mcp: dict[str, Any] = data["mcp"] if isinstance(data.get("mcp"), dict) else {}
     allowed, excluded = mcp.get("allowed"), mcp.get("excluded")
     for name, entry in entries.items():
         if not isinstance(entry, dict):
@@ -246,7 +246,7 @@ def _goose(extensions: dict[str, Any], path: Path) -> ClientFile:
         entry: dict[str, Any] = {"type": "http" if kind == "streamable_http" else kind}
         moved = {"cmd": "command", "uri": "url", "envs": "env", "timeout": "timeout_s"}
         skip = {"type", "name", "enabled", "bundled", "display_name", "env_keys", "available_tools"}
-        entry |= {moved.get(k, k): v for k, v in raw.items() if k not in skip}
+        entry |= {moved.get(str(k), str(k)): v for k, v in raw.items() if k not in skip}
         if raw.get("enabled") is False:
             entry["disabled"] = True
         if raw.get("available_tools"):
@@ -282,7 +282,7 @@ def _codex(servers: dict[str, Any], path: Path) -> ClientFile:
             "env_http_headers",
             "startup_timeout_sec",
         }
-        entry = {moved.get(k, k): v for k, v in raw.items() if k not in skip}
+        entry = {moved.get(str(k), str(k)): v for k, v in raw.items() if k not in skip}
         if raw.get("enabled") is False:
             entry["disabled"] = True
         headers = dict(raw.get("http_headers") or {})

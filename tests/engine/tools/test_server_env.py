@@ -103,7 +103,9 @@ def test_a_real_server_receives_certificates_locale_caches_and_the_suites_names_
     }.items():
         monkeypatch.setenv(name, value)
     suite = _suite(
-        tmp_path / "suite", {"ev": {"command": str(EVERYTHING), "args": ["stdio"]}}, ["PROCTOR_I39_SET*", "PROCTOR_I39_API_KEY"]
+        tmp_path / "suite",
+        {"ev": {"command": str(EVERYTHING), "args": ["stdio"]}},
+        ["PROCTOR_I39_SET*", "PROCTOR_I39_API_KEY"],
     )
     assert main(["servers", "call", str(suite), "ev", "get-env", "--json"]) == 0
     out = capsys.readouterr()
