@@ -16,8 +16,8 @@ from pathlib import Path
 from proctor.engine.tools.server_secrets import server_secrets
 from proctor.scenarios import loader
 from proctor.scenarios.loader import LoadedSuite
-from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario
-from proctor.store.redaction import redact, register_secrets
+from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, StdioServer
+from proctor.store.redaction import SECRET_NAME, redact, register_secrets
 
 
 def load_suite(root: str | Path, *, need_scenarios: bool = True) -> LoadedSuite:
@@ -29,6 +29,8 @@ def admit(loaded: LoadedSuite) -> LoadedSuite:
     """``loaded`` with its servers' secrets registered and its names redacted."""
     for config in loaded.servers.values():
         register_secrets(server_secrets(config))
+    if withheld := _secret_passthrough(loaded):
+        loaded = dataclasses.replace(loaded, notes=(*loaded.notes, *withheld))
     names = _Names()
     suite_name = names.safe(loaded.suite.name)
     server = {s: names.safe(s) for s in loaded.servers}
@@ -48,6 +50,22 @@ def admit(loaded: LoadedSuite) -> LoadedSuite:
         servers={server[s]: c for s, c in loaded.servers.items()},
         scenarios=[_scenario(sc, server) for sc in loaded.scenarios],
     )
+
+
+def _secret_passthrough(loaded: LoadedSuite) -> list[str]:
+    """A warning per ``env_passthrough`` name that looks secret: it is withheld all the same."""
+    listed = [("env_passthrough", n) for n in loaded.suite.env_passthrough]
+    for server, cfg in loaded.servers.items():
+        launch = cfg if isinstance(cfg, StdioServer) else cfg.launch
+        listed += [
+            (f"mcpServers.{server}.env_passthrough", n) for n in (launch.env_passthrough if launch else [])
+        ]
+    return [
+        f"{loaded.root / 'suite.yaml'}: field '{where}': {name!r} looks like a secret, which is never passed "
+        f"through; hand it to the server that needs it as env: {{{name}: ${{{name}}}}}"
+        for where, name in listed
+        if SECRET_NAME.search(name)
+    ]
 
 
 class _Names:

@@ -2,9 +2,12 @@
 
 ``servers check``, ``servers call``, a suite's ``servers_file`` and ``import mcpservers`` all read
 through :func:`read_client_servers`, so a file one of them accepts the others accept too. It
-takes what Claude Desktop, Cursor, Windsurf, Cline, VS Code (``mcp.json`` and ``settings.json``)
-and Claude-style ``transport`` objects write, as JSON with comments and trailing commas or YAML,
-and turns each server into proctor's own shape (the fields of ``StdioServer``/``HttpServer``).
+takes what Claude Desktop, Claude Code, Cursor, Windsurf, Cline, Gemini CLI, VS Code, Zed,
+Continue, Goose, Codex CLI and opencode write (``client_formats`` finds each client's servers),
+as JSON with comments and trailing commas, YAML or TOML, and turns each server into proctor's
+own shape (the fields of ``StdioServer``/``HttpServer``). Settings keep their client's meaning:
+a timeout in the client's unit, the tools a client offers the model (``includeTools``,
+``excludeTools``, ``disabledTools``), a disabled server.
 
 Client variables become what proctor can expand: ``${input:id}`` and ``${env:X}`` read the
 environment (the notes name what to export), ``${workspaceFolder}`` is the project folder.
@@ -16,11 +19,13 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from proctor.scenarios.client_formats import ClientFile, client_file
 from proctor.scenarios.errors import SuiteError
 from proctor.scenarios.jsonc import CLIENT_ONLY_KEYS, strip_jsonc
 from proctor.scenarios.suite_text import UnsafeFile, parse_yaml, read_regular_bytes
@@ -35,8 +40,13 @@ _KINDS = {
     "sse": "sse",
 }
 # Fields proctor reads itself; anything else in an entry is a client's own and is noted, not used.
-_NATIVE = ("description", "disabled", "timeout_s", "lifecycle", "roots", "sampling", "launch")
-_EDITOR_FOLDERS = (".vscode", ".cursor", ".windsurf", ".roo", ".kiro", ".gemini", ".claude")
+_NATIVE = ("description", "disabled", "timeout_s", "lifecycle", "roots", "sampling", "launch", "include_tools",
+           "exclude_tools", "env_passthrough")  # fmt: skip
+# Each client's spelling of the tools it offers the model: (field, proctor's field).
+_TOOL_FILTERS = (("includeTools", "include_tools"), ("enabledTools", "include_tools"),
+                 ("excludeTools", "exclude_tools"), ("disabledTools", "exclude_tools"))  # fmt: skip
+_EDITOR_FOLDERS = (".vscode", ".cursor", ".windsurf", ".roo", ".kiro", ".gemini", ".claude", ".zed", ".codex",
+                   ".continue", ".opencode")  # fmt: skip
 _CLIENT_VAR = re.compile(r"\$\{(input|env):([^}]+)\}|\$\{(workspaceFolder|userHome)\}")
 _JSON_SUFFIXES = (".json", ".jsonc", ".json5", "")
 
@@ -49,11 +59,13 @@ def var_name(*parts: str) -> str:
 def project_folder(path: Path) -> Path:
     """The folder a config's relative paths mean: ``.vscode/mcp.json`` belongs to its parent."""
     folder = path.resolve().parent
+    if folder.name == "mcpServers" and folder.parent.name == ".continue":  # a Continue block file
+        folder = folder.parent
     return folder.parent if folder.name in _EDITOR_FOLDERS else folder
 
 
 def read_config_data(path: Path) -> Any:
-    """The parsed file: YAML for ``.yaml``/``.yml``, JSON with comments for anything else."""
+    """The parsed file: YAML for ``.yaml``/``.yml``, TOML for ``.toml`` (Codex), JSON with comments else."""
     try:  # a regular file of bounded size: a FIFO or /dev/zero is refused, not read
         text = read_regular_bytes(path).decode("utf-8-sig")
     except UnsafeFile as exc:
@@ -61,6 +73,11 @@ def read_config_data(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise SuiteError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from exc
     suffix = path.suffix.lower()
+    if suffix == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SuiteError(f"{path}: not valid TOML ({exc})") from exc
     if suffix in (".yaml", ".yml") or (suffix not in _JSON_SUFFIXES and not text.lstrip().startswith("{")):
         return parse_yaml(text, path)
     try:
@@ -76,24 +93,7 @@ def read_config_data(path: Path) -> Any:
 
 def server_entries(data: Any, path: Path) -> dict[str, Any]:
     """The ``name -> entry`` mapping, wherever the client keeps it."""
-    if isinstance(data, dict):
-        mcp = data.get("mcp")
-        for found in (
-            data.get("mcpServers"),
-            data.get("servers"),
-            mcp.get("servers") if isinstance(mcp, dict) else None,
-        ):
-            if isinstance(found, dict):
-                return found
-        keys = ", ".join(sorted(map(str, data))[:8]) or "none"
-        seen = f"its top-level keys are {keys}"
-    else:
-        seen = f"it holds a {type(data).__name__}, not an object"
-    raise SuiteError(
-        f"{path}: not an MCP client configuration ({seen}); expected "
-        '{"mcpServers": {...}} (Claude Desktop, Cursor, Windsurf), {"servers": {...}} (VS Code mcp.json) '
-        'or {"mcp": {"servers": {...}}} (VS Code settings.json)'
-    )
+    return client_file(data, path).entries
 
 
 def _inputs(data: Any) -> dict[str, Mapping[str, Any]]:
@@ -192,9 +192,16 @@ def _windows_notes(entry: dict[str, Any], where: str) -> list[str]:
 
 
 def canonical_entry(
-    name: str, entry: Any, where: str, base: Path | None, variables: _Vars | None = None
+    name: str,
+    entry: Any,
+    where: str,
+    base: Path | None,
+    variables: _Vars | None = None,
+    client: ClientFile | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """One client entry in proctor's server shape, plus what was ignored or needs the user."""
+    """One client entry in proctor's server shape, plus what was ignored or needs the user.
+
+    ``client`` says whose file it is: its ``timeout`` counts in that client's unit."""
     here = f"{where}: server {name!r}"
     if not isinstance(entry, dict):
         raise SuiteError(f"{here}: expected an object with 'command' or 'url' (stdio, or http and sse)")
@@ -211,9 +218,15 @@ def canonical_entry(
         entry.pop(k)
     if ignored:
         notes.append(f"{here}: ignored client-only field(s) {', '.join(ignored)}")
-    timeout = entry.pop("timeout", None)
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-        entry.setdefault("timeout_s", float(timeout))
+    notes += _timeout(entry, here, client)
+    for client_field, own in _TOOL_FILTERS:
+        tools = entry.pop(client_field, None)
+        if tools:
+            if not isinstance(tools, list):
+                raise SuiteError(f"{here}, field '{client_field}': expected a list of tool names")
+            entry[own] = [*entry.get(own, []), *map(str, tools)]
+    if entry.pop("enabled", True) is False:
+        entry["disabled"] = True
     field = "command" if kind == "stdio" else "url"
     if not str(entry.get(field) or "").strip():
         raise SuiteError(
@@ -237,6 +250,23 @@ def canonical_entry(
     if entry:
         notes.append(f"{here}: ignored unknown field(s) {', '.join(sorted(map(str, entry)))}")
     return out, notes
+
+
+def _timeout(entry: dict[str, Any], here: str, client: ClientFile | None) -> list[str]:
+    """``timeout`` in the client's unit (Gemini CLI: milliseconds) as proctor's ``timeout_s``."""
+    timeout = entry.pop("timeout", None)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        return []
+    unit = client.timeout_unit_s if client else 1.0
+    seconds = float(timeout) * unit
+    entry.setdefault("timeout_s", seconds)
+    if unit != 1.0:
+        return [f"{here}: timeout {timeout:g} is milliseconds in {client.client if client else 'this client'}: "
+                f"timeout_s {seconds:g}"]  # fmt: skip
+    if timeout >= 1000:
+        return [f"{here}: timeout {timeout:g} is read as seconds ({seconds / 3600:.1f} h); if the client meant "
+                f"milliseconds (Gemini CLI, opencode), write timeout_s: {seconds / 1000:g}"]  # fmt: skip
+    return []
 
 
 def _stdio(entry: dict[str, Any], here: str, base: Path | None, sub: _Vars) -> dict[str, Any]:
@@ -293,9 +323,11 @@ def read_client_servers(path: Path, base: Path | None = None) -> tuple[dict[str,
     ``base`` overrides the folder relative paths resolve against (default: the file's project).
     """
     data = read_config_data(path)
-    return canonical_servers(
-        server_entries(data, path), str(path), base or project_folder(path), _inputs(data)
+    found = client_file(data, path)
+    servers, notes = canonical_servers(
+        found.entries, str(path), base or project_folder(path), _inputs(data), found
     )
+    return servers, found.notes + notes
 
 
 def canonical_servers(
@@ -303,6 +335,7 @@ def canonical_servers(
     where: str,
     base: Path | None,
     inputs: Mapping[str, Mapping[str, Any]] | None = None,
+    client: ClientFile | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Client entries (``name -> entry``, already parsed) in proctor's shape, plus notes for the user.
 
@@ -312,7 +345,7 @@ def canonical_servers(
     notes: list[str] = []
     for name, entry in entries.items():
         variables = _Vars(base, inputs or {}, f"{where}: server {name!r}")
-        out[str(name)], entry_notes = canonical_entry(str(name), entry, where, base, variables)
+        out[str(name)], entry_notes = canonical_entry(str(name), entry, where, base, variables, client)
         notes += entry_notes + variables.notes
     return out, notes
 

@@ -18,8 +18,6 @@ CLIENT_ONLY_KEYS = frozenset(
         "name",
         "dev",
         "networkTimeout",
-        "disabledTools",
-        "enabledTools",
         "trust",
     }
 )

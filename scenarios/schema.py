@@ -6,10 +6,20 @@ field instead of a silently ignored setting.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 import re2
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from proctor.scenarios.json_paths import parse_path
 from proctor.scenarios.model_ids import AGENT_FORMS_TEXT, AGENT_PROVIDERS, OFFLINE_JUDGE_FORM, split_model_id
@@ -43,6 +53,20 @@ class RepoSpec(_Strict):
 
 
 HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "sse")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
+
+
+def _env_name(name: str) -> str:
+    if not _ENV_NAME.fullmatch(name):
+        raise ValueError(
+            f"{name!r} is not a variable name; write NAME or a prefix such as MYTOOL_* (letters, digits, _)"
+        )
+    return name
+
+
+# A variable's name, or a prefix of names ending in * (MYTOOL_*), for env_passthrough.
+EnvName = Annotated[str, AfterValidator(_env_name)]
+ToolNames = Annotated[list[str], Field(description="tool names or globs (git_*)")]
 
 
 class StdioServer(_Strict):
@@ -62,6 +86,12 @@ class StdioServer(_Strict):
     roots: list[str] = []
     # A server's sampling requests: declined (recorded), or answered by the calling trial's model.
     sampling: Literal["decline", "model"] = "decline"
+    # The tools the model is offered: only these (empty: all), then without these.
+    include_tools: ToolNames = []
+    exclude_tools: ToolNames = []
+    # More of proctor's environment the server receives (names or PREFIX_*); secret-looking
+    # names are still withheld: hand a credential with env: {NAME: ${NAME}}.
+    env_passthrough: list[EnvName] = []
 
 
 class HttpServer(_Strict):
@@ -79,6 +109,9 @@ class HttpServer(_Strict):
     sampling: Literal["decline", "model"] = "decline"
     # A command that serves ``url``; proctor starts it, waits for the port, and stops it.
     launch: StdioServer | None = None
+    # The tools the model is offered: only these (empty: all), then without these.
+    include_tools: ToolNames = []
+    exclude_tools: ToolNames = []
 
     @field_validator("url")
     @classmethod
@@ -296,6 +329,8 @@ class Suite(_Strict):
     anchors_lock: str | None = None
     system_prompt: str | None = None
     replay: ReplaySpec = Field(default_factory=ReplaySpec)
+    # Names (or PREFIX_*) of more variables every stdio server receives from proctor's environment.
+    env_passthrough: list[EnvName] = []
 
     @field_validator("models")
     @classmethod

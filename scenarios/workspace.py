@@ -16,7 +16,7 @@ from pathlib import Path
 
 from proctor.scenarios.loader import LoadedSuite, SuiteError, expand_server
 from proctor.scenarios.repo import PinnedRepo, RepoError, clean_checkout, materialize
-from proctor.scenarios.schema import HttpServer, RepoSpec, Scenario, ServerConfig
+from proctor.scenarios.schema import HttpServer, RepoSpec, Scenario, ServerConfig, StdioServer
 
 TRIAL_DIR_MARK = "@@PROCTOR_TRIAL_DIR@@"  # no JSON escaping, so it survives model_dump_json
 
@@ -104,6 +104,7 @@ class Workspace:
                 out[name] = expand_server(name, cfg, variables)
             except SuiteError as exc:
                 raise SuiteError(f"{self.loaded.root / 'suite.yaml'}: {exc}") from exc
+            out[name] = _with_passthrough(out[name], self.loaded.suite.env_passthrough)
             if not out[name].roots and repo is not None:
                 out[name] = out[name].model_copy(update={"roots": [str(repo.path)]})
             if cfg.lifecycle != "per_trial" and TRIAL_DIR_MARK in out[name].model_dump_json():
@@ -112,6 +113,18 @@ class Workspace:
                     "fresh folder per trial, so the server needs 'lifecycle: per_trial'"
                 )
         return out
+
+
+def _with_passthrough(cfg: ServerConfig, names: list[str]) -> ServerConfig:
+    """``cfg`` (or the command that serves it) also given the suite's ``env_passthrough`` names."""
+    if not names:
+        return cfg
+    if isinstance(cfg, StdioServer):
+        return cfg.model_copy(update={"env_passthrough": [*names, *cfg.env_passthrough]})
+    if cfg.launch is None:
+        return cfg
+    launch = cfg.launch.model_copy(update={"env_passthrough": [*names, *cfg.launch.env_passthrough]})
+    return cfg.model_copy(update={"launch": launch})
 
 
 def free_port() -> int:

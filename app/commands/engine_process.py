@@ -27,6 +27,7 @@ from proctor.app.exit_codes import ExitCode
 from proctor.app.signals import stop_signals
 from proctor.engine.runs.options import RunOptions
 from proctor.engine.tools.proc_tree import children
+from proctor.store.run_files import logs_dir
 
 STOP_GRACE_S = 8.0
 PARENT_CHECK_S = 1.0
@@ -44,7 +45,7 @@ def options_json(options: RunOptions) -> str:
 
 
 def log_path(db: Path) -> Path:
-    folder = db.with_name(db.name + ".logs")
+    folder = logs_dir(db)
     folder.mkdir(parents=True, exist_ok=True)
     return folder / "engine.stderr.log"
 

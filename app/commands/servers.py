@@ -21,8 +21,9 @@ from proctor.app.exit_codes import ExitCode
 from proctor.app.views.call_view import result_lines, server_line
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
+from proctor.engine.tools.tool_filter import hidden_note
 from proctor.engine.tools.toolbox import ToolCallOutcome
-from proctor.scenarios.loader import expand_server, load_servers_file
+from proctor.scenarios.loader import SuiteError, expand_server, load_servers_file
 from proctor.scenarios.schema import HttpServer, ServerConfig
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import McpNotice, ServerConnected, ToolResult
@@ -30,21 +31,42 @@ from proctor.store.redaction import redact
 from proctor.widgets.sanitize import sanitize
 
 
-def _servers(config: Path) -> dict[str, ServerConfig]:
-    """The servers as a run would start them; what the reader ignored is said on stderr."""
+def _servers(config: Path, only: str | None = None) -> tuple[dict[str, ServerConfig], dict[str, str]]:
+    """The servers as a run would start them (``only``: that one), and why others are not started:
+    disabled in the config, or a variable (a VS Code input) not exported. What the reader ignored
+    is said on stderr."""
+    skipped: dict[str, str] = {}
     if config.is_dir() or config.name == "suite.yaml":
         loaded = load_suite(config, need_scenarios=False)  # servers are checked before scenarios exist
         workspace = Workspace.prepare(loaded)
         notes = list(loaded.notes)
-        servers = workspace.servers_for(list(loaded.servers), None)
+        servers = workspace.servers_for([n for n in loaded.servers if only in (None, n)], None)
     else:
         notes = []
-        servers = {
-            n: expand_server(n, c, dict(os.environ)) for n, c in load_servers_file(config, notes).items()
-        }
+        servers = {}
+        for name, cfg in load_servers_file(config, notes).items():
+            if only not in (None, name):
+                continue
+            try:  # one server's missing input must not keep the others from being checked
+                servers[name] = expand_server(name, cfg, dict(os.environ))
+            except SuiteError as exc:
+                skipped[name] = f"needs input: {str(exc).removeprefix(f'mcpServers.{name}.')}"
+    for name, cfg in list(servers.items()):
+        if cfg.disabled and only is None:
+            skipped[name] = (
+                "disabled in the config (disabled: true, or its client's enabled: false); not started"
+            )
+            del servers[name]
     for note in notes:
         print(f"note: {sanitize(note)}", file=sys.stderr)
-    return servers
+    return servers, skipped
+
+
+def servers_defined(config: Path) -> list[str]:
+    """The names of the servers ``config`` defines, none of them expanded or started."""
+    if config.is_dir() or config.name == "suite.yaml":
+        return list(load_suite(config, need_scenarios=False).servers)
+    return list(load_servers_file(config))
 
 
 def transport_of(cfg: ServerConfig) -> str:
@@ -55,12 +77,17 @@ def transport_of(cfg: ServerConfig) -> str:
 
 
 async def check_servers(config: Path, out: Console) -> bool:
-    servers = _servers(config)
+    servers, skipped = _servers(config)
     table = Table(title=f"MCP servers in {config}", title_justify="left")
     for col in ("server", "transport", "status", "start s"):
         table.add_column(col)
     table.add_column("tools", overflow="fold")  # a long path in an error stays whole
-    ok = True
+    ok = not any(why.startswith("needs input") for why in skipped.values())
+    for name, why in skipped.items():
+        status = (
+            Text("needs input", style="yellow") if why.startswith("needs") else Text("skipped", style="dim")
+        )
+        table.add_row(Text(name), "-", status, "-", Text(why))
     with tempfile.TemporaryDirectory(prefix="proctor-check-") as logs:
         pool = ServerPool(Path(logs))
         try:
@@ -73,13 +100,15 @@ async def check_servers(config: Path, out: Console) -> bool:
                     ok = False
                     table.add_row(Text(name), transport, Text("failed", style="red"), "-", Text(str(exc)))
                     continue
-                names = ", ".join(sorted(t.name for t in conn.tools))
+                offered = sorted(s.name for s in conn.specs())  # what the model is offered
+                listed = len(conn.tools)
+                count = f"{len(offered)}" if len(offered) == listed else f"{len(offered)} of {listed} offered"
                 table.add_row(
                     Text(name),
                     transport,
                     Text("ok", style="green"),
                     f"{time.perf_counter() - start:.2f}",
-                    Text(f"{len(conn.tools)}: {names}"),
+                    Text(f"{count}: {', '.join(offered)}{hidden_note(cfg, (t.name for t in conn.tools))}"),
                 )
         finally:
             await pool.aclose()
@@ -108,11 +137,12 @@ class CallRecord:
 
 async def call_tool(config: Path, server: str, tool: str, arguments: dict[str, Any]) -> CallRecord:
     """Start ``server`` as a run would, call ``tool`` once, and return what a trial would record."""
-    servers = _servers(config)
+    servers, skipped = _servers(config, server)
+    if server in skipped:
+        raise CallInputError(f"{config}: server {server!r} {skipped[server]}")
     if server not in servers:
-        raise CallInputError(
-            f"{config}: no server {server!r} (defined: {', '.join(sorted(servers)) or 'none'})"
-        )
+        defined = sorted(servers_defined(config))
+        raise CallInputError(f"{config}: no server {server!r} (defined: {', '.join(defined) or 'none'})")
     with tempfile.TemporaryDirectory(prefix="proctor-call-") as logs:
         pool = ServerPool(Path(logs))
         try:

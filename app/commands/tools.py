@@ -47,9 +47,9 @@ class ServersDidNotStart(RuntimeError):
 async def live_surface(config: Path) -> Surface:
     """Start each of the suite's servers as a run would and list its tools (redacted as a run
     database would hold them, so a lock never holds a secret a description echoed)."""
-    servers = _servers(config)
+    servers, skipped = _servers(config)  # a disabled server is not locked; one that needs input fails
     definitions: list[ToolDefinition] = []
-    failures: list[str] = []
+    failures = [f"{name}: {why}" for name, why in skipped.items() if why.startswith("needs input")]
     with tempfile.TemporaryDirectory(prefix="proctor-tools-") as logs:
         pool = ServerPool(Path(logs))
         try:

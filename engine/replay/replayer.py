@@ -40,6 +40,7 @@ from proctor.store.events import (
 )
 from proctor.store.lock import EngineLock, real_path
 from proctor.store.read.reader import StoreReader, TrialRecord
+from proctor.store.run_files import logs_dir
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 ATTEMPT = 1
@@ -156,7 +157,7 @@ async def replay_run(
     counts = [0, 0]  # calls made, calls skipped
     try:
         writer = await StoreWriter.open(options.db)
-        servers = ReplayServers(loaded, workspace, options.db.parent / f"{options.db.name}.logs")
+        servers = ReplayServers(loaded, workspace, logs_dir(options.db))
         try:
             config = replay_config(options, plan, loaded)
             await writer.create_run(run_id, loaded.suite.name, config)

@@ -20,7 +20,6 @@ import tempfile
 import zipfile
 from collections import defaultdict
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ import orjson
 
 from proctor.engine.reports.inspect_sample import sample_of, summary_of
 from proctor.engine.reports.redacted_tree import redacted
+from proctor.engine.version import proctor_version
 from proctor.scenarios.loader import SuiteError, load_suite
 from proctor.store.events import AgentBrief
 from proctor.store.read.reader import StoreReader
@@ -40,13 +40,6 @@ _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
 def _iso(ts: float | None) -> str:
     moment = datetime.datetime.fromtimestamp(ts or 0.0, tz=datetime.UTC)
     return moment.isoformat(timespec="seconds")
-
-
-def _proctor_version() -> str:
-    try:
-        return version("proctor")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _suite_texts(run: RunRecord | None) -> dict[str, tuple[str, list[str]]]:
@@ -112,7 +105,7 @@ def _spec(run: RunRecord | None, trials: Sequence[TrialRecord], ids: dict[int, s
         },
         "model": models[0] if len(models) == 1 else "proctor/mixed",
         "config": {"epochs": max((t.epoch for t in trials), default=0) + 1},
-        "packages": {"proctor": _proctor_version()},
+        "packages": {"proctor": proctor_version()},
         "metadata": {
             "proctor": {
                 "run_id": run.id if run else "",

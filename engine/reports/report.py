@@ -61,6 +61,7 @@ from proctor.store.read.reader import (
     StoreReader,
     TrialRecord,
 )
+from proctor.store.run_files import logs_dir
 from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
 from proctor.store.stored_json import StoredJson
 
@@ -200,7 +201,7 @@ def build_report(db: Path) -> Report:
     with collector_paused():
         with StoreReader(db) as reader:
             report = _assemble(reader, reader.max_event_id())
-        report["notes"] += killed_notes(db.with_name(db.name + ".logs"))  # named by the supervisors
+        report["notes"] += killed_notes(logs_dir(db))  # named by the supervisors
         run = report["run"]
         drift = drift_section(db, run["config"] if run is not None else {})
         if drift is not None:  # a replay run: its calls against the recording

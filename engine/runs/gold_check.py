@@ -47,7 +47,7 @@ async def offered_tools(loaded: LoadedSuite, arms: list[str]) -> dict[str, set[s
                     conn = await pool.acquire(name, configs[name])
                 except ServerStartError:
                     return None
-                return {t.name for t in conn.tools}
+                return {s.name for s in conn.specs()}  # what the model is offered: the config filters
 
         try:
             found = await asyncio.gather(*(tools_of(n) for n in names))

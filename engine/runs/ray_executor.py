@@ -36,6 +36,7 @@ from proctor.engine.runs.trial_seam import RunServices, TrialContext
 from proctor.engine.tools.toolbox import Blob
 from proctor.store.events import ErrorEvent, ServerConnected, TrialFinished, parse_event
 from proctor.store.redaction import redact
+from proctor.store.run_files import logs_dir
 
 TAKE_WAIT_S = 0.25  # a worker answers a take at once when it has events; this only bounds an idle poll
 PREPARE_TIMEOUT_S = 180.0  # placing the workers and loading the suite on each
@@ -87,7 +88,7 @@ class RayExecutor:
 
     async def _start_workers(self, run: RunServices, models: Collection[str]) -> None:
         ray = _ray()
-        logs = run.options.db.resolve().parent / f"{run.options.db.name}.logs"
+        logs = logs_dir(run.options.db)
         logs.mkdir(parents=True, exist_ok=True)
         self._logs = logs
         self._placement_log = logs / "ray-placements.log"

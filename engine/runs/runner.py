@@ -35,6 +35,7 @@ from proctor.store.events import ErrorEvent, Event, RunFinished, RunStarted, Tri
 from proctor.store.lock import EngineLock
 from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.redaction import redact
+from proctor.store.run_files import logs_dir
 from proctor.store.write.writer import StoreWriter
 
 LOST_RETRIES = 2  # a trial lost to its worker is played again this often, then ends in error
@@ -262,7 +263,7 @@ async def open_run(
             run_id=run_id,
             workspace=workspace,
             prices=PriceTable(suite.prices),
-            pool=ServerPool(options.db.parent / f"{options.db.name}.logs", suite.limits.server_log_bytes),
+            pool=ServerPool(logs_dir(options.db), suite.limits.server_log_bytes),
             lock=lock,
             executor=make_executor(options),
         )

@@ -33,16 +33,20 @@ from proctor.engine.tools.mcp_content import record_content
 from proctor.engine.tools.mcp_http import HttpFailures, http_transport
 from proctor.engine.tools.mcp_launch import ServerStartError, launched
 from proctor.engine.tools.mcp_notices import NoticeBoard
+from proctor.engine.tools.server_env import child_env, env_note
 from proctor.engine.tools.server_secrets import server_secrets
 from proctor.engine.tools.stderr_tail import stderr_tail
 from proctor.engine.tools.stdio_lines import stdio_lines
 from proctor.engine.tools.supervise import DEFAULT_LOG_BYTES, kill_group, supervised
 from proctor.engine.tools.surface import from_mcp_tool
+from proctor.engine.tools.tool_filter import is_offered
 from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
+from proctor.engine.version import proctor_version
 from proctor.scenarios.schema import HttpServer, ServerConfig, StdioServer
 from proctor.store.error_text import error_text
 from proctor.store.events import ServerConnected
 from proctor.store.redaction import redact, register_secrets, registered_secrets
+from proctor.store.run_files import absolute
 
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
@@ -63,7 +67,8 @@ class McpConnection:
         self.name = name
         self.config = config
         register_secrets(server_secrets(config))
-        self.log_path = log_dir / f"{_safe_name(name)}.stderr.log"
+        # Absolute: the supervisor runs in the server's cwd, where a relative path means another file.
+        self.log_path = absolute(log_dir) / f"{_safe_name(name)}.stderr.log"
         self.log_bytes = log_bytes
         self.scratch: Path | None = None  # a per-trial server's ${PROCTOR_TRIAL_DIR}
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -100,14 +105,16 @@ class McpConnection:
                 client = await asyncio.shield(ready)
         except TimeoutError as exc:
             await self._stop_owner()
-            raise ServerStartError(f"{self.name}: no MCP handshake within {START_TIMEOUT_S:.0f}s") from exc
+            raise ServerStartError(
+                f"{self.name}: no MCP handshake within {START_TIMEOUT_S:.0f}s{self._stderr_tail()}{self._env_note()}"
+            ) from exc
         except BaseException as exc:
             await self._stop_owner()
             if isinstance(exc, ServerStartError | asyncio.CancelledError):
                 raise
             why = isinstance(self.config, HttpServer) and self._http.describe(self.config, exc)
             raise ServerStartError(
-                f"{self.name}: could not start: {why or _describe(exc)}{self._stderr_tail()}"
+                f"{self.name}: could not start: {why or _describe(exc)}{self._stderr_tail()}{self._env_note()}"
             ) from exc
         try:  # it shook hands; it may still die or answer tools/list with a line the SDK drops
             async with asyncio.timeout(START_TIMEOUT_S):
@@ -149,7 +156,7 @@ class McpConnection:
     async def _client_for(self, log: TextIO) -> AsyncIterator[Client]:
         cfg = self.config
         if isinstance(cfg, StdioServer):
-            # The child gets the SDK's safe variables plus cfg.env, never our environment.
+            # The child gets what servers need of our environment (never a secret) plus cfg.env.
             # The supervisor between them reaps the server's whole process group, even after kill -9.
             group = self.log_path.with_name(f".{self.log_path.name}.{uuid.uuid4().hex[:12]}.pid")
             secrets = _secrets_file(registered_secrets())  # headers: values too, never in any env
@@ -159,7 +166,7 @@ class McpConnection:
                 supervised(
                     cfg.command, cfg.args, self.log_path, self.log_bytes, pid_file=group, secrets_file=secrets
                 ),
-                dict(cfg.env),
+                child_env(cfg.env, cfg.env_passthrough),
                 cfg.cwd,
                 log,
             )
@@ -193,10 +200,12 @@ class McpConnection:
             yield client
 
     def _client_hooks(self) -> dict[str, Any]:
-        """What the client declares and answers: roots, logs at info and above, and a recorded
-        refusal of sampling and elicitation."""
+        """What the client declares and answers: who it is (proctor and its version, not the
+        SDK's "mcp 0.1.0"), roots, logs at info and above, and a recorded refusal of sampling and
+        elicitation."""
         board = self.notices
         return {
+            "client_info": mtypes.Implementation(name="proctor", version=proctor_version()),
             "message_handler": self._on_message,
             "list_roots_callback": board.on_list_roots,
             "logging_callback": board.on_log,
@@ -222,6 +231,7 @@ class McpConnection:
                     annotations=definition.annotations,
                 )
                 for t in tools
+                if is_offered(self.config, t.name)  # the config's include_tools/exclude_tools
                 for definition in (from_mcp_tool(self.name, t),)
             ]
             self._specs = (tools, built)
@@ -408,6 +418,12 @@ class McpConnection:
 
     def _http_where(self) -> str:
         return f" (the connection to {self.config.url} ended)" if isinstance(self.config, HttpServer) else ""
+
+    def _env_note(self) -> str:
+        """For a process proctor started: the variables of its environment the server did not get."""
+        cfg = self.config
+        launch = cfg if isinstance(cfg, StdioServer) else cfg.launch
+        return env_note(launch.env, launch.env_passthrough) if launch is not None else ""
 
     def _stderr_tail(self) -> str:
         tail = stderr_tail(self.log_path)

@@ -18,19 +18,13 @@ from typing import TextIO
 
 import httpx2
 
+from proctor.engine.tools.server_env import child_env
 from proctor.engine.tools.supervise import supervised
 from proctor.scenarios.schema import StdioServer
-
-_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 
 
 class ServerStartError(Exception):
     """The server could not be started or did not complete the MCP handshake."""
-
-
-def child_env(extra: dict[str, str]) -> dict[str, str]:
-    """A child's whole environment: a few safe variables plus what the config names explicitly."""
-    return {k: v for k in _SAFE_ENV if (v := os.environ.get(k)) is not None} | extra
 
 
 @asynccontextmanager
@@ -50,7 +44,7 @@ async def launched(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         *supervised(cfg.command, cfg.args, log_path, log_bytes, stdout_to_log=True, secrets_on_stdin=True),
-        env=child_env(cfg.env),
+        env=child_env(cfg.env, cfg.env_passthrough),
         cwd=cfg.cwd,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.DEVNULL,  # the server's stdout reaches the log through the supervisor
@@ -105,4 +99,4 @@ def _port_open(host: str, port: int) -> bool:
     return False
 
 
-__all__ = ["ServerStartError", "child_env", "launched"]
+__all__ = ["ServerStartError", "launched"]

@@ -22,16 +22,12 @@ from pydantic import ValidationError
 
 from proctor.scenarios.client_config import canonical_servers, read_client_servers
 from proctor.scenarios.client_config import var_name as _var_name
+from proctor.scenarios.client_formats import SECRET_NAME as _SECRET_NAME
 from proctor.scenarios.errors import SuiteError
 from proctor.scenarios.importers.common import ImportedSuite, ImportFormatError, scenario_id
 from proctor.scenarios.importers.suite_files import validated
 from proctor.scenarios.schema import HttpServer, StdioServer
 
-# AUTH but not AUTHOR (GIT_AUTHOR_NAME is not a credential; AUTHORIZATION is).
-_SECRET_NAME = re.compile(
-    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTHORIZATION|AUTH(?!ORS?(?:_|\b))|BEARER|COOKIE|SESSION)",
-    re.I,
-)
 _KEY_SHAPE = re.compile(
     r"(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{16,})"

@@ -30,7 +30,8 @@ Also read: deprecated ``gen_ai.system``, ``gen_ai.usage.prompt_tokens``/``comple
 ``llm.request.type``, OpenLLMetry's ``gen_ai.prompt.N.*``/``gen_ai.completion.N.*``; and
 ``proctor.*`` (scenario, arm, model, epoch, final_answer, mcp.server, tokens_estimated) from
 proctor's own export. The scenario is ``proctor.scenario``, else the user prompt (traces with one
-prompt are epochs of one scenario). With ``suite``, scenarios and checks come from that suite,
+prompt are epochs of one scenario); a trace of MCP calls and no prompt (the mcp SDK's spans alone)
+is a trial without one (``otel_calls``). With ``suite``, scenarios and checks come from that suite,
 matched by id or prompt, so the trials are scored as a run of it would be.
 """
 
@@ -53,6 +54,14 @@ from proctor.scenarios.importers.common import (
     content_text,
     scenario_id,
     title_of,
+)
+from proctor.scenarios.importers.otel_calls import (
+    calls_only,
+    calls_only_note,
+    calls_scenario,
+    calls_scenario_id,
+    only_server_arm,
+    without_unrecorded_results,
 )
 from proctor.scenarios.importers.otel_dialects import normalize
 from proctor.scenarios.importers.otel_group import group_conversations
@@ -340,13 +349,20 @@ def read_otel(
     by_prompt = {" ".join(sc.prompt.split()): sc.id for sc in loaded.scenarios if sc.prompt} if loaded else {}
     scenarios: dict[str, tuple[str, dict[str, Any]]] = {}
     trajectories: list[ImportedTrajectory] = []
-    counts = {"skipped": read.count(None), "no_prompt": 0, "unmatched": 0}
+    counts = {"skipped": read.count(None), "no_prompt": 0, "unmatched": 0, "calls_only": 0}
     for t, prompt in trials:
         sid = t.scenario if t.scenario in known else by_prompt.get(" ".join(prompt.split()), "")
         if loaded is not None and sid:
             scenarios.setdefault(sid, (t.origin, from_suite(loaded, sid, path)))
-        elif not prompt and not t.scenario:
+        elif not prompt and not t.scenario and not calls_only(t):
             raise ImportFormatError(no_prompt_hint(t.origin, logged))
+        elif not prompt and not t.scenario:  # MCP client spans alone: a recording of calls, no prompt
+            sid = calls_scenario_id(t)
+            counts["calls_only"] += 1
+            scenarios.setdefault(sid, (t.origin, calls_scenario(sid, t)))
+            t = without_unrecorded_results(t)
+            if loaded is not None and t.arm not in loaded.suite.arms:
+                t = replace(t, arm=only_server_arm(loaded, t.arm))
         else:
             sid = scenario_id(t.scenario) if t.scenario else prompt_id(prompt)
             counts["no_prompt"] += sid not in scenarios and not prompt
@@ -359,7 +375,9 @@ def read_otel(
     arm_servers = {name: arm.servers for name, arm in loaded.suite.arms.items()} if loaded else {}
     trajectories, server_notes = attribute_servers(trajectories, arm_servers)
     sources = [path, *([logs] if logs is not None else []), *([suite] if suite is not None else [])]
+    calls = counts.pop("calls_only")
     notes = [*import_notes(path, suite, counts, unreadable), *group_notes, *server_notes]
+    notes += [calls_only_note(calls)] if calls else []
     found = list(scenarios.values())
     return validated(
         "otel", sources, suite_data, found, trajectories=number_epochs(trajectories), notes=notes

@@ -10,6 +10,7 @@ ping) for a real ``mcp`` client to hold a session with it, and with flags it mis
   ``--no-protocol``: then it is a plain process, as a ``launch:`` command is, and may listen on
   ``--port``).
 - ``--stderr-line TEXT``: writes TEXT as one stderr line at start.
+- ``--record-initialize FILE``: writes the client's initialize request (JSON) to FILE.
 - ``--on-list die``: shakes hands, then exits when asked for its tools; ``--on-list deep``: answers
   tools/list with a schema nested 200 deep, valid JSON that the SDK's parser refuses.
 
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--no-protocol", action="store_true")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--on-list", choices=["die", "deep"], default=None)
+    parser.add_argument("--record-initialize", default="")
     args = parser.parse_args()
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -107,6 +109,9 @@ def main() -> None:
         return
     for raw in sys.stdin.buffer:
         message = json.loads(raw)
+        if message.get("method") == "initialize" and args.record_initialize:
+            with open(args.record_initialize, "w", encoding="utf-8") as f:
+                json.dump(message, f)
         if message.get("method") == "tools/list" and args.on_list == "die":
             sys.exit(3)
         if message.get("method") == "tools/list" and args.on_list == "deep":

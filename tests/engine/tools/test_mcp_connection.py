@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
+import json
 import sys
 import time
 from pathlib import Path
@@ -263,3 +265,20 @@ async def test_a_server_that_fails_tools_list_after_its_handshake_does_not_start
         await pool.aclose()
     assert said in str(info.value)
     assert child_pids() == set()
+
+
+async def test_proctor_introduces_itself_to_a_server_by_its_own_name_and_version(tmp_path: Path) -> None:
+    # The SDK's default clientInfo is {"name": "mcp", "version": "0.1.0"}: a server's logs and
+    # analytics then cannot tell proctor from any other script on the SDK.
+    record = tmp_path / "initialize.json"
+    raw = FAKES / "raw_stdio_server.py"
+    cfg = StdioServer(
+        command=sys.executable, args=[str(raw), "--marker", "x", "--record-initialize", str(record)]
+    )
+    pool = ServerPool(tmp_path / "logs")
+    try:
+        await asyncio.wait_for(pool.acquire("raw", cfg), 20)
+    finally:
+        await pool.aclose()
+    sent = json.loads(record.read_text())["params"]["clientInfo"]
+    assert sent == {"name": "proctor", "version": importlib.metadata.version("proctor")}

@@ -56,3 +56,20 @@ def test_an_error_line_far_above_the_last_lines_is_kept_once(tmp_path: Path) -> 
     tail = stderr_tail(log)
     assert tail[0] == "Error: Cannot find module '/x/y'" and tail[1] == "…" and tail[-1] == "}"
     assert len(tail) == 7
+
+
+UV_STDERR = Path(__file__).parent / "fixtures" / "uv" / "basic_memory_py311.stderr"
+
+
+async def test_uvs_reason_and_cause_are_kept_above_its_derivation(tmp_path: Path) -> None:
+    # uv 0.13.9's own words for `uvx --python 3.11 basic-memory mcp` (recorded by
+    # fixtures/uv/make_stderr.sh): the reason comes first, then twelve lines ending "unsatisfiable".
+    # The start error replays that stderr through a server process, as a server log holds it.
+    cfg = StdioServer(command="sh", args=["-c", f"cat '{UV_STDERR}' >&2; exit 1"])
+    message = await _start_error(tmp_path, cfg)
+    assert "error: No solution found when resolving tool dependencies" in message
+    assert "does not satisfy Python>=3.12" in message
+    assert "your requirements are unsatisfiable" in message  # the last lines stay too
+    tail = stderr_tail(UV_STDERR)
+    assert tail[0].startswith("error: No solution found") and tail[1].lstrip().startswith("cause: Because")
+    assert tail[2] == "…" and len(tail) == 8

@@ -180,3 +180,59 @@ def test_two_runs_reusing_tool_call_ids_stay_two_runs(tmp_path: Path) -> None:
     finals = sorted(t.final_answer[:6] for t in imported.trajectories)
     assert finals == ["I coul", "I coul", "It is ", "It is "]
     assert all(len(t.turns) == 2 for t in imported.trajectories)
+
+
+TIME_SERVER = (
+    Path(__file__).resolve().parents[2] / "reference_servers" / ".venv-official" / "bin" / "mcp-server-time"
+)
+
+
+def test_mcp_sdk_client_spans_alone_are_trials_without_a_prompt() -> None:
+    # mcp_sdk_only.jsonl: no model and no app span, only "MCP send tools/call NAME" (each its own
+    # trace): get_current_time Paris, get_current_time Mars, convert_time. It used to be refused
+    # whole ("records no user prompt ... exit 2").
+    imported = read_otel(REAL / "mcp_sdk_only.jsonl", scrub=redact)
+    prompts = {s["id"]: s["prompt"] for s in imported.scenarios}
+    assert prompts == {
+        "calls-get_current_time": "(the traces record no prompt: MCP client calls only, get_current_time)",
+        "calls-convert_time": "(the traces record no prompt: MCP client calls only, convert_time)",
+    }
+    got = [(t.scenario, t.epoch, calls(t), results(t), t.final_answer) for t in imported.trajectories]
+    assert sorted(got) == [
+        ("calls-convert_time", 0, [("(server unknown)", "convert_time", {})], [], ""),
+        ("calls-get_current_time", 0, [("(server unknown)", "get_current_time", {})], [], ""),
+        ("calls-get_current_time", 1, [("(server unknown)", "get_current_time", {})], [], ""),
+    ]  # the spans record no arguments and no results: none is made up
+    assert not any(k in s for s in imported.scenarios for k in ("claims", "keywords", "gold_tool_calls"))
+    assert any("3 trace(s) hold MCP calls and no prompt" in n and "no verdict" in n for n in imported.notes)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TIME_SERVER.exists(), reason="run `make test`: it installs the reference servers")
+def test_mcp_sdk_client_spans_alone_replay_against_the_server_and_feed_drift(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "time"
+    (suite / "scenarios").mkdir(parents=True)
+    server = {"command": str(TIME_SERVER), "args": ["--local-timezone", "UTC"]}
+    (suite / "suite.yaml").write_text(
+        yaml.safe_dump(
+            {"name": "time", "mcpServers": {"time": server}, "arms": {"time": {"servers": ["time"]}}}
+        )
+    )
+    (suite / "scenarios" / "paris.yaml").write_text(
+        "id: paris\nprompt: Time in Paris?\nkeywords: {required: [Paris]}\n"
+    )
+    out = tmp_path / "imported"
+    args = ["import", "otel", str(REAL / "mcp_sdk_only.jsonl"), "--suite", str(suite), "-o", str(out)]
+    assert main(args) == ExitCode.OK
+    assert "hold MCP calls and no prompt" in capsys.readouterr().err
+    first, second = tmp_path / "first.db", tmp_path / "second.db"
+    assert main(["replay", str(out / "imported.db"), "--db", str(first)]) == ExitCode.OK
+    table = capsys.readouterr().out
+    assert re.search(r"│ time\s+│\s+0 │\s+0 │\s+0 │\s+0 │\s+3 │", table), table  # no result recorded: missing
+    assert main(["replay", str(first), "--db", str(second)]) == ExitCode.OK
+    assert re.search(
+        r"│ time\s+│\s+3 │\s+0 │\s+0 │\s+0 │", capsys.readouterr().out
+    )  # the server answered the same
+    assert main(["gate", str(second), "--max-changed", "0"]) == ExitCode.OK

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-VENVS = Path("/tmp/otelgen")
+VENVS = Path(os.environ.get("OTELGEN_VENVS", "/tmp/otelgen"))  # where the venvs go
 OTEL = ["opentelemetry-sdk==1.45.2", "opentelemetry-exporter-otlp-json-file==0.66b1"]
 STACKS: dict[str, list[str]] = {
     "server": ["mcp-server-time==2026.10.19"],
     "mcp_sdk": ["mcp==2.3.0", "openai==3.57.0", *OTEL],
+    "mcp_sdk_only": ["mcp==2.3.0", "openai==3.57.0", *OTEL],
     "openai_v2": ["mcp==2.3.0", "openai==3.57.0", "opentelemetry-instrumentation-openai-v2==2.3b0", "wrapt==1.17.3", "httpx", *OTEL],
     "openinference": ["mcp==2.3.0", "openai==3.57.0", "openinference-instrumentation-openai==0.1.66",
                       "openinference-instrumentation-mcp==2.0.13", *OTEL],
@@ -39,7 +40,7 @@ STACKS: dict[str, list[str]] = {
                     "opentelemetry-instrumentation-mcp==0.62.4", *OTEL],
     "openai_agents": ["openai-agents==0.24.0", "opentelemetry-instrumentation-openai-agents==0.62.4", *OTEL],
 }  # fmt: skip
-VENV_OF = {"mcp_sdk": "base", "openai_v2": "base", "openinference": "oi", "pydantic_ai": "pai",
+VENV_OF = {"mcp_sdk": "base", "mcp_sdk_only": "base", "openai_v2": "base", "openinference": "oi", "pydantic_ai": "pai",
            "pydantic_ai_priced": "pai", "openllmetry": "ollm", "openai_agents": "agents", "server": "srv"}  # fmt: skip
 PROMPTS = ["What time is it in Paris right now?", "What time is it on Mars right now?"]
 MODEL = "gpt-fake"
@@ -214,6 +215,29 @@ def run_mcp_sdk(out: Path, base_url: str) -> None:
     tp = _providers(out)
     asyncio.run(_mcp2_agent(base_url, root_span=True))
     tp.shutdown()
+
+
+def run_mcp_sdk_only(out: Path, base_url: str) -> None:
+    """(a2) No model and no app span: a script calls the tools through the mcp SDK's Client, so the
+    file holds only the SDK's own client spans (no prompt anywhere). The server is the reference
+    servers' mcp-server-time (tests/reference_servers/.venv-official), the same pinned version."""
+    del base_url
+    tp = _providers(out)
+    asyncio.run(_mcp2_calls())
+    tp.shutdown()
+
+
+async def _mcp2_calls() -> None:
+    from mcp import Client, StdioServerParameters
+
+    official = HERE.parents[2] / "reference_servers" / ".venv-official" / "bin" / "mcp-server-time"
+    command, args = (str(official), ["--local-timezone", "UTC"]) if official.exists() else _server_params()
+    async with Client(StdioServerParameters(command=command, args=args)) as client:
+        await client.list_tools()
+        for tz in ("Europe/Paris", "Mars/Olympus_Mons"):  # the second is the server's error
+            await client.call_tool("get_current_time", {"timezone": tz})
+        args = {"source_timezone": "Europe/Paris", "time": "09:30", "target_timezone": "Asia/Tokyo"}
+        await client.call_tool("convert_time", args)
 
 
 def run_openai_v2(out: Path, base_url: str) -> None:
