@@ -36,9 +36,10 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from proctor.scenarios.repo import RepoError, safe_relpath
+from proctor.scenarios.schema import CitationCount
 from proctor.store.scores import CitationStatus, GroundingCounts, GroundingDetails
 
 from .citations import Citation, extract_citations
@@ -54,7 +55,6 @@ from .grounding_rules import (
 )
 
 _MEMO_LIMIT = 200_000
-CitationCount = Literal["file_line", "mention"]
 COUNT_RULES: dict[CitationCount, str] = {
     "file_line": "each (file, line range) counted once; a repeated one takes its worst verdict",
     "mention": "every mention counted",
