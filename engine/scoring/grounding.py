@@ -48,6 +48,7 @@ from .grounding_rules import (
     GroundingResult,
     classify_lines,
     classify_symbol_only,
+    clip_line,
     locate,
     member_occurrences,
     symbol_name,
@@ -217,6 +218,7 @@ class RepoIndex:
         if closest is None:
             return GroundingResult(c, "hallucinated", self._nowhere(repo, symbol, name, first), None, symbol)
         gap, path, n, _ = closest
+        info = self.file(repo, path)
         return GroundingResult(
             c,
             "hallucinated",
@@ -225,6 +227,7 @@ class RepoIndex:
             path,
             symbol,
             n,
+            None if info is None else clip_line(info.line(first)),
         )
 
     def _nowhere(self, repo: RepoView, symbol: str, name: str, line: int) -> str:

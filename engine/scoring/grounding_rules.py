@@ -136,7 +136,7 @@ def _nearest(found: Sequence[int], first: int, last: int) -> int:
     return min(found[max(0, i - 1) : i + 1], key=lambda k: _offset(k, first, last))
 
 
-def _clip(text: str) -> str:
+def clip_line(text: str) -> str:
     return text if len(text) <= LINE_TEXT_CHARS else text[: LINE_TEXT_CHARS - 1] + "…"
 
 
@@ -191,12 +191,16 @@ def classify_lines(c: Citation, path: str, info: FileFacts, tolerance: int) -> G
         return GroundingResult(
             c, "hallucinated", f"line {last} is past the end of {path} ({info.n_lines} lines)", path
         )
-    shown = _clip(info.line(first))
+    shown = clip_line(info.line(first))
     note = ""
     if c.quote:
         q = match_quote(info.text(), c.quote, first, last, tolerance)
         if q.fit == "here":
-            return GroundingResult(c, "grounded", f"quoted code at line {q.line}", path, None, q.line)
+            assert q.line is not None
+            inside = (
+                f", in the definition line {first} opens" if _offset(q.line, first, last) > tolerance else ""
+            )
+            return GroundingResult(c, "grounded", f"quoted code at line {q.line}{inside}", path, None, q.line)
         if q.fit == "paraphrase":
             found, of = q.names
             return GroundingResult(
@@ -238,6 +242,7 @@ __all__ = [
     "GroundingResult",
     "classify_lines",
     "classify_symbol_only",
+    "clip_line",
     "locate",
     "member_occurrences",
     "symbol_name",

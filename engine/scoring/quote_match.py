@@ -1,7 +1,8 @@
 """Is the code an answer quotes next to a citation really at the cited lines?
 
-Whitespace never matters (code is compared with all whitespace removed, across line breaks, so a
-signature quoted on one line matches the lines it spans), and an ellipsis (``...``, ``…``) stands
+Whitespace and trailing commas never matter (code is compared with all whitespace removed, and a
+``,`` before a closing bracket dropped, across line breaks, so a signature quoted on one line
+matches the lines it spans as a formatter wrote them), and an ellipsis (``...``, ``…``) stands
 for any text: the pieces between must appear in order. The *window* is the cited lines
 ``± tolerance``, and, when the cited line opens a definition (a trait, class, function, impl
 block), the whole of it: a quote of a trait's method next to the trait's first line is at the
@@ -12,14 +13,14 @@ cited lines.
 * It is nowhere verbatim (models abridge and rename): its names are compared instead. The window
   *paraphrases* it when it holds at least 60 % of the quote's distinct names (two characters or
   more) and no window of the same size elsewhere holds more; when another window holds more, the
-  quote is *elsewhere* (that window's first line); when no window reaches 60 %, the quote cannot
+  quote is *elsewhere* (at that window's line with most of them); when no window reaches 60 %, the quote cannot
   be checked (**unchecked**) and the citation is judged without it.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -27,6 +28,7 @@ from typing import Literal
 from .symbol_extent import block_at
 
 _SPACE = re.compile(r"\s+")
+_TRAILING_COMMA = re.compile(r",(?=[)\]}>])")
 _ELLIPSIS = re.compile(r"\.\.\.|…")
 _NAME = re.compile(r"[A-Za-z_]\w+")
 PARAPHRASE_SHARE = 0.6
@@ -48,12 +50,15 @@ class FileText:
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines
         squashed = [_SPACE.sub("", line) for line in lines]
-        self.starts: list[int] = []
+        starts: list[int] = []
         pos = 0
         for s in squashed:
-            self.starts.append(pos)
+            starts.append(pos)
             pos += len(s)
-        self.text = "".join(squashed)
+        joined = "".join(squashed)
+        dropped = [m.start() for m in _TRAILING_COMMA.finditer(joined)]
+        self.starts = [a - bisect_left(dropped, a) for a in starts]
+        self.text = _TRAILING_COMMA.sub("", joined)
         self._names: list[frozenset[str]] | None = None
 
     def line_of(self, offset: int) -> int:
@@ -66,7 +71,8 @@ class FileText:
 
 
 def _pieces(quote: str) -> list[str]:
-    return [p for p in (_SPACE.sub("", part) for part in _ELLIPSIS.split(quote)) if p]
+    squashed = (_TRAILING_COMMA.sub("", _SPACE.sub("", part)) for part in _ELLIPSIS.split(quote))
+    return [p for p in squashed if p]
 
 
 def _find(text: str, pieces: Sequence[str], lo: int, hi: int, span: int) -> int | None:
@@ -133,8 +139,10 @@ def _by_names(f: FileText, quote: str, lo: int, hi: int) -> QuoteMatch:
             if got > best:
                 best, best_at = got, a
     need = PARAPHRASE_SHARE * len(wanted)
-    if best > here and best >= need:
-        return QuoteMatch("elsewhere", best_at, (best, len(wanted)))
+    if best > here and best >= need and best_at is not None:
+        window = range(best_at, best_at + size + 1)
+        line = max(window, key=lambda n: (len(per_line[n - 1]) if n <= len(per_line) else -1, -n))
+        return QuoteMatch("elsewhere", line, (best, len(wanted)))
     if here >= need:
         return QuoteMatch("paraphrase", lo, (here, len(wanted)))
     return QuoteMatch("unchecked", None, (here, len(wanted)))

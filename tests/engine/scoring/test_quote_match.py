@@ -1,0 +1,82 @@
+"""match_quote(): quotes as real answers write them, against the real files they quote."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.engine.scoring.quote_match import FileText, match_quote
+from tests.engine.scoring.sense_answers.excerpt import repo
+
+AXUM_HANDLER = "axum/src/handler/mod.rs"
+
+
+def _file(path: str) -> FileText:
+    return FileText(repo("axum").lines(path))
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "quote", "fit", "at"),
+    [
+        # One line of the answer for a signature over three lines of code.
+        (
+            AXUM_HANDLER,
+            208,
+            "impl<F, Fut, Res, S> Handler<((),), S> for F where F: FnOnce() -> Fut",
+            "here",
+            208,
+        ),
+        # Spaces removed (`impl<H,T,S,B>`) still match.
+        (
+            "axum/src/handler/service.rs",
+            146,
+            "impl<H,T,S,B> Service<Request<B>> for HandlerService<H,T,S>",
+            "here",
+            146,
+        ),
+        # An ellipsis stands for the rest; the method is in the trait the cited line opens, and
+        # the formatter's trailing comma (`state: &S,` then `)`) does not count.
+        (
+            "axum-core/src/extract/mod.rs",
+            53,
+            "fn from_request_parts(parts: &mut Parts, state: &S) -> impl Future<...",
+            "here",
+            59,
+        ),
+        (
+            "axum-core/src/extract/mod.rs",
+            79,
+            "fn from_request(req: Request, state: &S) -> impl Future<...>",
+            "here",
+            85,
+        ),
+        # Renamed generics: compared by names, and no other window holds more of them.
+        (
+            "axum/src/extract/state.rs",
+            303,
+            "impl<Outer, Inner> FromRequestParts<Outer> for State<Inner> where Inner: FromRef<Outer>",
+            "paraphrase",
+            None,
+        ),
+        # The same quote, cited at a stale line: it is at 208.
+        (
+            AXUM_HANDLER,
+            230,
+            "impl<F, Fut, Res, S> Handler<((),), S> for F where F: FnOnce() -> Fut",
+            "elsewhere",
+            208,
+        ),
+        # Words that are no code of this file at all: not checked.
+        (AXUM_HANDLER, 208, "the quick brown fox jumps over the lazy dog", "unchecked", None),
+    ],
+)
+def test_quotes_from_real_answers(path: str, line: int, quote: str, fit: str, at: int | None) -> None:
+    m = match_quote(_file(path), quote, line, line, 5)
+    assert m.fit == fit, m
+    if at is not None:
+        assert m.line == at
+
+
+def test_an_abridged_quote_at_a_wrong_line_fits_its_own_lines_better() -> None:
+    quote = "impl<Outer, Inner> FromRequestParts<Outer> for State<Inner> where Inner: FromRef<Outer>"
+    m = match_quote(_file("axum/src/extract/state.rs"), quote, 40, 40, 5)
+    assert m.fit == "elsewhere" and m.line is not None and abs(m.line - 303) <= 5
