@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from proctor.engine.reports.drift_section import drift_markdown
 from proctor.engine.reports.md_charts import forest_chart, frontier_chart
+from proctor.engine.reports.md_citations import hallucinated_citations_section
 from proctor.engine.reports.md_details import failure_modes_section, scenarios_section, tools_section
 from proctor.engine.reports.md_format import cell, ci, money, pct, table
 from proctor.engine.reports.md_format import who as _who
@@ -355,6 +356,7 @@ def render_markdown(report: Report) -> str:
         _ranking(report["ranking"]),
         scenarios_section(report),
         failure_modes_section(report),
+        hallucinated_citations_section(report),
         tools_section(report),
         tool_surface_markdown(report),
         _cost(arms),

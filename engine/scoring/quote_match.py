@@ -71,7 +71,8 @@ class FileText:
 
 
 def _pieces(quote: str) -> list[str]:
-    squashed = (_TRAILING_COMMA.sub("", _SPACE.sub("", part)) for part in _ELLIPSIS.split(quote))
+    # A trailing comma may be the one the file drops before a closing bracket on the next line.
+    squashed = (_TRAILING_COMMA.sub("", _SPACE.sub("", part)).rstrip(",") for part in _ELLIPSIS.split(quote))
     return [p for p in squashed if p]
 
 
