@@ -283,3 +283,26 @@ async def test_a_scored_trial_without_judgments_says_none_and_where_the_reason_i
         await wait_until(pilot, lambda: "fairness       0.700" in screen_text(app), what="the trial's scores")
         text = screen_text(app)
         assert "none (see llm_quality)" in text and "pass 2 openai" not in text
+
+
+@pytest.mark.parametrize("size", [(100, 30), (160, 50)])
+async def test_citation_panel_shows_each_line_number_and_why_a_citation_is_hallucinated(
+    fx: Fixture, size: tuple[int, int]
+) -> None:
+    async with console(fx.db, size=size) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 1)
+        view = screen.query_one("#citations", LinesView)
+        await wait_until(pilot, lambda: any("job.py:999" in line.plain for line in view.lines), what="rows")
+        rows = [line.plain for line in view.lines]
+        assert rows[0].endswith("tinyq/job.py:4") and "hallucinated tinyq/job.py:999" in rows[1]
+        assert (
+            rows[2].strip() == "999│ (past the end of the file)"
+            and rows[3].strip() == "why: past end of file"
+        )
+        assert rows[4].endswith("tinyq/missing.py:3")
+        side = screen.query_one("#trial-side").size.width
+        assert side >= (60 if size[0] == 160 else 36), side  # 40 % of the terminal (it was at most 48)
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        assert view.cursor_line == 4  # ] moves from citation to citation, over their detail rows
+        await pilot.press("o")
+        await wait_until(pilot, lambda: "not a file at this commit" in screen_text(app), what="the third one")
