@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -118,7 +117,7 @@ class LinesView(ScrollView, can_focus=True):
     def _cursor_style(self) -> Style:
         return self.get_component_rich_style("linesview--cursor", partial=True)
 
-    def on_resize(self, event: events.Resize) -> None:
+    def on_resize(self) -> None:
         width = self.content_width
         if width != self._width_told:
             self._width_told = width
