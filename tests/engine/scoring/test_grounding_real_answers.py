@@ -6,6 +6,7 @@ them right, and real citations moved to a wrong line are caught."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -105,6 +106,21 @@ def test_the_one_hallucinated_citation_names_a_class_that_does_not_exist() -> No
     assert "test_make_response is at tests/test_helpers.py:342" in r.reason
     assert "TestMakeResponse occurs nowhere" in r.reason
     assert repo("flask").lines("tests/test_helpers.py")[326] == "class TestHelpers:"
+
+
+def test_the_readme_lists_every_hallucinated_citation() -> None:
+    """The fixture's README table of hand-reviewed hallucinated citations is what grounding decides."""
+    readme = (Path(__file__).parent / "sense_answers" / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Every citation still called hallucinated", 1)[1]
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    listed = sorted((cells[0].removeprefix("| "), cells[1].strip("`")) for cells in rows)
+    decided = sorted(
+        (a.session, r.citation.raw)
+        for a in answers()
+        for r in check_citations(a.text, repo(a.repo))
+        if r.status == "hallucinated"
+    )
+    assert listed == decided
 
 
 @pytest.mark.parametrize(

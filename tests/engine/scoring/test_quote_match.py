@@ -85,10 +85,14 @@ def test_an_abridged_quote_at_a_wrong_line_fits_its_own_lines_better() -> None:
 def test_a_quoted_line_ending_in_a_comma_before_a_closing_bracket_is_found_at_its_line() -> None:
     """The demo's good arm quotes ``JobState.QUEUED.value,``: line 128 (then ``)``) holds it, and
     line 117 holds the same words: the cited line is the one that counts."""
-    lines = ["x = (", "    JobState.QUEUED.value,", "    other,", ")"] + ["pass"] * 8 + [
-        "y = (",
-        "    JobState.QUEUED.value,",
-        ")",
-    ]
+    lines = (
+        ["x = (", "    JobState.QUEUED.value,", "    other,", ")"]
+        + ["pass"] * 8
+        + [
+            "y = (",
+            "    JobState.QUEUED.value,",
+            ")",
+        ]
+    )
     m = match_quote(FileText(lines), "JobState.QUEUED.value,", 14, 14, 5)
     assert (m.fit, m.line) == ("here", 14)
