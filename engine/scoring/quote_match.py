@@ -9,7 +9,8 @@ block), the whole of it: a quote of a trait's method next to the trait's first l
 cited lines.
 
 * The quote is in the window: **here**.
-* It is somewhere else in the file: **elsewhere** (its line is given): the cited line is wrong.
+* It is somewhere else in the file: **elsewhere** (the line of the occurrence nearest to the
+  cited lines is given): the cited line is wrong.
 * It is nowhere verbatim (models abridge and rename): its names are compared instead. The window
   *paraphrases* it when it holds at least 60 % of the quote's distinct names (two characters or
   more) and no window of the same size elsewhere holds more; when another window holds more, the
@@ -113,10 +114,23 @@ def match_quote(f: FileText, quote: str, first: int, last: int, tolerance: int) 
     at = _find(f.text, pieces, f.starts[lo - 1], end, span)
     if at is not None:
         return QuoteMatch("here", f.line_of(at))
-    at = _find(f.text, pieces, 0, len(f.text), span)
-    if at is not None:
-        return QuoteMatch("elsewhere", f.line_of(at))
+    near = _nearest_elsewhere(f, pieces, span, first, last)
+    if near is not None:
+        return QuoteMatch("elsewhere", near)
     return _by_names(f, quote, lo, hi)
+
+
+def _nearest_elsewhere(f: FileText, pieces: Sequence[str], span: int, first: int, last: int) -> int | None:
+    """The line of the quote's occurrence nearest to the cited lines (none is in their window), so
+    the reason gives the offset a stale line number really has."""
+    before: int | None = None
+    start = 0
+    while (at := _find(f.text, pieces, start, len(f.text), span)) is not None:
+        line = f.line_of(at)
+        if line > last:
+            return line if before is None or line - last < first - before else before
+        before, start = line, at + 1
+    return before
 
 
 def _by_names(f: FileText, quote: str, lo: int, hi: int) -> QuoteMatch:

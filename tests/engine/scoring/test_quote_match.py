@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from proctor.engine.scoring.quote_match import FileText, match_quote
+from proctor.engine.scoring.quote_match import FileText, QuoteMatch, match_quote
 from tests.engine.scoring.sense_answers.excerpt import repo
 
 AXUM_HANDLER = "axum/src/handler/mod.rs"
@@ -96,3 +98,15 @@ def test_a_quoted_line_ending_in_a_comma_before_a_closing_bracket_is_found_at_it
     )
     m = match_quote(FileText(lines), "JobState.QUEUED.value,", 14, 14, 5)
     assert (m.fit, m.line) == ("here", 14)
+
+
+def test_a_quote_at_a_stale_line_is_placed_at_its_nearest_occurrence() -> None:
+    """The demo's stale index cites ``with self._transaction() as conn:`` at line 122; the file has
+    it at 91, 113 and 162: the reason's offset is the stale index's 9 lines, not 31 to the first."""
+    demo = Path(__file__).resolve().parents[3] / "scenarios" / "demo" / "repo" / "tinyq" / "storage"
+    lines = (demo / "sqlite.py").read_text(encoding="utf-8").splitlines()
+    quote = "with self._transaction() as conn:"
+    assert [n for n, text in enumerate(lines, start=1) if quote in text] == [91, 113, 162]
+    assert match_quote(FileText(lines), quote, 122, 122, 5) == QuoteMatch("elsewhere", 113)
+    assert match_quote(FileText(lines), quote, 150, 150, 5) == QuoteMatch("elsewhere", 162)
+    assert match_quote(FileText(lines), quote, 60, 60, 5) == QuoteMatch("elsewhere", 91)
