@@ -205,8 +205,8 @@ def verdict_summary(db: Path) -> Text | None:
     """Why trials failed (the first ``FAILED_SHOWN``, each with its rule and numbers) and why
     others have no verdict (grouped by reason); None when every judged trial passed.
 
-    A pass count says a trial failed, not why; "failed on grounding: 7 of 28 citations grounded
-    (25%) < …" does. The words are store/verdict_reason.py's, as in the console and the reports."""
+    A pass count says a trial failed, not why; "failed on grounding: 7 of 27 citations grounded
+    (26%) < …" does. The words are store/verdict_reason.py's, as in the console and the reports."""
     with StoreReader(db) as reader:
         trials = reader.trials()
         passed = {s.trial_id: s for s in reader.scores(name=ScoreName.PASSED)}

@@ -26,6 +26,7 @@ from proctor.scenarios.model_ids import AGENT_FORMS_TEXT, AGENT_PROVIDERS, OFFLI
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
+CitationCount = Literal["file_line", "mention"]
 
 
 class _Strict(BaseModel):
@@ -229,6 +230,9 @@ class Scoring(_Strict):
     token_ceiling: int = Field(50_000, gt=0)
     time_ceiling_s: float = Field(120.0, gt=0)
     symbol_tolerance_lines: int = Field(5, ge=0)
+    citation_count: CitationCount = "file_line"
+    """How grounding counts citations: each (file, line range) once (``file_line``, as published
+    scorers count) or every mention (``mention``)."""
     tool_match: ToolMatchMode = "strict"
     names_only_tools: list[str] = []
 

@@ -49,6 +49,7 @@ class CitationDetailsStruct(msgspec.Struct, frozen=True, kw_only=True, gc=False)
     symbol: str | None = None
     status: CitationStatus
     reason: str = ""
+    line_text: str | None = None
 
 
 class GroundingDetailsStruct(_Details, frozen=True, kw_only=True):
@@ -57,6 +58,7 @@ class GroundingDetailsStruct(_Details, frozen=True, kw_only=True):
     commit: str = ""
     repo: str = ""
     tolerance: int = 0
+    count_rule: str = ""
     citations: list[CitationDetailsStruct] = []
 
 

@@ -147,6 +147,8 @@ class CitationDetails(BaseModel):
     symbol: str | None = None
     status: CitationStatus
     reason: str = ""
+    line_text: str | None = None
+    """A hallucinated citation's first cited line as it reads at the commit (cut at 240 chars)."""
 
 
 class GroundingDetails(ScoreDetails):
@@ -155,6 +157,8 @@ class GroundingDetails(ScoreDetails):
     commit: str = ""
     repo: str = ""
     tolerance: int = 0
+    count_rule: str = ""
+    """How citations were counted (``file_line`` or ``mention``, and what that means)."""
     citations: list[CitationDetails] = []
 
 

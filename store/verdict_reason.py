@@ -1,5 +1,5 @@
 """Why a trial has the verdict it has, in one line a person reads: the rule that failed it with
-its numbers ("failed on grounding: 7 of 28 citations grounded (25%) < …"), or why it has none.
+its numbers ("failed on grounding: 7 of 27 citations grounded (26%) < …"), or why it has none.
 
 One wording for every place that says it: the console's trial header and matrix status line,
 the Markdown and HTML reports, JUnit and the headless summary. It is read from what the store

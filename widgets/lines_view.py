@@ -56,12 +56,21 @@ class LinesView(ScrollView, can_focus=True):
             self.view = view
             self.line = line
 
+    class Resized(Message):
+        """The view's width for text changed: a caller that fits lines to it builds them again."""
+
+        def __init__(self, view: LinesView, width: int) -> None:
+            super().__init__()
+            self.view = view
+            self.width = width
+
     def __init__(self, *, cursor: bool = False, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.cursor_enabled = cursor
         self.cursor_line = 0
         self._lines: Sequence[Text] = ()
         self._cache: dict[int, Strip] = {}
+        self._width_told = 0
 
     @property
     def lines(self) -> Sequence[Text]:
@@ -107,6 +116,12 @@ class LinesView(ScrollView, can_focus=True):
 
     def _cursor_style(self) -> Style:
         return self.get_component_rich_style("linesview--cursor", partial=True)
+
+    def on_resize(self) -> None:
+        width = self.content_width
+        if width != self._width_told:
+            self._width_told = width
+            self.post_message(self.Resized(self, width))
 
     def on_focus(self) -> None:
         self.refresh()

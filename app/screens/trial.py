@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -25,6 +24,7 @@ from proctor.app.screens.base import ProctorScreen
 from proctor.app.screens.dialogs import CitationScreen
 from proctor.app.screens.pager import PagerScreen
 from proctor.app.screens.workbench import WorkbenchScreen, tool_target
+from proctor.app.views.citation_panel import CitationRows, citation_rows
 from proctor.app.views.matrix_build import cell_of
 from proctor.app.views.score_views import (
     TrialCitations,
@@ -41,7 +41,6 @@ from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView
 from proctor.widgets.sanitize import one_line
 from proctor.widgets.text_panel import TextPanel
-from proctor.widgets.transcript_model import BADGE
 from proctor.widgets.transcript_view import TranscriptView
 from proctor.widgets.trial_matrix import cell_text
 
@@ -72,6 +71,8 @@ class TrialScreen(ProctorScreen):
         self._shown_version = -1
         self._side_version = -1
         self._grounding: TrialCitations | None = None
+        self._citation_rows = CitationRows([], [], [])
+        self._citation_offset = 0
         self._matches: list[int] = []
 
     def compose(self) -> ComposeResult:
@@ -201,16 +202,20 @@ class TrialScreen(ProctorScreen):
         problem = self.state.unreadable.get(self.trial_id, {}).get(ScoreName.GROUNDING)
         if problem is not None:
             lines.append(Text(f"grounding unreadable: {one_line(problem, 120)}", style="bold red"))
-        for c in self._grounding.citations if self._grounding else []:
-            glyph, style = BADGE.get(c.status, ("?", Style(reverse=True)))
-            # The status before the citation, so a narrow side cuts the path (o shows it whole).
-            line = Text(f" {glyph} ", style=style, end="")
-            line.append(f" {c.status:<12}", style="dim")
-            line.append(f" {one_line(c.raw, 60)}")
-            lines.append(line)
+        view = self.query_one("#citations", LinesView)
+        if not view.size.width:
+            return  # not laid out yet: its Resized message brings the width the rows are cut to
+        rows = citation_rows(self._grounding.citations if self._grounding else (), view.content_width)
+        self._citation_rows = rows
+        self._citation_offset = len(lines)
+        lines += rows.lines
         if not lines:
             lines = [Text("no citations", style="dim")]
-        self.query_one("#citations", LinesView).set_lines(lines)
+        view.set_lines(lines)
+
+    def on_lines_view_resized(self, message: LinesView.Resized) -> None:
+        if message.view.id == "citations":
+            self._flush_citations()  # the side column's width decides where paths are cut
 
     def _flush_judgments(self) -> None:
         verdicts = self.state.judgments.verdicts(self.trial_id)
@@ -284,16 +289,24 @@ class TrialScreen(ProctorScreen):
             target = next((m for m in reversed(self._matches) if m < current), self._matches[-1])
         self.view.select_entry(target)
 
+    def _selected_citation(self) -> int:
+        rows = self._citation_rows
+        row = self.query_one("#citations", LinesView).cursor_line - self._citation_offset
+        return rows.owner[max(0, min(row, len(rows.owner) - 1))] if rows.owner else 0
+
     def action_citation(self, delta: int) -> None:
-        view = self.query_one("#citations", LinesView)
-        view.move_cursor(view.cursor_line + delta)
+        rows = self._citation_rows
+        if not rows.starts:
+            return
+        index = max(0, min(len(rows.starts) - 1, self._selected_citation() + delta))
+        self.query_one("#citations", LinesView).move_cursor(rows.starts[index] + self._citation_offset)
 
     def action_open_citation(self) -> None:
         if self._grounding is None or not self._grounding.citations:
             self.notify("this trial has no citations", severity="warning", markup=False)
             return
-        index = min(self.query_one("#citations", LinesView).cursor_line, len(self._grounding.citations) - 1)
         g = self._grounding
+        index = min(self._selected_citation(), len(g.citations) - 1)
         self.app.push_screen(CitationScreen(g.citations[index], g.repo, g.commit))
 
     def action_page(self) -> None:

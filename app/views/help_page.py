@@ -19,7 +19,7 @@ _STATUS_MEANING = {
     "scoring": "finished, scores being computed",
     "passed": "the answer passed its checks (claims, else key points, else the gold tool calls)",
     "failed": "the answer did not pass: the line under the matrix and the trial header name the rule "
-    "that failed it, with its numbers (failed on grounding: 7 of 28 citations grounded …)",
+    "that failed it, with its numbers (failed on grounding: 7 of 27 citations grounded …)",
     "not judged": "finished without a verdict: the line under the matrix says why (no verdict: no checks, "
     "every judge pass failed, scoring failed …)",
     "error": "the trial broke (model, server or timeout): see its error",

@@ -140,7 +140,9 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         out[name] = Scored.of(name, value, details)
 
     if trial.repo is not None:
-        grounding = check_grounding(digest.answer_text, trial.repo, cfg.symbol_tolerance_lines)
+        grounding = check_grounding(
+            digest.answer_text, trial.repo, cfg.symbol_tolerance_lines, cfg.citation_count
+        )
         put(ScoreName.GROUNDING, grounding.value, grounding.to_details())
     kw = keyword_coverage(digest.answer_text, sc.keywords.required, sc.keywords.bonus)
     put(ScoreName.KEYWORDS, kw.value, kw.to_details())

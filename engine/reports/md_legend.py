@@ -21,11 +21,12 @@ _SCORES = (
     ("llm quality", "0–1: the mean judge score over judge passes."),
     (
         "grounding g/u/h",
-        "citations in the answer checked against the pinned commit: grounded (the file and lines "
-        "exist and a named symbol is within ±5 lines), unresolved (no such file, ambiguous, outside "
-        "the repository), hallucinated (the file exists but the line is past its end, the named "
-        "symbol is not within ±5 lines, or quoted code is not at the cited lines); the percentage is "
-        "grounded / all citations.",
+        "citations in the answer checked against the pinned commit: grounded (the lines exist and "
+        "show what the answer says: quoted code is there, a symbol named next to them is within ±5 "
+        "lines or encloses them), unresolved (no such file, ambiguous, outside the repository), "
+        "hallucinated (the line contradicts the answer: past the end of the file, the quoted code "
+        "is elsewhere, the named symbol neither near nor around it); each (file, line range) counted "
+        "once unless the suite says otherwise; the percentage is grounded / all citations.",
     ),
     (
         "claims ≥0.75 / ≥0.5",

@@ -35,6 +35,7 @@ _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]<>|#!~()+\-.])")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _CODE = re.compile(r"`([^`]+)`")
 _LIST = re.compile(r"^(\d+\.|-) (.*)$")
+_HELD = re.compile(r"\x00(\d+)\x01")
 EXCERPT_CHARS = 4000
 
 _STYLE = """
@@ -58,11 +59,21 @@ def clean(text: object) -> str:
 
 
 def _inline(md: str) -> str:
-    """One line of the Markdown report's own subset (escapes, ``**bold**``, ``code``) as HTML."""
-    out = html.escape(_CONTROL.sub("", md), quote=True)
-    out = _MD_ESCAPE.sub(lambda m: m.group(1), out)
+    """One line of the Markdown report's own subset (escapes, ``**bold**``, ``code``) as HTML.
+
+    A backslash-escaped character (how ``md_format.cell`` writes untrusted text's ``<``, ``*`` or
+    backtick) stands for itself: it is set aside before markup is read, so it never opens code or
+    bold, and it is shown without its backslash."""
+    escaped: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        escaped.append(m.group(1))
+        return f"\x00{len(escaped) - 1}\x01"  # control characters: none is left in the text
+
+    out = html.escape(_MD_ESCAPE.sub(hold, _CONTROL.sub("", md)), quote=True)
     out = _BOLD.sub(r"<strong>\1</strong>", out)
-    return _CODE.sub(r"<code>\1</code>", out)
+    out = _CODE.sub(r"<code>\1</code>", out)
+    return _HELD.sub(lambda m: html.escape(escaped[int(m.group(1))], quote=True), out)
 
 
 def _row(line: str) -> list[str]:

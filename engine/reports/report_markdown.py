@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from proctor.engine.reports.drift_section import drift_markdown
 from proctor.engine.reports.md_charts import forest_chart, frontier_chart
+from proctor.engine.reports.md_citations import hallucinated_citations_section
 from proctor.engine.reports.md_details import failure_modes_section, scenarios_section, tools_section
 from proctor.engine.reports.md_failed_trials import failed_trials_section
 from proctor.engine.reports.md_format import cell, ci, money, pct, table
@@ -359,6 +360,7 @@ def render_markdown(report: Report, *, failed_list: bool = True) -> str:
         scenarios_section(report),
         failure_modes_section(report),
         failed_trials_section(report) if failed_list else [],
+        hallucinated_citations_section(report),
         tools_section(report),
         tool_surface_markdown(report),
         _cost(arms),

@@ -19,22 +19,22 @@ citation, and neither is a bare host name (``db.example.com:5432``: no ``/`` and
 .net/.edu/.gov suffix). Line numbers have at most 12 digits; ``path:0`` is a citation of a line
 that cannot exist (grounding calls it unresolved).
 
-A line citation followed directly by backticked code (``path:12``: `return x + 1`) carries that
-code as ``quote``; grounding then checks that the quoted code is really at the cited lines.
+A line citation followed by backticked code (```path:12`: `return x + 1```, ``path:12 —
+`code```) carries that code as ``quote``; grounding then checks that the quoted code is really at
+the cited lines. Only backticks that open after the citation count: the closing backtick of a
+backticked citation never opens a quote (```a.py:3`. It calls `f```: no quote), and code that
+is followed by a line reference of its own (``a.py:3 — `impl X` at b.py:9``) belongs to that one.
 
-For a ``path:line`` citation without a symbol, ``hint`` is an identifier the sentence names
-next to it: the nearest backticked identifier on the same text line whose gap to the citation
-is at most 24 characters with no sentence end (``. ; ! ?``), backtick or other citation in
-between (ties go to the identifier before the citation); for a markdown link, the link text if it
-is an identifier. A backticked file name (the cited one, or any ``name.ext`` with a common
-source/text extension) is not a hint.
+For a ``path:line`` citation without a symbol, ``hint`` is the symbol the sentence names next to
+it, and ``unpaired`` says why a symbol next to it was not paired (``citation_hints``).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
+
+from .citation_hints import is_path_token, with_hints
 
 _PATH = r"[\w.~/\\-]*[\w~/\\-]"
 _SYMBOL = r"[A-Za-z_]\w*(?:[.#][A-Za-z_]\w*)*(?:\(\))?"
@@ -51,17 +51,10 @@ _CITATION = re.compile(
 )
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>()\[\]`'\"]*")
 _MD_LINK = re.compile(r"\[(?P<text>[^\[\]\n]{0,200})\]\((?P<target>[^()\s]{1,400})\)")
-_BACKTICKED = re.compile(r"`(?P<ident>[A-Za-z_][\w.]*(?:\(\))?)`")
 _IDENT = re.compile(rf"^{_SYMBOL}$")
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,9}$")
 _HOST_SUFFIXES = frozenset({"com", "org", "net", "edu", "gov"})
-_FILE_EXTENSIONS = frozenset(
-    "py pyi js mjs ts tsx jsx go rs java kt c h cc cpp hpp cs rb php swift scala vue sh bash "
-    "md rst txt json yaml yml toml ini cfg conf lock html css scss sql xml csv".split()
-)
 _NOT_NEWLINE = re.compile(r"[^\n]")
-_HINT_GAP = 24
-_SENTENCE_END = re.compile(r"[.;!?](\s|$)")
 
 
 @dataclass(frozen=True)
@@ -76,6 +69,10 @@ class Citation:
     symbol: str | None = None
     hint: str | None = None
     quote: str | None = None
+    unpaired: str | None = None
+    """Why a symbol named next to this line citation was not paired with it (ambiguous)."""
+    claims_definition: bool = False
+    """The sentence says ``hint`` is defined or declared at the cited line."""
 
     @property
     def end(self) -> int:
@@ -146,7 +143,7 @@ def extract_citations(text: str) -> list[Citation]:
         if target is None:
             continue
         label = m.group("text").strip().strip("`")
-        hint = label if _IDENT.match(label) and not _is_path_token(label, target.group("path")) else None
+        hint = label if _IDENT.match(label) and not is_path_token(label, target.group("path")) else None
         found.append(_from_match(target, m.group(0), m.start(), hint))
         link_spans.append(m.span())
     scan = _mask(text, urls + link_spans)
@@ -160,19 +157,30 @@ def extract_citations(text: str) -> list[Citation]:
             symbol = m.group("path")
             plain.append(Citation(m.group(0), m.start(), "", line, end, symbol=symbol))
     if plain:
-        plain = _with_quotes(text, _with_hints(text, plain))
+        plain = _with_quotes(text, with_hints(text, plain))
     return sorted(found + plain, key=lambda c: c.start)
 
 
-_QUOTE_AFTER = re.compile(r"`?[ \t]*[:\u2014\u2013-]?[ \t]*`(?P<quote>[^`\n]{6,400})`")
+_QUOTE_AFTER = re.compile(r"[ \t]*(?:[:\u2014\u2013-][ \t]*)?`(?P<quote>[^`\n]{6,400})`")
+_OWN_LOCATOR = re.compile(
+    r"[ \t]*(?:\(|,)?[ \t]*(?:(?:at|in|on|see)\b[ \t]*)?(?:`?[\w.~/-]+\.\w+:L?\d|`?:L?\d|lines?\s+\d)"
+)
 
 
 def _with_quotes(text: str, cites: list[Citation]) -> list[Citation]:
-    """Attach the code a line citation quotes right after it (``path:12``: `code`)."""
+    """Attach the code a line citation quotes right after it (```path:12`: `code```)."""
     out: list[Citation] = []
     for c in cites:
-        m = _QUOTE_AFTER.match(text, c.end) if c.line is not None else None
+        if c.line is None:
+            out.append(c)
+            continue
+        at = c.end
+        if c.start > 0 and text[c.start - 1] == "`" and text[at : at + 1] == "`":
+            at += 1  # the citation's own closing backtick
+        m = _QUOTE_AFTER.match(text, at)
         quote = m.group("quote").strip() if m else ""
+        if m is None or _OWN_LOCATOR.match(text, m.end()):
+            quote = ""
         if quote and not _IDENT.match(quote) and len(quote.replace(" ", "")) >= 6:
             c = replace(c, quote=quote)
         out.append(c)
@@ -189,56 +197,3 @@ def _is_code_symbol(text: str, m: re.Match[str]) -> bool:
     name = m.group("path")
     backticked = m.start() > 0 and text[m.start() - 1] == "`"
     return bool(_IDENT.match(name)) and (backticked or _CODE_SYMBOL.fullmatch(name) is not None)
-
-
-def _is_path_token(token: str, path: str) -> bool:
-    """True for backticked text that names a file rather than a symbol."""
-    base = path.rsplit("/", 1)[-1]
-    if token in (path, base) or "/" in token or ":" in token:
-        return True
-    return "." in token and token.rsplit(".", 1)[1].lower() in _FILE_EXTENSIONS
-
-
-def _with_hints(text: str, cites: list[Citation]) -> list[Citation]:
-    ticks = [(m.start(), m.end(), m.group("ident")) for m in _BACKTICKED.finditer(text)]
-    if not ticks:
-        return cites
-    starts = [t[0] for t in ticks]
-    cite_starts = [c.start for c in cites]
-    out: list[Citation] = []
-    for c in cites:
-        best = (
-            None
-            if c.symbol is not None or c.line is None
-            else _nearest_hint(text, c, ticks, starts, cite_starts)
-        )
-        out.append(c if best is None else replace(c, hint=best))
-    return out
-
-
-def _nearest_hint(
-    text: str, c: Citation, ticks: list[tuple[int, int, str]], starts: list[int], cite_starts: list[int]
-) -> str | None:
-    window = _HINT_GAP + 2
-    lo = bisect_left(starts, c.start - window - 200)
-    hi = bisect_right(starts, c.end + window)
-    best: tuple[int, int, str] | None = None
-    for a, b, ident in ticks[lo:hi]:
-        if _is_path_token(ident.removesuffix("()"), c.path):
-            continue
-        if b <= c.start:
-            gap, before, span = text[b : c.start], 0, (b, c.start)
-            gap = gap.removesuffix("`")
-        elif a >= c.end:
-            gap, before, span = text[c.end : a], 1, (c.end, a)
-            gap = gap.removeprefix("`")
-        else:
-            continue
-        if len(gap) > _HINT_GAP or "\n" in gap or "`" in gap or _SENTENCE_END.search(gap):
-            continue
-        if bisect_left(cite_starts, span[0]) < bisect_left(cite_starts, span[1]):
-            continue
-        rank = (len(gap), before, ident)
-        if best is None or rank[:2] < best[:2]:
-            best = rank
-    return None if best is None else best[2]

@@ -9,22 +9,19 @@ finds ``src/app/topic.py``; two candidates make it *unresolved*, as ambiguous). 
 are not files here (``PinnedRepo.is_file``/``files`` exclude them), so a citation of a link is
 *unresolved* and nothing it points to is ever read.
 
-Once the file is resolved (its line count is ``n``; lines as ``RepoView.lines`` splits them):
+Once the file is resolved, ``grounding_rules`` decides what the cited lines must show (the line
+exists; quoted code is there; a symbol named next to it is near it or encloses it). Without a
+path:
 
-* ``path:line`` / ``path:a-b``: the line(s) must exist (``b <= n``; an inverted range ``b < a`` is
-  *hallucinated*). If the citation names a symbol (``hint``: an identifier the sentence puts in
-  backticks next to it, see ``citations``), that identifier must also occur within ``±tolerance``
-  lines of the cited line or range, else *hallucinated*. Without a symbol, the line existing
-  is all that is checked.
-* ``path:Symbol``: the symbol must occur somewhere in the file, else *hallucinated*.
 * ``path:0``: *unresolved* (lines start at 1).
-* ``Symbol:line`` (no path, or a dotted name that is no file): the symbol must occur within
-  ``±tolerance`` lines of that line in some file of the commit, else *hallucinated*.
+* ``Symbol:line`` (no path, or a dotted name that is no file): some file of the commit must have
+  the symbol (exact case; with its owner, for ``Owner.name``) within ``±tolerance`` lines of that
+  line, or a definition of it that encloses the line, else *hallucinated*.
 
-A symbol "occurs" where its last component (``Class.method`` and ``Class#method`` -> ``method``,
-``()`` dropped) appears as a whole identifier, case-sensitively; the nearest occurrence counts,
-not only definitions. For ``Class.method`` the class must occur in the file too, before the
-method's occurrence.
+Counting (``check_citations``): by default each (file, line range) is one citation, however often
+and in whatever words it is cited (``file_line``, as published scorers count); a repeated one
+takes the worst verdict of its mentions (a line that contradicts one claim about it is wrong).
+``mention`` counts every mention.
 
 ``RepoIndex`` caches what it computes per repository object (one object = one commit): the
 suffix index, path resolutions, line counts and per-file identifier positions.
@@ -36,19 +33,33 @@ import os
 import re
 import threading
 import weakref
-from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from proctor.scenarios.repo import RepoError, safe_relpath
-from proctor.store.scores import CitationDetails, CitationStatus, GroundingCounts, GroundingDetails
+from proctor.scenarios.schema import CitationCount
+from proctor.store.scores import CitationStatus, GroundingCounts, GroundingDetails
 
 from .citations import Citation, extract_citations
+from .grounding_rules import (
+    FileFacts,
+    GroundingResult,
+    classify_lines,
+    classify_symbol_only,
+    clip_line,
+    locate,
+    member_occurrences,
+    symbol_name,
+    symbol_parts,
+)
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 _MEMO_LIMIT = 200_000
+COUNT_RULES: dict[CitationCount, str] = {
+    "file_line": "each (file, line range) counted once; a repeated one takes its worst verdict",
+    "mention": "every mention counted",
+}
 
 
 class RepoView(Protocol):
@@ -72,27 +83,6 @@ class PinnedView(RepoView, Protocol):
 
 
 @dataclass(frozen=True)
-class GroundingResult:
-    citation: Citation
-    status: CitationStatus
-    reason: str
-    resolved_path: str | None = None
-    symbol: str | None = None
-    symbol_line: int | None = None
-
-    def to_details(self) -> CitationDetails:
-        return CitationDetails(
-            raw=self.citation.raw,
-            path=self.resolved_path or self.citation.path,
-            line=self.citation.line,
-            line_end=self.citation.end_line,
-            symbol=self.citation.symbol or self.citation.hint,
-            status=self.status,
-            reason=self.reason,
-        )
-
-
-@dataclass(frozen=True)
 class GroundingCheck:
     """An answer's citations checked against one commit: the grounding score, its value the
     share grounded (None without citations)."""
@@ -101,6 +91,7 @@ class GroundingCheck:
     commit: str
     repo: str
     tolerance: int
+    count: CitationCount = "file_line"
 
     @property
     def counts(self) -> GroundingCounts:
@@ -118,34 +109,9 @@ class GroundingCheck:
             commit=self.commit,
             repo=self.repo,
             tolerance=self.tolerance,
+            count_rule=f"{self.count}: {COUNT_RULES[self.count]}",
             citations=[r.to_details() for r in self.results],
         )
-
-
-class _FileInfo:
-    __slots__ = ("_idents", "_lines", "n_lines")
-
-    def __init__(self, lines: Sequence[str]) -> None:
-        self._lines: Sequence[str] = lines
-        self.n_lines = len(lines)
-        self._idents: dict[str, list[int]] | None = None
-
-    def line(self, n: int) -> str:
-        return self._lines[n - 1]
-
-    def identifiers(self) -> Iterable[str]:
-        self.occurrences("")
-        assert self._idents is not None
-        return self._idents.keys()
-
-    def occurrences(self, name: str) -> list[int]:
-        if self._idents is None:
-            idents: dict[str, list[int]] = {}
-            for no, text in enumerate(self._lines, start=1):
-                for ident in set(_IDENT.findall(text)):
-                    idents.setdefault(ident, []).append(no)
-            self._idents = idents
-        return self._idents.get(name, [])
 
 
 class RepoIndex:
@@ -154,7 +120,7 @@ class RepoIndex:
     def __init__(self) -> None:
         self._suffixes: dict[str, list[str]] | None = None
         self._resolved: dict[str, tuple[str | None, str]] = {}
-        self._files: dict[str, _FileInfo | None] = {}
+        self._files: dict[str, FileFacts | None] = {}
         self._symbol_files: dict[str, list[str]] | None = None
         self._lock = threading.Lock()
 
@@ -199,10 +165,10 @@ class RepoIndex:
                     self._suffixes = index
         return self._suffixes
 
-    def file(self, repo: RepoView, path: str) -> _FileInfo | None:
+    def file(self, repo: RepoView, path: str) -> FileFacts | None:
         if path not in self._files:
             try:
-                info: _FileInfo | None = _FileInfo(repo.lines(path))
+                info: FileFacts | None = FileFacts(repo.lines(path))
             except (RepoError, OSError, KeyError, UnicodeError):
                 info = None
             self._files[path] = info
@@ -225,42 +191,57 @@ class RepoIndex:
         info = self.file(repo, resolved)
         if info is None:
             return GroundingResult(citation, "unresolved", "file cannot be read", resolved)
-        symbol = citation.symbol or citation.hint
-        name = _symbol_name(symbol) if symbol else None
         if citation.line is None:
-            return _classify_symbol_only(citation, resolved, info, symbol, name)
-        return _classify_lines(citation, resolved, info, symbol, name, tolerance)
+            return classify_symbol_only(citation, resolved, info, citation.symbol or citation.hint)
+        return classify_lines(citation, resolved, info, tolerance)
 
     def _symbol_at_line(self, repo: RepoView, c: Citation, symbol: str, tolerance: int) -> GroundingResult:
-        """``Symbol:line``: grounded where some file has the symbol near that line."""
+        """``Symbol:line``: grounded where some file has the symbol near that line or around it."""
         assert c.line is not None
-        name = _symbol_name(symbol)
+        name = symbol_name(symbol)
+        first = c.line
         last = c.end_line if c.end_line is not None else c.line
-        nearest: tuple[int, str, int] | None = None
+        closest: tuple[int, str, int | None, str] | None = None
         for path in self.files_with(repo, name):
             info = self.file(repo, path)
-            if info is None:
+            if info is None or last > info.n_lines:
                 continue
-            found = _member_occurrences(info, symbol, name)
-            for n in found:
-                offset = 0 if c.line <= n <= last else min(abs(n - c.line), abs(n - last))
-                if nearest is None or offset < nearest[0]:
-                    nearest = (offset, path, n)
-        if nearest is None:
-            return GroundingResult(
-                c, "hallucinated", f"{symbol} occurs in no file of the commit", None, symbol
-            )
-        offset, path, n = nearest
-        if offset <= tolerance:
-            return GroundingResult(c, "grounded", f"{symbol} at {path}:{n}", path, symbol, n)
+            found = member_occurrences(info, symbol)
+            if not found:
+                continue
+            ok, how, n = locate(info, name, found, first, last, tolerance, c.claims_definition)
+            if ok:
+                return GroundingResult(c, "grounded", f"{symbol} {how} ({path}:{n})", path, symbol, n)
+            gap = min(abs(k - first) for k in found)
+            if closest is None or gap < closest[0]:
+                closest = (gap, path, n, how)
+        if closest is None:
+            return GroundingResult(c, "hallucinated", self._nowhere(repo, symbol, name, first), None, symbol)
+        gap, path, n, _ = closest
+        info = self.file(repo, path)
         return GroundingResult(
             c,
             "hallucinated",
-            f"{symbol} is {offset} lines from line {c.line} (nearest: {path}:{n})",
+            f"{symbol} is {gap} lines from line {first} and no definition of it encloses it "
+            f"(nearest: {path}:{n})",
             path,
             symbol,
             n,
+            None if info is None else clip_line(info.line(first)),
         )
+
+    def _nowhere(self, repo: RepoView, symbol: str, name: str, line: int) -> str:
+        """Why ``symbol`` is found nowhere: its owner may be what does not exist."""
+        owner = symbol_parts(symbol)[:-1]
+        if owner:
+            for path in self.files_with(repo, name):
+                info = self.file(repo, path)
+                if info is not None and line in info.occurrences(name):
+                    return (
+                        f"{symbol} occurs in no file of the commit: {name} is at {path}:{line}, "
+                        f"but {owner[-1]} occurs nowhere with it"
+                    )
+        return f"{symbol} occurs in no file of the commit (at line {line})"
 
     def files_with(self, repo: RepoView, name: str) -> list[str]:
         """Files of the commit in which ``name`` occurs as an identifier (text search, cached)."""
@@ -281,83 +262,6 @@ class RepoIndex:
 _IDENT_PATH = re.compile(r"[A-Z]\w*(?:[.#][A-Za-z_]\w*)+|\w+#\w+")
 _BINARY_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".zip", ".gz", ".whl", ".so", ".bin", ".ico")
 _MAX_INDEXED_LINES = 50_000
-
-
-def _symbol_name(symbol: str) -> str:
-    return re.split(r"[.#]", symbol.removesuffix("()"))[-1]
-
-
-def _member_occurrences(info: _FileInfo, symbol: str, name: str) -> list[int]:
-    """Lines where ``name`` occurs; for ``Class.method``/``Class#method``, only after the class."""
-    found = info.occurrences(name)
-    parts = re.split(r"[.#]", symbol.removesuffix("()"))
-    if len(parts) < 2:
-        return found
-    owner = info.occurrences(parts[-2])
-    return [n for n in found if owner and n > owner[0]]
-
-
-def _classify_symbol_only(
-    c: Citation, path: str, info: _FileInfo, symbol: str | None, name: str | None
-) -> GroundingResult:
-    if not name:
-        return GroundingResult(c, "grounded", "file exists at the commit", path)
-    found = _member_occurrences(info, symbol or name, name)
-    if not found:
-        return GroundingResult(c, "hallucinated", f"{symbol} does not occur in {path}", path, symbol)
-    return GroundingResult(c, "grounded", f"{symbol} occurs at line {found[0]}", path, symbol, found[0])
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _classify_quote(
-    c: Citation, path: str, info: _FileInfo, first: int, last: int, tolerance: int
-) -> GroundingResult:
-    """The quoted code must stand within ``tolerance`` lines of the cited range."""
-    assert c.quote is not None
-    quote = _squash(c.quote)
-    lo, hi = max(1, first - tolerance), min(info.n_lines, last + tolerance)
-    for n in range(lo, hi + 1):
-        if quote in _squash(info.line(n)):
-            return GroundingResult(c, "grounded", f"quoted code at line {n}", path, None, n)
-    return GroundingResult(
-        c, "hallucinated", f"the quoted code is not within {tolerance} lines of line {first} in {path}", path
-    )
-
-
-def _classify_lines(
-    c: Citation, path: str, info: _FileInfo, symbol: str | None, name: str | None, tolerance: int
-) -> GroundingResult:
-    assert c.line is not None
-    first, last = c.line, c.end_line if c.end_line is not None else c.line
-    if last < first:
-        return GroundingResult(c, "hallucinated", f"inverted line range {first}-{last}", path)
-    if last > info.n_lines:
-        return GroundingResult(
-            c, "hallucinated", f"line {last} is past the end of {path} ({info.n_lines} lines)", path
-        )
-    if c.quote:
-        return _classify_quote(c, path, info, first, last, tolerance)
-    if not name:
-        return GroundingResult(c, "grounded", f"line {last} exists ({info.n_lines} lines)", path)
-    found = _member_occurrences(info, symbol or name, name)
-    if not found:
-        return GroundingResult(c, "hallucinated", f"{symbol} does not occur in {path}", path, symbol)
-    i = bisect_left(found, first - tolerance)
-    if i < len(found) and found[i] <= last + tolerance:
-        return GroundingResult(c, "grounded", f"{symbol} at line {found[i]}", path, symbol, found[i])
-    nearest = min(found[max(0, i - 1) : i + 1], key=lambda k: min(abs(k - first), abs(k - last)))
-    offset = min(abs(nearest - first), abs(nearest - last))
-    return GroundingResult(
-        c,
-        "hallucinated",
-        f"{symbol} is {offset} lines from the cited line (nearest: line {nearest}; tolerance ±{tolerance})",
-        path,
-        symbol,
-        nearest,
-    )
 
 
 _CACHE: dict[int, tuple[weakref.ref[Any], RepoIndex]] = {}
@@ -394,27 +298,61 @@ def classify(citation: Citation, repo: RepoView, tolerance: int = 5) -> Groundin
     return index_for(repo).classify(repo, citation, tolerance)
 
 
+def _key(r: GroundingResult) -> tuple[str, int | None, int | None, str | None]:
+    c = r.citation
+    path = r.resolved_path or c.path
+    if c.line is not None:
+        return (path, c.line, c.end_line if c.end_line is not None else c.line, None if path else c.symbol)
+    return (path, None, None, c.symbol or c.hint)
+
+
+_SEVERITY: dict[CitationStatus, int] = {"grounded": 0, "unresolved": 1, "hallucinated": 2}
+
+
 def check_citations(
     text: str, repo: RepoView, tolerance: int = 5, *, unique: bool = True
 ) -> list[GroundingResult]:
     """Extract and classify the citations in ``text``.
 
-    With ``unique`` (the default) a citation repeated verbatim (same path, lines, symbol and
-    hint) is counted once, so repeating a reference neither helps nor hurts the rate.
+    With ``unique`` (the default, the ``file_line`` rule) each (file, line range) is counted once,
+    in the place it is first cited, with the worst verdict of its mentions; without it every
+    mention is counted (``mention``).
     """
-    seen: set[tuple[str, int | None, int | None, str | None, str | None]] = set()
-    out: list[GroundingResult] = []
     index = index_for(repo)
-    for c in extract_citations(text):
-        key = (c.path, c.line, c.end_line, c.symbol, c.hint)
-        if unique and key in seen:
-            continue
-        seen.add(key)
-        out.append(index.classify(repo, c, tolerance))
+    results = [index.classify(repo, c, tolerance) for c in extract_citations(text)]
+    if not unique:
+        return results
+    first: dict[tuple[str, int | None, int | None, str | None], int] = {}
+    out: list[GroundingResult] = []
+    for r in results:
+        key = _key(r)
+        at = first.get(key)
+        if at is None:
+            first[key] = len(out)
+            out.append(r)
+        elif _SEVERITY[r.status] > _SEVERITY[out[at].status]:
+            out[at] = r
     return out
 
 
-def check_grounding(text: str, repo: PinnedView, tolerance: int = 5) -> GroundingCheck:
-    """The grounding score of an answer: its citations (each counted once) checked against ``repo``."""
-    results = check_citations(text, repo, tolerance)
-    return GroundingCheck(tuple(results), repo.commit, str(repo.path), tolerance)
+def check_grounding(
+    text: str, repo: PinnedView, tolerance: int = 5, count: CitationCount = "file_line"
+) -> GroundingCheck:
+    """The grounding score of an answer: its citations, counted by ``count``, checked against ``repo``."""
+    results = check_citations(text, repo, tolerance, unique=count == "file_line")
+    return GroundingCheck(tuple(results), repo.commit, str(repo.path), tolerance, count)
+
+
+__all__ = [
+    "COUNT_RULES",
+    "CitationCount",
+    "GroundingCheck",
+    "GroundingResult",
+    "PinnedView",
+    "RepoIndex",
+    "RepoView",
+    "check_citations",
+    "check_grounding",
+    "classify",
+    "index_for",
+]

@@ -31,7 +31,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
-REASON_24 = "✗ failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+REASON_24 = "✗ failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
 TO_24 = [*"jjjjjjj", *"lll"]  # the trial: sqlite-claim / codeintel_stale
 
 

@@ -63,6 +63,11 @@ def test_good_suite_loads(tmp_path: Path) -> None:
             ["scoring.fairness.llm_quality"],
         ),
         (GOOD_SUITE + "prices: {'x:y': {input: -1, output: 1}}\n", "suite.yaml", ["prices.x:y.input"]),
+        (
+            GOOD_SUITE + "scoring: {citation_count: per_line}\n",
+            "suite.yaml",
+            ["scoring.citation_count", "'file_line' or 'mention'"],
+        ),
     ],
 )
 def test_suite_errors_name_file_field_and_fix(

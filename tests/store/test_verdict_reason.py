@@ -11,7 +11,7 @@ from proctor.store.scores import PassedDetails
 from proctor.store.verdict_reason import NOT_SCORED, failed_check, verdict_reason
 
 DEMO_24 = {
-    "rule": "judged claims coverage 1.00 >= 0.75; failed on grounding: 7 of 28 citations grounded (25%) "
+    "rule": "judged claims coverage 1.00 >= 0.75; failed on grounding: 7 of 27 citations grounded (26%) "
     "< scoring.pass_requires_grounding 80%",
     "ungrounded": True,
 }
@@ -28,7 +28,7 @@ def _details(raw: dict[str, object]) -> PassedDetails:
 
 def test_a_trial_failed_by_its_citations_says_the_grounding_rule_and_not_the_claims_it_met() -> None:
     assert verdict_reason(False, _details(DEMO_24)) == (
-        "failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+        "failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
     )
 
 

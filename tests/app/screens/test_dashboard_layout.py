@@ -86,7 +86,7 @@ async def test_at_160x50_the_demo_uses_the_width_and_the_rows_below_the_matrix(d
         assert "why trials failed · 23 of 40" in text
         assert "17 failed on judged claims coverage" in text and "6 failed on grounding" in text
         assert "codeintel_stale 6" in text
-        assert "citations ✓7 ?0 ✗21" in text and "checks: claims 3/3" in text
+        assert "citations ✓7 ?0 ✗20" in text and "checks: claims 3/3" in text
         blank = [i for i, line in enumerate(lines) if not line.strip()]
         assert len(blank) <= 12, f"{len(blank)} empty rows:\n{text}"
     async with console(demo, size=(100, 30)) as (app, pilot):  # no room: the extra panels stay out

@@ -110,7 +110,7 @@ async def test_the_line_under_the_matrix_says_which_rule_failed_the_selected_tri
         head, why = _selected_line(app).splitlines()
         assert head.startswith("#24 sqlite-claim / codeintel_stale / offline:default")
         assert why == (
-            "  ✗ failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+            "  ✗ failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
         )
         assert why.strip() in screen_text(app)  # whole at 100 columns
         await pilot.press("h", "h", "h")  # the baseline: failed on its claims

@@ -293,6 +293,27 @@ async def test_a_failed_trials_header_names_the_rule_that_failed_it_with_its_num
         head, why = _title(screen).splitlines()
         assert head.startswith("trial #24 sqlite-claim / codeintel_stale")
         assert why == (
-            "✗ failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+            "✗ failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
         )
         assert why in screen_text(app)
+@pytest.mark.parametrize("size", [(100, 30), (160, 50)])
+async def test_citation_panel_shows_each_line_number_and_why_a_citation_is_hallucinated(
+    fx: Fixture, size: tuple[int, int]
+) -> None:
+    async with console(fx.db, size=size) as (app, pilot):
+        screen = await open_trial(app, pilot, 0, 1)
+        view = screen.query_one("#citations", LinesView)
+        await wait_until(pilot, lambda: any("job.py:999" in line.plain for line in view.lines), what="rows")
+        rows = [line.plain for line in view.lines]
+        assert rows[0].endswith("tinyq/job.py:4") and "hallucinated tinyq/job.py:999" in rows[1]
+        assert (
+            rows[2].strip() == "999│ (past the end of the file)"
+            and rows[3].strip() == "why: past end of file"
+        )
+        assert rows[4].endswith("tinyq/missing.py:3")
+        side = screen.query_one("#trial-side").size.width
+        assert side >= (60 if size[0] == 160 else 36), side  # 40 % of the terminal (it was at most 48)
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        assert view.cursor_line == 4  # ] moves from citation to citation, over their detail rows
+        await pilot.press("o")
+        await wait_until(pilot, lambda: "not a file at this commit" in screen_text(app), what="the third one")

@@ -428,7 +428,7 @@ def test_a_trial_whose_scoring_raised_or_that_a_finished_run_never_scored_has_no
 def test_a_failed_trial_says_which_rule_failed_it_with_its_numbers() -> None:
     state = loaded_state()
     rule = (
-        "judged claims coverage 1.00 >= 0.75; failed on grounding: 7 of 28 citations grounded (25%) "
+        "judged claims coverage 1.00 >= 0.75; failed on grounding: 7 of 27 citations grounded (26%) "
         "< scoring.pass_requires_grounding 80%"
     )
     details = dump_details(ScoreName.PASSED, PassedDetails(rule=rule, ungrounded=True))
@@ -436,6 +436,6 @@ def test_a_failed_trial_says_which_rule_failed_it_with_its_numbers() -> None:
         TailBatch(events=[stored(Scored(name="passed", value=0.0, details=details), trial_id=2)])
     )
     assert state.verdict_line(2) == (
-        "failed on grounding: 7 of 28 citations grounded (25%) < scoring.pass_requires_grounding 80%"
+        "failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
     )
     assert state.verdict_line(3) is None  # running

@@ -273,12 +273,12 @@ def test_an_imported_trial_without_a_final_answer_is_no_answer_not_a_fail() -> N
     assert gold_only["passed"].value == 1.0
 
 
-def _cited(answer: str, repo: PinnedRepo, minimum: float | None) -> TrialInput:
+def _cited(answer: str, repo: PinnedRepo, minimum: float | None, count: str = "file_line") -> TrialInput:
     events = [
         e.model_copy(update={"text": answer}) if isinstance(e, FinalAnswer) else e
         for e in _events(routed=False)
     ]
-    scoring = Scoring(pass_requires_grounding=minimum)
+    scoring = Scoring(pass_requires_grounding=minimum, citation_count=count)  # type: ignore[arg-type]
     return TrialInput(SCENARIO, "a", ArmSpec(servers=["codeintel_v2"]), "m", events, repo, scoring, SCHEMAS)  # type: ignore[arg-type]
 
 
@@ -302,6 +302,29 @@ def test_pass_requires_grounding_fails_an_answer_citing_lines_that_are_not_there
     assert kept.value == 1.0 and "ungrounded" not in kept.details
     # An answer that cites nothing hallucinates nothing: the option does not hold it back.
     assert _layers(_cited("compute_backoff is in retry.py", repo, 0.8), [good])["passed"].value == 1.0
+
+
+def test_the_suite_says_how_citations_are_counted(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "retry.py").write_text("def compute_backoff(attempt):\n    return 2 ** attempt\n")
+    repo = PinnedRepo(tmp_path / "git", materialize(src, tmp_path / "git"))
+    answer = (
+        "`compute_backoff` (pkg/retry.py:1) is called as compute_backoff at pkg/retry.py:1 and retry.py:9."
+    )
+
+    def grounding(count: str) -> Scored:
+        trial = _cited(answer, repo, None, count)
+        return deterministic_scores(trial, digest_of(trial.events))[ScoreName.GROUNDING]
+
+    once, every = grounding("file_line"), grounding("mention")
+    assert once.details["counts"] == {"grounded": 1, "unresolved": 0, "hallucinated": 1}
+    assert every.details["counts"] == {"grounded": 2, "unresolved": 0, "hallucinated": 1}
+    assert once.details["count_rule"].startswith("file_line") and every.details["count_rule"].startswith(
+        "mention"
+    )
+    (bad,) = [c for c in once.details["citations"] if c["status"] == "hallucinated"]
+    assert bad["line_text"] is None and "past the end" in bad["reason"]
 
 
 class _TaskJudge:

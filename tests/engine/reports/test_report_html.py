@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from proctor.app.cli import main
+from proctor.engine.reports.md_format import cell
 from proctor.engine.reports.report import build_report
-from proctor.engine.reports.report_html import failed_trial_events, render_html
+from proctor.engine.reports.report_html import failed_trial_events, markdown_to_html, render_html
 
 pytest.importorskip("matplotlib", reason="the html extra (matplotlib) is not installed")
 
@@ -84,6 +85,19 @@ def test_the_page_has_verdict_intervals_frontier_tables_and_failed_trial_excerpt
     folds = re.findall(r'<details class="trial"><summary>(.*?)</summary>', page)
     assert folds and all("epoch" in f for f in folds)
     assert "→ " in page and "answer:" in page  # a transcript: calls and the final answer
+
+
+def test_escaped_text_in_a_cell_is_shown_as_written_and_never_read_as_markup() -> None:
+    """Lines of the demo repository as the hallucinated-citations table quotes them: ``->``, ``<``
+    and backticks are the code's own characters, not a backslash and an entity, nor a code span."""
+    lines = (DEMO / "repo" / "tinyq" / "retry.py").read_text(encoding="utf-8").splitlines()
+    quoted = [lines[74].strip(), lines[76].strip(), "**not bold** x_y_z"]
+    md = "| line |\n|---|\n" + "\n".join(f"| {cell(q)} |" for q in quoted)
+    page = "\n".join(markdown_to_html(md, {}))
+    assert ":data:`MAX_RETRY_DELAY`. With the defaults" in page
+    assert "if attempt &lt; 1:" in page
+    assert "**not bold** x_y_z" in page
+    assert "\\" not in page and "<code>" not in page and "<strong>" not in page
 
 
 def test_html_format_writes_one_file(run_db: Path, tmp_path: Path) -> None:

@@ -412,6 +412,21 @@ def test_demo_page_lists_each_failed_trial_with_the_rule_that_failed_it(
     )
     assert (
         f"| {stale['id']} | sqlite-claim | codeintel\\_stale · offline:default | 0 | failed on grounding: "
-        "7 of 28 citations grounded (25%) \\< scoring.pass\\_requires\\_grounding 80% |" in rows
+        "7 of 27 citations grounded (26%) \\< scoring.pass\\_requires\\_grounding 80% |" in rows
     )
     assert all("| failed on " in r or "| error: " in r for r in rows)
+def test_demo_page_lists_the_stale_arms_hallucinated_citations_with_their_lines(
+    demo: tuple[dict[str, Any], Path],
+) -> None:
+    report, _ = demo
+    section = _section(render_markdown(report), "Hallucinated citations")
+    rows = [line for line in section.splitlines() if line.startswith("| #")]
+    stale = sum(a["grounding"]["hallucinated"] for a in report["arms"] if a["arm"] == "codeintel_stale")
+    assert len(rows) == stale > 10
+    assert all("codeintel\\_stale · offline:default" in row for row in rows)
+    assert "file\\_line: each (file, line range) counted once" in section
+    # The stale index's lines are nine too high: the line shown is what the commit has there.
+    assert any(
+        re.search(r"\| \d+: .+ \| the quoted code is at line (\d+), 9 lines from the cited line", row)
+        for row in rows
+    )

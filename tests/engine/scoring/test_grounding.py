@@ -280,6 +280,7 @@ def test_grounding_converts_itself_to_its_stored_details() -> None:
         commit=repo.commit,
         repo="/srv/checkout",
         tolerance=3,
+        count_rule="file_line: each (file, line range) counted once; a repeated one takes its worst verdict",
         citations=[
             CitationDetails(raw="topic.py:20", path="src/topic.py", line=20, symbol="TopicCreator",
                             status="grounded", reason=check.results[0].reason),
