@@ -296,6 +296,8 @@ async def test_a_failed_trials_header_names_the_rule_that_failed_it_with_its_num
             "✗ failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
         )
         assert why in screen_text(app)
+
+
 @pytest.mark.parametrize("size", [(100, 30), (160, 50)])
 async def test_citation_panel_shows_each_line_number_and_why_a_citation_is_hallucinated(
     fx: Fixture, size: tuple[int, int]

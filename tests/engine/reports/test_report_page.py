@@ -415,6 +415,8 @@ def test_demo_page_lists_each_failed_trial_with_the_rule_that_failed_it(
         "7 of 27 citations grounded (26%) \\< scoring.pass\\_requires\\_grounding 80% |" in rows
     )
     assert all("| failed on " in r or "| error: " in r for r in rows)
+
+
 def test_demo_page_lists_the_stale_arms_hallucinated_citations_with_their_lines(
     demo: tuple[dict[str, Any], Path],
 ) -> None:
