@@ -82,9 +82,15 @@ def _format_validation(path: Path, exc: ValidationError, text: str = "") -> str:
         if len(parts) >= 3 and parts[0] == "mcpServers" and parts[2] in ("stdio", "http"):
             del parts[2]  # the discriminator's tag, not a field the user wrote
             del raw[2]
+        keyword = len(parts) >= 4 and parts[0] == "keywords" and parts[3] in ("word", "check")
+        if keyword:
+            del parts[3]  # the keyword's shape (a plain word or a {kind: value} mapping), a tag too
+            del raw[3]
         loc = ".".join(parts) or "(top level)"
         msg = err["msg"]
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and keyword:
+            msg = "unknown keyword kind (valid: word, contains, exact, starts_with, e.g. {contains: test_})"
+        elif err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling; see the README's suite format)"
         elif err["type"] == "missing":
             msg = "required field is missing"

@@ -9,13 +9,25 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import re2
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from proctor.scenarios.json_paths import parse_path
 from proctor.scenarios.model_ids import AGENT_FORMS_TEXT, AGENT_PROVIDERS, OFFLINE_JUDGE_FORM, split_model_id
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
+KeywordKind = Literal["word", "contains", "exact", "starts_with"]
+KEYWORD_KINDS: tuple[KeywordKind, ...] = ("word", "contains", "exact", "starts_with")
+KeywordCount = Literal["once", "per_occurrence"]
 
 
 class _Strict(BaseModel):
@@ -198,6 +210,9 @@ class Scoring(_Strict):
     symbol_tolerance_lines: int = Field(5, ge=0)
     tool_match: ToolMatchMode = "strict"
     names_only_tools: list[str] = []
+    keyword_count: KeywordCount = "once"
+    """``once``: a keyword listed twice (or required and bonus) counts once; ``per_occurrence``:
+    each listing counts, as harnesses that sum their checks over steps do."""
 
 
 class JudgeSpec(_Strict):
@@ -307,9 +322,62 @@ class Suite(_Strict):
         return v
 
 
+class KeywordCheck(_Strict):
+    """A keyword matched by another rule than the default whole word: ``{contains: test_}``.
+
+    The kinds are the text checks of published harnesses (luuuc/sense's ``bench/SCORING.md``):
+    ``word`` (the default, a plain string), ``contains`` (a substring, case-insensitive, inside
+    identifiers too), ``exact`` (a verbatim, case-sensitive substring), ``starts_with`` (a line
+    of the answer starts with it, case-insensitive).
+    """
+
+    word: str | None = None
+    contains: str | None = None
+    exact: str | None = None
+    starts_with: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> KeywordCheck:
+        given = [k for k in KEYWORD_KINDS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one of {', '.join(KEYWORD_KINDS)} (e.g. {{contains: test_}}), got "
+                + (", ".join(given) or "none")
+            )
+        return self
+
+    @property
+    def kind(self) -> KeywordKind:
+        return next(k for k in KEYWORD_KINDS if getattr(self, k) is not None)
+
+    @property
+    def value(self) -> str:
+        return str(getattr(self, self.kind))
+
+    @model_serializer
+    def _as_written(self) -> dict[str, str]:
+        return {self.kind: self.value}
+
+
+def _keyword_shape(value: Any) -> str:
+    return "check" if isinstance(value, dict | KeywordCheck) else "word"
+
+
+# A plain string is a whole word; a mapping names its kind. Errors then name one shape only.
+Keyword = Annotated[
+    Annotated[str, Tag("word")] | Annotated[KeywordCheck, Tag("check")],
+    Discriminator(_keyword_shape),
+]
+
+
+def keyword_kind(keyword: str | KeywordCheck) -> tuple[KeywordKind, str]:
+    """(kind, value) of a scenario's keyword: a plain string is a whole word."""
+    return ("word", keyword) if isinstance(keyword, str) else (keyword.kind, keyword.value)
+
+
 class Keywords(_Strict):
-    required: list[str] = Field(default_factory=list)
-    bonus: list[str] = Field(default_factory=list)
+    required: list[Keyword] = Field(default_factory=list)
+    bonus: list[Keyword] = Field(default_factory=list)
 
 
 class GoldCall(_Strict):

@@ -142,7 +142,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
     if trial.repo is not None:
         grounding = check_grounding(digest.answer_text, trial.repo, cfg.symbol_tolerance_lines)
         put(ScoreName.GROUNDING, grounding.value, grounding.to_details())
-    kw = keyword_coverage(digest.answer_text, sc.keywords.required, sc.keywords.bonus)
+    kw = keyword_coverage(digest.answer_text, sc.keywords.required, sc.keywords.bonus, cfg.keyword_count)
     put(ScoreName.KEYWORDS, kw.value, kw.to_details())
     if sc.claims:
         claims = judge_claims(sc.claims, digest.answer_text, cfg.claims_pass_threshold)

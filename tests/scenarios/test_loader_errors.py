@@ -63,6 +63,11 @@ def test_good_suite_loads(tmp_path: Path) -> None:
             ["scoring.fairness.llm_quality"],
         ),
         (GOOD_SUITE + "prices: {'x:y': {input: -1, output: 1}}\n", "suite.yaml", ["prices.x:y.input"]),
+        (
+            GOOD_SUITE + "scoring: {keyword_count: twice}\n",
+            "suite.yaml",
+            ["field 'scoring.keyword_count'", "'once' or 'per_occurrence'"],
+        ),
     ],
 )
 def test_suite_errors_name_file_field_and_fix(
@@ -88,6 +93,14 @@ def test_suite_errors_name_file_field_and_fix(
         (
             "id: one\nprompt: x\nkeywords: {required: [a], optional: [b]}\n",
             ["keywords.optional", "unknown field"],
+        ),
+        (
+            "id: one\nprompt: x\nkeywords:\n  required: [a, {substring: test_}]\n",
+            ["line 4: field 'keywords.required.1.substring'", "unknown keyword kind", "{contains: test_}"],
+        ),
+        (
+            "id: one\nprompt: x\nkeywords: {bonus: [{contains: a, exact: b}]}\n",
+            ["field 'keywords.bonus.0'", "give exactly one of word, contains, exact, starts_with"],
         ),
     ],
 )

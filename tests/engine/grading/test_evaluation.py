@@ -14,7 +14,7 @@ from proctor.engine.grading.score_trial import score_trial
 from proctor.engine.judges.base import NOTHING_TO_MATCH, ClaimJudgment, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.scenarios.repo import PinnedRepo, materialize
-from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
+from proctor.scenarios.schema import ArmSpec, GoldCall, Keywords, Scenario, Scoring
 from proctor.store.events import (
     AssistantMessage,
     Event,
@@ -334,3 +334,17 @@ async def test_the_offline_judge_does_not_grade_a_scenario_it_has_nothing_to_mat
         _trial(_events(routed=False), arm), [OfflineJudge()], [1], lambda e, _m: emitted.append(e)
     )
     assert [e.judge for e in emitted if isinstance(e, Judged)] == ["offline:lexical"]
+
+
+def test_the_suites_keyword_count_decides_how_a_keyword_listed_twice_counts() -> None:
+    scenario = SCENARIO.model_copy(
+        update={"keywords": Keywords.model_validate({"required": ["compute_backoff", "absent", "absent"]})}
+    )
+    arm = ArmSpec(servers=["codeintel_v2"])
+    counts = {}
+    for count in ("once", "per_occurrence"):
+        trial = TrialInput(
+            scenario, "a", arm, "m", _events(routed=False), None, Scoring(keyword_count=count), SCHEMAS
+        )  # type: ignore[arg-type]
+        counts[count] = deterministic_scores(trial, digest_of(trial.events))[ScoreName.KEYWORDS].value
+    assert counts == {"once": 0.5, "per_occurrence": 1 / 3}
