@@ -220,6 +220,9 @@ class JudgeSpec(_Strict):
     passes: int = Field(2, ge=1)
     temperature: float = 0.0
     panel: list[str] = []
+    sd: Literal["sample", "population"] = "sample"
+    """σ across passes: the sample SD (n − 1), as the first source's reference values, or the
+    population SD (n); ``scoring.variance_floor`` is compared with σ in this convention."""
 
 
 class Price(_Strict):

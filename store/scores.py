@@ -234,6 +234,10 @@ class LlmQualityDetails(ScoreDetails):
     passes: int = 0
     scores: list[float] = []
     sd: float | None = None
+    sd_convention: Literal["sample", "population"] | None = None
+    """How ``sd`` was taken (the suite's ``judge.sd``); None in rows written before the option."""
+
+    OMITTED_WHEN_DEFAULT = frozenset({"sd_convention"})
 
 
 class LayerDetails(ScoreDetails):

@@ -28,7 +28,7 @@ from proctor.engine.scoring import (
     partition,
 )
 from proctor.engine.scoring.trial_digest import ToolCallRecord
-from proctor.engine.stats import majority_vote
+from proctor.engine.stats import DEFAULT_SD, SdConvention, majority_vote, standard_deviation
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
@@ -62,6 +62,8 @@ class TrialInput:
     repo: PinnedRepo | None
     scoring: Scoring
     tool_schemas: dict[str, dict[str, Any]]
+    judge_sd: SdConvention = DEFAULT_SD
+    """The suite's ``judge.sd``: the convention of llm_quality's σ across passes."""
 
 
 ERRORED = "the trial ended in error: it counts in the error rate, not in means, pass rates or rankings"
@@ -251,7 +253,8 @@ def layer_scores(
         LlmQualityDetails(
             passes=len(verdicts),
             scores=[v.score for v in verdicts],
-            sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
+            sd=standard_deviation([v.score for v in verdicts], trial.judge_sd),
+            sd_convention=trial.judge_sd if len(verdicts) > 1 else None,
             na=_quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
         ),
     )

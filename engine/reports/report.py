@@ -48,7 +48,7 @@ from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.reports.tool_surface import surface_report
 from proctor.engine.reports.verdicts import Verdicts, unreadable_notes
-from proctor.engine.stats import intervals_ahead
+from proctor.engine.stats import intervals_ahead, sd_convention
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.supervise import killed_notes
 from proctor.scenarios.loader import SuiteError
@@ -239,6 +239,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             stopped = ends[-1].message if ends else ""
         config = run.config if run is not None else {}
         floor, threshold = _settings(config)
+        sd = sd_convention(config)
         score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
         for s in scores:
             of_trial = score_map.get(s.trial_id)
@@ -262,7 +263,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
                 scenario_labels=_scenario_labels(config),
                 verdicts=parsed,
             )
-            variance = variance_by_judge(trials, judgments, floor, verdicts)
+            variance = variance_by_judge(trials, judgments, floor, verdicts, sd)
             read = read_event_sections(reader, run, trials, upper)
             # Last, those that take the intervals: by now they are drawn.
             scored = summarize_scores(
@@ -295,7 +296,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
         "trials": trial_rows,
         "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),
         "ranking": ranking_section(ranking),
-        "judges": judges_section(machine_judges, panel, floor, threshold),
+        "judges": judges_section(machine_judges, panel, floor, threshold, sd),
         "anchors": anchors_section(config, anchor_rows, commands),
         "tool_usage": read.tools,
         "tool_surface": surface_report(reader, upper, trials, config),

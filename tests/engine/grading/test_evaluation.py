@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from proctor.engine.grading.evaluation import (
@@ -162,7 +163,12 @@ def test_passed_follows_judged_claims_then_records_failure_mode() -> None:
     assert failed["passed"].value == 0.0
     assert failed["failure_mode"].details["mode"] == "misinterpretation"
     q = layer_scores(trial, digest, det, [good, bad])["llm_quality"]
-    assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.35) < 1e-9
+    # the sample SD by default, |0.9 - 0.2| / sqrt(2); the population SD when the suite says so
+    assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.7 / 2**0.5) < 1e-9
+    assert q.details["sd_convention"] == "sample"
+    population = replace(trial, judge_sd="population")
+    q = layer_scores(population, digest, det, [good, bad])["llm_quality"]
+    assert abs(q.details["sd"] - 0.35) < 1e-9 and q.details["sd_convention"] == "population"
 
 
 def test_efficiency_is_not_scored_without_a_wall_clock() -> None:
