@@ -59,12 +59,23 @@ class LoadedSuite:
     @property
     def warnings(self) -> list[str]:
         """What will not be measured as the user may expect (printed before a run)."""
-        return [*self.notes] + [
-            f"{self.scenario_files.get(s.id, self.root)}: scenario {s.id!r} defines no claims, key points, "
-            "keywords, rubric or gold calls, so its trials will be 'not judged' (no pass, no fairness); add one"
-            for s in self.scenarios
-            if not s.has_checks
-        ]
+        return (
+            [*self.notes]
+            + [
+                f"{self.scenario_files.get(s.id, self.root)}: scenario {s.id!r} defines no claims, key points, "
+                "keywords, rubric or gold calls, so its trials will be 'not judged' (no pass, no fairness); add one"
+                for s in self.scenarios
+                if not s.has_checks
+            ]
+            + [
+                f"{self.scenario_files.get(s.id, self.root)}: gold call {g.tool}: nothing checks what it returns "
+                f"(its expect is a review note: {g.expect.review})"
+                for s in self.scenarios
+                for step in s.gold_tool_calls
+                for g in step
+                if g.expect is not None and g.expect.review and not g.expect.checks
+            ]
+        )
 
     def scenario(self, scenario_id: str) -> Scenario:
         for s in self.scenarios:

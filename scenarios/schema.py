@@ -383,12 +383,61 @@ class Keywords(_Strict):
     bonus: list[Keyword] = Field(default_factory=list)
 
 
+class ResultExpectation(_Strict):
+    """What a gold call's result must hold: texts it contains and does not contain (each exact,
+    case-sensitive), and values at JSON paths of its JSON (structuredContent, else the text read as
+    JSON). ``review`` is a note for a person (``proctor init`` leaves one where it could not draft
+    an expectation): the run reports it until someone writes what the result must hold."""
+
+    contains: list[str] = Field(default_factory=list)
+    not_contains: list[str] = Field(default_factory=list)
+    json_: dict[str, Any] = Field(default_factory=dict, alias="json")
+    review: str | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("contains", "not_contains", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("contains", "not_contains")
+    @classmethod
+    def _not_empty(cls, v: list[str]) -> list[str]:
+        if any(not text for text in v):
+            raise ValueError("an empty text is in every result; write the text the result must (not) hold")
+        return v
+
+    @field_validator("json_")
+    @classmethod
+    def _paths_parse(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for text in v:
+            parse_path(text)  # a JsonPathError (a ValueError) names the path and the fix
+        return v
+
+    @model_validator(mode="after")
+    def _says_something(self) -> ResultExpectation:
+        if not (self.contains or self.not_contains or self.json_ or self.review):
+            raise ValueError(
+                "say what the result must hold: contains, not_contains or json ({$.path: value}), "
+                "or leave a review note"
+            )
+        return self
+
+    @property
+    def checks(self) -> bool:
+        """Whether it checks anything (a review note alone checks nothing)."""
+        return bool(self.contains or self.not_contains or self.json_)
+
+
 class GoldCall(_Strict):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     server: str | None = None
     expect_error: bool = False
     """The server must answer this call with an error (e.g. refuse a path outside its root)."""
+    expect: ResultExpectation | None = None
+    """What the call's result must hold; a call whose result does not is no match."""
 
 
 class Criterion(_Strict):

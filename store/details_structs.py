@@ -70,6 +70,9 @@ class ToolMatchDetailsStruct(_Details, frozen=True, kw_only=True):
     agent_steps: int | None = None
     mode: str = "strict"
     failed_calls: list[str] = []
+    unmet_expectations: list[str] = []
+    review: list[str] = []
+    disguised_errors: list[str] = []
 
 
 class AdoptionDetailsStruct(_Details, frozen=True, kw_only=True):

@@ -216,8 +216,14 @@ class ToolMatchDetails(ScoreDetails):
     mode: str = "strict"
     failed_calls: list[str] = []
     """Calls whose result was an error: never a match, even with the gold tool and arguments."""
+    unmet_expectations: list[str] = []
+    """Calls whose result does not hold what their gold call's ``expect`` asks, and what it lacks."""
+    review: list[str] = []
+    """Gold calls whose ``expect`` is a note for a person (``proctor init``'s): nothing checks them."""
+    disguised_errors: list[str] = []
+    """Calls the server did not flag as errors whose results read like one (``Database error: ...``)."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"failed_calls"})
+    OMITTED_WHEN_DEFAULT = frozenset({"failed_calls", "unmet_expectations", "review", "disguised_errors"})
 
 
 class EfficiencyDetails(ScoreDetails):

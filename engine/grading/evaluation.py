@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from proctor.engine.grading.gold_calls import disguised_errors, gold_for_arm, has_verdict_check
 from proctor.engine.judges.base import NOT_JUDGED, NOTHING_TO_MATCH, JudgeOutcome, Verdict
 from proctor.engine.scoring import (
     TrialDigest,
@@ -31,7 +32,7 @@ from proctor.engine.scoring.trial_digest import ToolCallRecord
 from proctor.engine.stats import DEFAULT_SD, SdConvention, majority_vote, standard_deviation
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
-from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
+from proctor.scenarios.schema import ArmSpec, Scenario, Scoring
 from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
 from proctor.store.scores import (
     ADOPTION_BASELINE,
@@ -98,11 +99,6 @@ def has_no_answer(trial: TrialInput) -> bool:
     return False
 
 
-def has_verdict_check(scenario: Scenario) -> bool:
-    """Whether a judge may decide the pass: claims, key points or a rubric to judge against."""
-    return bool(scenario.claims or scenario.key_points or scenario.rubric)
-
-
 def is_judged(trial: TrialInput) -> bool:
     """Whether judges run on this trial: its scenario has a check, it did not end in error, and
     it has an answer to judge."""
@@ -153,7 +149,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         kp = judge_key_points(sc.key_points, digest.answer_text, digest.audit_text)
         put(ScoreName.KEY_POINTS, None if kp.success is None else float(kp.success), kp.to_details())
     if sc.gold_tool_calls:
-        gold = _gold_for_arm(trial)
+        gold = gold_for_arm(trial)
         if gold is None:
             na = ToolMatchDetails(na="the arm does not offer the gold calls' tools")
             put(ScoreName.TFS, None, na)
@@ -166,7 +162,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
             )
-            details = m.to_details()
+            details = m.to_details().model_copy(update={"disguised_errors": disguised_errors(digest)})
             put(ScoreName.TFS, float(m.finished), details)
             put(ScoreName.TEFS, float(m.efficiently_finished), details)
     if not digest.wall_s or digest.tokens is None:
@@ -176,27 +172,6 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         eff = efficiency(digest.tokens, digest.wall_s, cfg.token_ceiling, cfg.time_ceiling_s)
         put(ScoreName.EFFICIENCY, eff.value, eff.to_details())
     return out
-
-
-def _gold_for_arm(trial: TrialInput) -> list[list[GoldCall]] | None:
-    """Gold calls this arm can satisfy, or None when it does not offer their tools.
-
-    A server under test often implements the same tools as the one the gold calls were written
-    against (a new version, a competitor); the server name then yields to the tool names. An
-    imported trial lists no tools (the source did not record them): its calls are judged as made.
-    """
-    gold = trial.scenario.gold_tool_calls
-    names = {g.tool for step in gold for g in step}
-    if trial.arm.baseline or (trial.tool_schemas and not names <= set(trial.tool_schemas)):
-        return None
-    servers = set(trial.arm.servers)
-    return [
-        [
-            g if g.server is None or g.server in servers else g.model_copy(update={"server": None})
-            for g in step
-        ]
-        for step in gold
-    ]
 
 
 def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
@@ -364,8 +339,11 @@ def _checked_without_judge(
     if match is None or match.value is None:
         return None, PassedDetails(rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer)
     mode = match.parsed(ToolMatchDetails).mode
-    rule = f"tool-call match ({name.value.upper()}, {mode}): the only check is the gold calls" + (
-        ", made in their order" if ordered else ""
+    expects = any(g.expect is not None and g.expect.checks for step in sc.gold_tool_calls for g in step)
+    rule = (
+        f"tool-call match ({name.value.upper()}, {mode}): the only check is the gold calls"
+        + (", made in their order" if ordered else "")
+        + (", their results holding what they expect" if expects else "")
     )
     return match.value >= 1.0, PassedDetails(rule=rule, no_answer=no_answer)
 
@@ -417,7 +395,7 @@ def _failure_mode(trial: TrialInput, digest: TrialDigest, verdicts: Sequence[Ver
     diagnosis = diagnose(
         digest,
         tools_available=not trial.arm.baseline,
-        gold=_gold_for_arm(trial) or [],
+        gold=gold_for_arm(trial) or [],
         tool_schemas=trial.tool_schemas,
         names_only=trial.scoring.names_only_tools,
     )

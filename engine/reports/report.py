@@ -46,6 +46,7 @@ from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.event_sections import read_event_sections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
+from proctor.engine.reports.result_notes import result_notes
 from proctor.engine.reports.tool_surface import surface_report
 from proctor.engine.reports.verdicts import Verdicts, unreadable_notes
 from proctor.engine.stats import intervals_ahead, sd_convention
@@ -290,6 +291,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             "finished": run.finished_at,
         },
         "notes": _notes(config, trials, judgments, score_map)
+        + result_notes(trials, score_map)
         + unreadable_notes(judgments, verdicts)
         + run_stop_notes(run, stopped, trials),
         "errors": [] if errors is None else errors,

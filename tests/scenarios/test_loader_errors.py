@@ -102,6 +102,22 @@ def test_suite_errors_name_file_field_and_fix(
             "id: one\nprompt: x\nkeywords: {bonus: [{contains: a, exact: b}]}\n",
             ["field 'keywords.bonus.0'", "give exactly one of word, contains, exact, starts_with"],
         ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls:\n  - [{tool: a, expect: {contain: rows}}]\n",
+            ["line 4: field 'gold_tool_calls.0.0.expect.contain'", "unknown field"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls: [[{tool: a, expect: {}}]]\n",
+            ["field 'gold_tool_calls.0.0.expect'", "contains, not_contains or json", "review note"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls: [[{tool: a, expect: {not_contains: ''}}]]\n",
+            ["field 'gold_tool_calls.0.0.expect.not_contains'", "an empty text is in every result"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls: [[{tool: a, expect: {json: {'$..rows[': 1}}}]]\n",
+            ["field 'gold_tool_calls.0.0.expect.json'", "'$..rows['", "e.g. $.commits[*].date"],
+        ),
     ],
 )
 def test_scenario_errors_name_file_and_field(tmp_path: Path, scenario: str, needles: list[str]) -> None:

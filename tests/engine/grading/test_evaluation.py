@@ -5,12 +5,12 @@ from pathlib import Path
 
 from proctor.engine.grading.evaluation import (
     TrialInput,
-    _gold_for_arm,
     deterministic_scores,
     digest_of,
     is_judged,
     layer_scores,
 )
+from proctor.engine.grading.gold_calls import gold_for_arm
 from proctor.engine.grading.score_trial import score_trial
 from proctor.engine.judges.base import NOTHING_TO_MATCH, ClaimJudgment, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.offline import OfflineJudge
@@ -128,7 +128,7 @@ def test_routed_calls_are_unwrapped_and_route_lookups_dropped() -> None:
 def test_same_tools_under_another_server_name_satisfy_gold() -> None:
     arm = ArmSpec(servers=["codeintel_v2"])
     trial = _trial(_events(routed=False), arm)
-    gold = _gold_for_arm(trial)
+    gold = gold_for_arm(trial)
     assert gold is not None and gold[0][0].server is None
     det = deterministic_scores(trial, digest_of(trial.events))
     assert det["tfs"].value == 1.0 and det["tefs"].value == 1.0
@@ -260,6 +260,22 @@ def test_keywords_alone_give_no_verdict_and_a_baseline_without_the_gold_tools_no
     assert passed.value is None and passed.details["no_check"] is True
     base = _layers(_with(GOLD_ONLY, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])["passed"]
     assert base.value is None and "does not offer the gold calls' tools" in base.details["rule"]
+
+
+def test_a_result_that_reads_like_an_error_is_listed_with_the_match_and_does_not_fail_it() -> None:
+    events = [
+        e.model_copy(update={"content": "Database error: no such table: nowhere"})
+        if isinstance(e, ToolResult)
+        else e
+        for e in _events(routed=False)
+    ]
+    trial = _with(GOLD_ONLY, events, ArmSpec(servers=["codeintel_v2"]))
+    tfs = deterministic_scores(trial, digest_of(events))["tfs"]
+    assert tfs.value == 1.0
+    assert tfs.details["disguised_errors"] == [
+        'codeintel_v2/find_definition({"symbol": "compute_backoff"}): the text begins '
+        '"Database error: no such table: nowhere"'
+    ]
 
 
 def test_an_imported_trial_without_a_final_answer_is_no_answer_not_a_fail() -> None:
