@@ -5,7 +5,8 @@ to check in such a scenario, so its opinion of the answer must not pass a trial;
 match does, and a call the server answered with an error is no match. Drafted against
 ``@modelcontextprotocol/server-filesystem`` (the pinned npm package), whose drafted arguments
 name paths outside its allowed folder: every call fails, so no trial may pass, and the gate,
-which has no verdict from a check on the baseline's side, must fail and say why.
+which has no verdict from a check on the baseline's side, must fail and say why. init calls the
+read-only tools to draft what their results must hold, and leaves the rest for review.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from proctor.app.cli import main
+from proctor.engine.authoring.expectations import NOT_READ_ONLY
+from proctor.scenarios.loader import load_suite
 from proctor.store.events import ToolResult
 from proctor.store.read.reader import StoreReader
 
@@ -37,6 +40,33 @@ def _cli(*args: str) -> tuple[int, str]:
     with redirect_stdout(out):
         code = main(list(args))
     return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def drafted_suite(drafted_run: Path) -> Path:
+    return drafted_run.parent / "suite"
+
+
+def test_init_drafts_expectations_from_read_only_tools_and_leaves_review_notes_elsewhere(
+    drafted_suite: Path,
+) -> None:
+    loaded = load_suite(drafted_suite)
+    expect = {s.gold_tool_calls[0][0].tool: s.gold_tool_calls[0][0].expect for s in loaded.scenarios}
+    assert all(e is not None for e in expect.values())
+    # write_file, edit_file, create_directory and move_file do not say they are read-only: not called
+    for tool in ("write_file", "edit_file", "create_directory", "move_file"):
+        assert expect[tool] is not None and expect[tool].review == NOT_READ_ONLY
+    # read-only and called twice: what came back is what the drafted call must get again
+    allowed = expect["list_allowed_directories"]
+    assert allowed is not None and allowed.contains == ["Allowed directories:"]
+    # the drafted path does not exist: an error, flagged or in the text, is left for a person
+    text = expect["read_text_file"]
+    assert text is not None and "the server answered with an error" in str(text.review)
+    many = expect["read_multiple_files"]
+    assert many is not None and "reads like an error the server did not flag" in str(many.review)
+    assert "Error - ENOENT" in str(many.review)
+    warnings = [w for w in loaded.warnings if "nothing checks what it returns" in w]
+    assert len(warnings) == sum(e is not None and not e.checks for e in expect.values()) >= 8
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +97,26 @@ def test_a_drafted_scenario_passes_only_on_its_gold_calls(drafted_run: Path) -> 
         assert t.passed == (tfs.value == 1.0)
     # On main the offline judge passed 13 of 14 on the prose while TFS was 0 for every one.
     assert sum(bool(t.passed) for t in fs) == sum(scores[(t.id, "tfs")].value == 1.0 for t in fs)
+
+
+def test_a_drafted_expectation_is_checked_and_an_error_in_disguise_is_flagged_not_failed(
+    drafted_run: Path,
+) -> None:
+    with StoreReader(drafted_run) as reader:
+        trials = {t.scenario: t for t in reader.trials() if t.arm == "fs"}
+        scores = {(s.trial_id, s.name): s for s in reader.scores()}
+    allowed = trials["fs-list_allowed_directories"]
+    assert allowed.passed is True
+    assert scores[(allowed.id, "passed")].details["rule"].endswith("their results holding what they expect")
+    # isError false and "paths: Error - ENOENT ..." in the text: the call was made, so TFS holds,
+    # and the result is listed as reading like an error
+    many = trials["fs-read_multiple_files"]
+    tfs = scores[(many.id, "tfs")]
+    assert tfs.value == 1.0
+    (disguised,) = tfs.details["disguised_errors"]
+    assert disguised.startswith(
+        'fs/read_multiple_files({"paths": ["paths"]}): the text begins "paths: Error - ENOENT'
+    )
 
 
 def test_a_call_the_server_answered_with_an_error_is_no_match(drafted_run: Path) -> None:
