@@ -103,6 +103,7 @@ class PassedDetailsStruct(_Details, frozen=True, kw_only=True):
     no_check: bool = False
     no_answer: bool = False
     ungrounded: bool = False
+    tools_not_offered: bool = False
 
 
 DETAILS_STRUCT: Final[dict[type[BaseModel], type[msgspec.Struct]]] = {

@@ -291,8 +291,11 @@ class PassedDetails(ScoreDetails):
     ungrounded: bool = False
     """The checks passed it, but its citations' grounding rate fell below the suite's
     ``scoring.pass_requires_grounding``, so it failed: an answer citing lines that are not there."""
+    tools_not_offered: bool = False
+    """The only check is the gold calls, and this arm does not offer their tools: no verdict and
+    no fairness, so it is compared with no arm on this scenario."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded"})
+    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded", "tools_not_offered"})
 
 
 class FailureModeDetails(ScoreDetails):

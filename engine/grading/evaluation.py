@@ -12,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proctor.engine.grading.gold_calls import disguised_errors, gold_for_arm, has_verdict_check
+from proctor.engine.grading.gold_calls import (
+    cannot_make_gold_calls,
+    disguised_errors,
+    gold_for_arm,
+    has_verdict_check,
+)
 from proctor.engine.judges.base import NOT_JUDGED, NOTHING_TO_MATCH, JudgeOutcome, Verdict
 from proctor.engine.scoring import (
     TrialDigest,
@@ -81,6 +86,10 @@ NO_ANSWER = (
 NO_CHECK_TOOLS_NA = (
     "no verdict from a check: the only check is the tool-call match, and this arm does not offer "
     "the gold calls' tools"
+)
+TOOLS_NOT_OFFERED = (
+    "no verdict and no fairness: the scenario's only check is its gold calls and this arm does not "
+    "offer their tools, so it is compared with no arm on this scenario (no delta)"
 )
 NO_CHECK_KEYWORDS = (
     "no verdict from a check: the scenario has keywords but no claims, key points, rubric or gold "
@@ -247,6 +256,8 @@ def layer_scores(
     )
     if errored:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=ERRORED))
+    elif judged and cannot_make_gold_calls(trial):
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=TOOLS_NOT_OFFERED))
     elif no_answer and judged:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=NO_ANSWER))
     elif judged:
@@ -337,7 +348,11 @@ def _checked_without_judge(
     name = ScoreName.TEFS if ordered else ScoreName.TFS
     match = deterministic.get(name)
     if match is None or match.value is None:
-        return None, PassedDetails(rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer)
+        unmakeable = cannot_make_gold_calls(trial)
+        details = PassedDetails(
+            rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer, tools_not_offered=unmakeable
+        )
+        return None, details
     mode = match.parsed(ToolMatchDetails).mode
     expects = any(g.expect is not None and g.expect.checks for step in sc.gold_tool_calls for g in step)
     rule = (

@@ -1,5 +1,5 @@
-"""A scenario's gold calls as one trial can meet them: which this arm can make, and which of
-its calls came back reading like errors.
+"""A scenario's gold calls as one trial can meet them: which this arm can make at all, and
+which of its calls came back reading like errors.
 
 Kept apart from engine/grading/evaluation.py, which calls them while it scores a trial.
 """
@@ -54,6 +54,15 @@ def gold_for_arm(trial: TrialInput) -> list[list[GoldCall]] | None:
     ]
 
 
+def cannot_make_gold_calls(trial: TrialInput) -> bool:
+    """Whether the scenario's verdict can only come from its gold calls and this arm does not offer
+    their tools: a baseline on a drafted suite. Its fairness would then compare an arm that could
+    not do the task with one that could (a quick empty answer scores well on efficiency), so it
+    has none."""
+    sc = trial.scenario
+    return bool(sc.gold_tool_calls) and not has_verdict_check(sc) and gold_for_arm(trial) is None
+
+
 def disguised_errors(digest: TrialDigest) -> list[str]:
     """The trial's calls the server answered without ``isError`` whose results read like errors."""
     out = []
@@ -64,4 +73,4 @@ def disguised_errors(digest: TrialDigest) -> list[str]:
     return out
 
 
-__all__ = ["disguised_errors", "gold_for_arm", "has_verdict_check"]
+__all__ = ["cannot_make_gold_calls", "disguised_errors", "gold_for_arm", "has_verdict_check"]

@@ -46,7 +46,7 @@ from proctor.engine.stats import (
     variance_of_cells,
 )
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
-from proctor.store.scores import ScoreName
+from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
 
 PairKey = tuple[str, int]
 DELTA_RESAMPLES = 2000
@@ -63,6 +63,8 @@ class BaselineComparison:
     mcnemar: McNemarResult
     fairness_delta: BootstrapCI | None
     attribution: Attribution
+    tools_not_offered: int = 0
+    """Shared pairs without a Δ because one side cannot make the scenario's gold calls."""
 
 
 @dataclass(frozen=True)
@@ -160,9 +162,24 @@ def baseline_comparisons(
                 mcnemar_exact(passes),
                 delta,
                 attribution(arm, arm_trials, scores),
+                sum(
+                    any(_tools_not_offered(scores.get(t.id, {})) for t in (first[k], second[k]))
+                    for k in shared
+                    if first[k].id not in cols.fairness or second[k].id not in cols.fairness
+                ),
             )
         )
     return out
+
+
+def _tools_not_offered(scores: Mapping[ScoreName, ScoreRecord]) -> bool:
+    """Whether the trial's arm cannot make its scenario's gold calls (an unreadable ``passed``
+    says nothing; the report lists it as unreadable)."""
+    passed = scores.get(ScoreName.PASSED)
+    try:
+        return passed is not None and bool(passed.detail(PassedDetails, "tools_not_offered"))
+    except UnreadableScore:
+        return False
 
 
 def bootstrap_requests(

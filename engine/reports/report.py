@@ -138,6 +138,7 @@ def verdictless_notes(
     arm_of = {t.id: t.arm for t in trials}
     no_answer: dict[str, int] = {}
     unchecked: dict[tuple[str, str], int] = {}
+    not_offered: dict[str, int] = {}
     for trial_id, by_name in scores.items():
         passed = by_name.get(ScoreName.PASSED)
         if passed is None or passed.value is not None or trial_id not in arm_of:
@@ -149,6 +150,8 @@ def verdictless_notes(
         arm = arm_of[trial_id]
         if details.no_answer:
             no_answer[arm] = no_answer.get(arm, 0) + 1
+        elif details.tools_not_offered:
+            not_offered[arm] = not_offered.get(arm, 0) + 1
         elif details.no_check:
             key = (arm, details.rule.removeprefix("no verdict from a check: "))
             unchecked[key] = unchecked.get(key, 0) + 1
@@ -162,6 +165,12 @@ def verdictless_notes(
         f"{n} {arm} trial(s) have no verdict from a check ({why}): their fairness rests on a judge's "
         "opinion of the prose alone, so proctor gate fails every arm paired with them"
         for (arm, why), n in sorted(unchecked.items())
+    ]
+    notes += [
+        f"{n} {arm} trial(s) cannot make their scenario's gold calls, its only check: the arm does not "
+        "offer their tools. They have no verdict and no fairness, so no arm is compared with them (no Δ "
+        "on those scenarios); add claims or a rubric an arm without the tools can be judged on"
+        for arm, n in sorted(not_offered.items())
     ]
     return notes
 

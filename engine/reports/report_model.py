@@ -179,6 +179,9 @@ class VsBaseline(TypedDict):
     attributable: bool
     caveat: str | None
     fairness_delta: FairnessDelta | None
+    tools_not_offered: int
+    """Pairs left out of the Δ: one side cannot make the scenario's gold calls (its arm does not
+    offer their tools), so it has no verdict and no fairness there."""
 
 
 class LayerSD(TypedDict):

@@ -73,6 +73,7 @@ def _comparison(c: BaselineComparison | None) -> VsBaseline | None:
         "fairness_delta": None
         if d is None
         else {"mean": d.mean_delta, "low": d.low, "high": d.high, "n": d.n, "confidence": d.confidence},
+        "tools_not_offered": c.tools_not_offered,
     }
 
 

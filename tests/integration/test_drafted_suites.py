@@ -4,9 +4,11 @@ Every scenario ``init`` drafts has one check: the gold tool call. The offline ju
 to check in such a scenario, so its opinion of the answer must not pass a trial; the tool-call
 match does, and a call the server answered with an error is no match. Drafted against
 ``@modelcontextprotocol/server-filesystem`` (the pinned npm package), whose drafted arguments
-name paths outside its allowed folder: every call fails, so no trial may pass, and the gate,
-which has no verdict from a check on the baseline's side, must fail and say why. init calls the
-read-only tools to draft what their results must hold, and leaves the rest for review.
+name paths that do not exist: nearly every call fails, and init, which calls the read-only tools
+to draft what their results must hold, leaves those for review. The baseline offers none of the
+server's tools, so it cannot make any gold call: it gets no verdict and no fairness, the report
+compares nothing with it (no "worse than the baseline") and says why, and the gate cannot
+compare either and says why.
 """
 
 from __future__ import annotations
@@ -136,16 +138,37 @@ def test_a_call_the_server_answered_with_an_error_is_no_match(drafted_run: Path)
     assert failed and all(s.value == 0.0 for s in failed)
 
 
-def test_baseline_trials_of_drafted_scenarios_have_no_verdict_and_the_gate_fails(drafted_run: Path) -> None:
+def test_a_baseline_without_the_servers_tools_gets_no_verdict_no_fairness_and_no_delta(
+    drafted_run: Path,
+) -> None:
+    """On main this baseline scored fairness 0.999 on efficiency alone (it answered at once) and the
+    report called the server's arm "worse than the baseline, Δ -0.057, CI excludes 0"."""
     with StoreReader(drafted_run) as reader:
         trials = [t for t in reader.trials() if t.arm == "baseline"]
-        passed = {s.trial_id: s for s in reader.scores() if s.name == "passed"}
-    assert trials and all(t.passed is None for t in trials)
-    assert all(passed[t.id].details["no_check"] is True for t in trials)
-    code, out = _cli("gate", str(drafted_run), "--baseline", "baseline", "--min-delta", "0")
-    assert code != 0 and "gate: FAILED" in out
-    assert "14 of 14 pair(s) have no verdict from a check" in out
-    assert "the only check is the tool-call match" in out
+        scores = {(s.trial_id, s.name): s for s in reader.scores()}
+    assert len(trials) == 14 and all(t.passed is None for t in trials)
+    for t in trials:
+        assert scores[(t.id, "passed")].details["tools_not_offered"] is True
+        fairness = scores[(t.id, "fairness")]
+        assert fairness.value is None and "does not offer their tools" in fairness.details["na"]
     code, out = _cli("report", str(drafted_run), "--format", "json")
-    notes = json.loads(out)["notes"]
-    assert any("14 baseline trial(s) have no verdict from a check" in n for n in notes)
+    assert code == 0
+    report = json.loads(out)
+    (fs,) = [a for a in report["arms"] if a["arm"] == "fs"]
+    assert fs["vs_baseline"]["fairness_delta"] is None and fs["vs_baseline"]["tools_not_offered"] == 14
+    assert any("14 baseline trial(s) cannot make their scenario's gold calls" in n for n in report["notes"])
+    assert any("gold call(s) have a result nobody checks yet" in n for n in report["notes"])
+    code, md = _cli("report", str(drafted_run), "--format", "md")
+    assert code == 0
+    assert "worse than the baseline" not in md and "Worse than" not in md
+    assert "14 of 14 pair(s) are left out: the baseline does not offer the tools" in md
+
+
+def test_the_gate_cannot_compare_with_a_baseline_that_cannot_make_the_gold_calls_and_says_why(
+    drafted_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out = _cli("gate", str(drafted_run), "--baseline", "baseline", "--min-delta", "0")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "baseline arm 'baseline' has no scored trials" in err
+    assert "14 trials: the arm does not offer the tools of the scenario's gold calls" in err

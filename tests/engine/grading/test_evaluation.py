@@ -262,6 +262,15 @@ def test_keywords_alone_give_no_verdict_and_a_baseline_without_the_gold_tools_no
     assert base.value is None and "does not offer the gold calls' tools" in base.details["rule"]
 
 
+def test_an_arm_that_cannot_make_the_only_checks_gold_calls_has_no_fairness_to_compare() -> None:
+    layers = _layers(_with(GOLD_ONLY, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])
+    assert layers["passed"].details["tools_not_offered"] is True
+    assert layers["fairness"].value is None and "compared with no arm" in layers["fairness"].details["na"]
+    # with claims too, the baseline is judged on them: its fairness stands, and so does the Δ
+    judged = _layers(_with(SCENARIO, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])
+    assert judged["fairness"].value is not None and "tools_not_offered" not in judged["passed"].details
+
+
 def test_a_result_that_reads_like_an_error_is_listed_with_the_match_and_does_not_fail_it() -> None:
     events = [
         e.model_copy(update={"content": "Database error: no such table: nowhere"})
