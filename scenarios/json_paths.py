@@ -1,4 +1,5 @@
-"""A small JSON path syntax for naming the volatile parts of a tool result (``replay.ignore``).
+"""A small JSON path syntax for naming parts of a tool result: the volatile ones a replay ignores
+(``replay.ignore``) and the ones a gold call's ``expect: {json: ...}`` checks.
 
 Written as in most JSON path dialects, reduced to what masking needs: ``$`` (optional) then
 steps ``.key``, ``["key with.dots"]``, ``[3]`` (a list index), ``[*]`` or ``.*`` (every item or
@@ -89,4 +90,24 @@ def _mask(value: Any, steps: tuple[str | int, ...], mask: Any) -> Any:
     return value
 
 
-__all__ = ["WILDCARD", "JsonPath", "JsonPathError", "mask_path", "parse_path"]
+def select_path(value: Any, path: JsonPath) -> list[Any]:
+    """Every value ``path`` reaches in ``value`` (none when it reaches nothing), in order."""
+    found = [value]
+    for step in path.steps:
+        reached: list[Any] = []
+        for v in found:
+            if isinstance(v, dict):
+                if step == WILDCARD:
+                    reached.extend(v.values())
+                elif str(step) in v:
+                    reached.append(v[str(step)])
+            elif isinstance(v, list):
+                if step == WILDCARD:
+                    reached.extend(v)
+                elif isinstance(step, int) and step < len(v):
+                    reached.append(v[step])
+        found = reached
+    return found
+
+
+__all__ = ["WILDCARD", "JsonPath", "JsonPathError", "mask_path", "parse_path", "select_path"]

@@ -59,12 +59,23 @@ class LoadedSuite:
     @property
     def warnings(self) -> list[str]:
         """What will not be measured as the user may expect (printed before a run)."""
-        return [*self.notes] + [
-            f"{self.scenario_files.get(s.id, self.root)}: scenario {s.id!r} defines no claims, key points, "
-            "keywords, rubric or gold calls, so its trials will be 'not judged' (no pass, no fairness); add one"
-            for s in self.scenarios
-            if not s.has_checks
-        ]
+        return (
+            [*self.notes]
+            + [
+                f"{self.scenario_files.get(s.id, self.root)}: scenario {s.id!r} defines no claims, key points, "
+                "keywords, rubric or gold calls, so its trials will be 'not judged' (no pass, no fairness); add one"
+                for s in self.scenarios
+                if not s.has_checks
+            ]
+            + [
+                f"{self.scenario_files.get(s.id, self.root)}: gold call {g.tool}: nothing checks what it returns "
+                f"(its expect is a review note: {g.expect.review})"
+                for s in self.scenarios
+                for step in s.gold_tool_calls
+                for g in step
+                if g.expect is not None and g.expect.review and not g.expect.checks
+            ]
+        )
 
     def scenario(self, scenario_id: str) -> Scenario:
         for s in self.scenarios:
@@ -82,9 +93,15 @@ def _format_validation(path: Path, exc: ValidationError, text: str = "") -> str:
         if len(parts) >= 3 and parts[0] == "mcpServers" and parts[2] in ("stdio", "http"):
             del parts[2]  # the discriminator's tag, not a field the user wrote
             del raw[2]
+        keyword = len(parts) >= 4 and parts[0] == "keywords" and parts[3] in ("word", "check")
+        if keyword:
+            del parts[3]  # the keyword's shape (a plain word or a {kind: value} mapping), a tag too
+            del raw[3]
         loc = ".".join(parts) or "(top level)"
         msg = err["msg"]
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and keyword:
+            msg = "unknown keyword kind (valid: word, contains, exact, starts_with, e.g. {contains: test_})"
+        elif err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling; see the README's suite format)"
         elif err["type"] == "missing":
             msg = "required field is missing"

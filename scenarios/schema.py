@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     Tag,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -27,6 +28,9 @@ from proctor.scenarios.model_ids import AGENT_FORMS_TEXT, AGENT_PROVIDERS, OFFLI
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
 CitationCount = Literal["file_line", "mention"]
+KeywordKind = Literal["word", "contains", "exact", "starts_with"]
+KEYWORD_KINDS: tuple[KeywordKind, ...] = ("word", "contains", "exact", "starts_with")
+KeywordCount = Literal["once", "per_occurrence"]
 
 
 class _Strict(BaseModel):
@@ -235,6 +239,9 @@ class Scoring(_Strict):
     scorers count) or every mention (``mention``)."""
     tool_match: ToolMatchMode = "strict"
     names_only_tools: list[str] = []
+    keyword_count: KeywordCount = "once"
+    """``once``: a keyword listed twice (or required and bonus) counts once; ``per_occurrence``:
+    each listing counts, as harnesses that sum their checks over steps do."""
 
 
 class JudgeSpec(_Strict):
@@ -242,6 +249,9 @@ class JudgeSpec(_Strict):
     passes: int = Field(2, ge=1)
     temperature: float = 0.0
     panel: list[str] = []
+    sd: Literal["sample", "population"] = "sample"
+    """σ across passes: the sample SD (n − 1), as the first source's reference values, or the
+    population SD (n); ``scoring.variance_floor`` is compared with σ in this convention."""
 
 
 class Price(_Strict):
@@ -346,9 +356,109 @@ class Suite(_Strict):
         return v
 
 
+class KeywordCheck(_Strict):
+    """A keyword matched by another rule than the default whole word: ``{contains: test_}``.
+
+    The kinds are the text checks of published harnesses (luuuc/sense's ``bench/SCORING.md``):
+    ``word`` (the default, a plain string), ``contains`` (a substring, case-insensitive, inside
+    identifiers too), ``exact`` (a verbatim, case-sensitive substring), ``starts_with`` (a line
+    of the answer starts with it, case-insensitive).
+    """
+
+    word: str | None = None
+    contains: str | None = None
+    exact: str | None = None
+    starts_with: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> KeywordCheck:
+        given = [k for k in KEYWORD_KINDS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one of {', '.join(KEYWORD_KINDS)} (e.g. {{contains: test_}}), got "
+                + (", ".join(given) or "none")
+            )
+        return self
+
+    @property
+    def kind(self) -> KeywordKind:
+        return next(k for k in KEYWORD_KINDS if getattr(self, k) is not None)
+
+    @property
+    def value(self) -> str:
+        return str(getattr(self, self.kind))
+
+    @model_serializer
+    def _as_written(self) -> dict[str, str]:
+        return {self.kind: self.value}
+
+
+def _keyword_shape(value: Any) -> str:
+    return "check" if isinstance(value, dict | KeywordCheck) else "word"
+
+
+# A plain string is a whole word; a mapping names its kind. Errors then name one shape only.
+Keyword = Annotated[
+    Annotated[str, Tag("word")] | Annotated[KeywordCheck, Tag("check")],
+    Discriminator(_keyword_shape),
+]
+
+
+def keyword_kind(keyword: str | KeywordCheck) -> tuple[KeywordKind, str]:
+    """(kind, value) of a scenario's keyword: a plain string is a whole word."""
+    return ("word", keyword) if isinstance(keyword, str) else (keyword.kind, keyword.value)
+
+
 class Keywords(_Strict):
-    required: list[str] = Field(default_factory=list)
-    bonus: list[str] = Field(default_factory=list)
+    required: list[Keyword] = Field(default_factory=list)
+    bonus: list[Keyword] = Field(default_factory=list)
+
+
+class ResultExpectation(_Strict):
+    """What a gold call's result must hold: texts it contains and does not contain (each exact,
+    case-sensitive), and values at JSON paths of its JSON (structuredContent, else the text read as
+    JSON). ``review`` is a note for a person (``proctor init`` leaves one where it could not draft
+    an expectation): the run reports it until someone writes what the result must hold."""
+
+    contains: list[str] = Field(default_factory=list)
+    not_contains: list[str] = Field(default_factory=list)
+    json_: dict[str, Any] = Field(default_factory=dict, alias="json")
+    review: str | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("contains", "not_contains", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("contains", "not_contains")
+    @classmethod
+    def _not_empty(cls, v: list[str]) -> list[str]:
+        if any(not text for text in v):
+            raise ValueError("an empty text is in every result; write the text the result must (not) hold")
+        return v
+
+    @field_validator("json_")
+    @classmethod
+    def _paths_parse(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for text in v:
+            parse_path(text)  # a JsonPathError (a ValueError) names the path and the fix
+        return v
+
+    @model_validator(mode="after")
+    def _says_something(self) -> ResultExpectation:
+        if not (self.contains or self.not_contains or self.json_ or self.review):
+            raise ValueError(
+                "say what the result must hold: contains, not_contains or json ({$.path: value}), "
+                "or leave a review note"
+            )
+        return self
+
+    @property
+    def checks(self) -> bool:
+        """Whether it checks anything (a review note alone checks nothing)."""
+        return bool(self.contains or self.not_contains or self.json_)
 
 
 class GoldCall(_Strict):
@@ -357,6 +467,8 @@ class GoldCall(_Strict):
     server: str | None = None
     expect_error: bool = False
     """The server must answer this call with an error (e.g. refuse a path outside its root)."""
+    expect: ResultExpectation | None = None
+    """What the call's result must hold; a call whose result does not is no match."""
 
 
 class Criterion(_Strict):

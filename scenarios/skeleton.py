@@ -48,6 +48,7 @@ class ToolInfo:
     name: str
     description: str
     input_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any] | None = None
 
 
 def _first_of(schema: Mapping[str, Any]) -> tuple[bool, Any]:
@@ -160,31 +161,40 @@ def _prompt(tool: ToolInfo, arguments: Mapping[str, Any]) -> str:
     return f"Use {tool.name} with {given}." if given else f"Use {tool.name}."
 
 
+def gold_arguments(tool: ToolInfo, drafted: Drafted | None = None) -> dict[str, Any]:
+    """The arguments of a tool's drafted gold call: a model's where they fit the schema, else
+    the schema's example arguments."""
+    if drafted is not None and drafted.arguments is not None:
+        return dict(drafted.arguments)
+    return example_arguments(tool.input_schema)
+
+
 def skeleton(
     server: str,
     config: Mapping[str, Any],
     tools: Sequence[ToolInfo],
     drafts: Mapping[str, Drafted] | None = None,
+    expectations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """The suite, its scenarios and notes (tools whose example arguments the schema rejects).
 
     ``drafts`` (by tool name) replace the schema-made prompt, arguments and claims where a model
-    wrote them; the arguments only when they fit the schema.
+    wrote them; the arguments only when they fit the schema. ``expectations`` (by tool name) are
+    the gold calls' ``expect``: what each result must hold, or a review note.
     """
     scenarios, notes = [], []
     for tool in tools:
         drafted = (drafts or {}).get(tool.name)
-        args = (
-            drafted.arguments
-            if drafted and drafted.arguments is not None
-            else example_arguments(tool.input_schema)
-        )
+        args = gold_arguments(tool, drafted)
         problems = schema_problems(args, tool.input_schema)
         if problems:
             notes.append(f"tool {tool.name}: the drafted arguments need a person: {'; '.join(problems)}")
         call: dict[str, Any] = {"tool": tool.name, "server": server}
         if args:
             call["arguments"] = args
+        expect = (expectations or {}).get(tool.name)
+        if expect:
+            call["expect"] = dict(expect)
         scenario: dict[str, Any] = {
             "id": re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{server}-{tool.name}").strip("-."),
             "title": f"DRAFT: {tool.name}" + (f" (prompt and claims by {drafted.model})" if drafted else ""),
@@ -213,6 +223,7 @@ __all__ = [
     "ToolInfo",
     "example_arguments",
     "example_value",
+    "gold_arguments",
     "schema_problems",
     "skeleton",
 ]

@@ -72,6 +72,9 @@ class ToolMatchDetailsStruct(_Details, frozen=True, kw_only=True):
     agent_steps: int | None = None
     mode: str = "strict"
     failed_calls: list[str] = []
+    unmet_expectations: list[str] = []
+    review: list[str] = []
+    disguised_errors: list[str] = []
 
 
 class AdoptionDetailsStruct(_Details, frozen=True, kw_only=True):
@@ -102,6 +105,7 @@ class PassedDetailsStruct(_Details, frozen=True, kw_only=True):
     no_check: bool = False
     no_answer: bool = False
     ungrounded: bool = False
+    tools_not_offered: bool = False
 
 
 DETAILS_STRUCT: Final[dict[type[BaseModel], type[msgspec.Struct]]] = {

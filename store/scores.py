@@ -220,8 +220,14 @@ class ToolMatchDetails(ScoreDetails):
     mode: str = "strict"
     failed_calls: list[str] = []
     """Calls whose result was an error: never a match, even with the gold tool and arguments."""
+    unmet_expectations: list[str] = []
+    """Calls whose result does not hold what their gold call's ``expect`` asks, and what it lacks."""
+    review: list[str] = []
+    """Gold calls whose ``expect`` is a note for a person (``proctor init``'s): nothing checks them."""
+    disguised_errors: list[str] = []
+    """Calls the server did not flag as errors whose results read like one (``Database error: ...``)."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"failed_calls"})
+    OMITTED_WHEN_DEFAULT = frozenset({"failed_calls", "unmet_expectations", "review", "disguised_errors"})
 
 
 class EfficiencyDetails(ScoreDetails):
@@ -238,6 +244,10 @@ class LlmQualityDetails(ScoreDetails):
     passes: int = 0
     scores: list[float] = []
     sd: float | None = None
+    sd_convention: Literal["sample", "population"] | None = None
+    """How ``sd`` was taken (the suite's ``judge.sd``); None in rows written before the option."""
+
+    OMITTED_WHEN_DEFAULT = frozenset({"sd_convention"})
 
 
 class LayerDetails(ScoreDetails):
@@ -285,8 +295,11 @@ class PassedDetails(ScoreDetails):
     ungrounded: bool = False
     """The checks passed it, but its citations' grounding rate fell below the suite's
     ``scoring.pass_requires_grounding``, so it failed: an answer citing lines that are not there."""
+    tools_not_offered: bool = False
+    """The only check is the gold calls, and this arm does not offer their tools: no verdict and
+    no fairness, so it is compared with no arm on this scenario."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded"})
+    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded", "tools_not_offered"})
 
 
 class FailureModeDetails(ScoreDetails):

@@ -12,7 +12,8 @@ from proctor.widgets.text_panel import TextPanel
 
 @dataclass(frozen=True)
 class VarianceRow:
-    """Population σ across judge passes for one layer: mean over its groups, and the worst group."""
+    """σ across judge passes for one layer (in the run's convention): mean over its groups, and the
+    worst group."""
 
     layer: str
     mean_sigma: float | None
@@ -21,14 +22,20 @@ class VarianceRow:
 
 
 def variance_text(
-    rows: Sequence[VarianceRow], floor: float, passes: int, deterministic: Sequence[str] = (), judges: int = 0
+    rows: Sequence[VarianceRow],
+    floor: float,
+    passes: int,
+    deterministic: Sequence[str] = (),
+    judges: int = 0,
+    sd: str = "sample",
 ) -> Text:
     """One line per layer: a bar of mean σ relative to the floor (the floor is the 4th cell).
 
-    A deterministic judge (the offline lexical one) agrees with itself by construction: its σ of
+    ``sd`` names σ's convention (``sample`` or ``population``), in which the floor is compared. A
+    deterministic judge (the offline lexical one) agrees with itself by construction: its σ of
     0 would read as a perfectly reliable judge, so the panel says what it is instead.
     """
-    text = Text(f"judge σ by layer · floor {floor:.2f} · up to {passes} passes\n", style="bold", end="")
+    text = Text(f"judge σ ({sd} SD) · floor {floor:.2f} · ≤{passes} passes\n", style="bold", end="")
     if deterministic and len(deterministic) >= judges:
         names = ", ".join(deterministic)
         text.append(f"deterministic judge ({names}):\n", style="yellow")
@@ -67,8 +74,9 @@ class VariancePanel(TextPanel):
         passes: int,
         deterministic: Sequence[str] = (),
         judges: int = 0,
+        sd: str = "sample",
     ) -> None:
-        self.show_text(variance_text(rows, floor, passes, deterministic, judges))
+        self.show_text(variance_text(rows, floor, passes, deterministic, judges, sd))
 
 
 __all__ = ["VariancePanel", "VarianceRow", "variance_text"]

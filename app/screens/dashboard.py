@@ -171,6 +171,7 @@ class DashboardScreen(ProctorScreen):
                 state.judgments.max_passes(),
                 state.judgments.deterministic_judges(),
                 len(state.judgments.judges()),
+                state.variance_sd,
             )
             self.query_one(GroundingPanel).show(state.grounding_rows())
             self.query_one(SeriesPanel).show(state.series())

@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 
 from proctor.app.screens.base import ProctorScreen
 from proctor.app.views.state import ConsoleState
-from proctor.engine.stats import population_sd
+from proctor.engine.stats import standard_deviation
 from proctor.widgets.key_bar import KeyBar
 from proctor.widgets.lines_view import LinesView, wrap_texts
 from proctor.widgets.sanitize import one_line, safe_text
@@ -44,7 +44,7 @@ def judge_detail(state: ConsoleState, trial_id: int) -> list[Text]:
     if not verdicts:
         return [*out, Text("no verdicts yet (r: judge it)", style="dim")]
     scores = [v.score for v in verdicts if v.score is not None]
-    sigma = population_sd(scores)
+    sigma = standard_deviation(scores, state.variance_sd)
     line = Text(
         "overall: "
         + "  ".join(
@@ -55,7 +55,7 @@ def judge_detail(state: ConsoleState, trial_id: int) -> list[Text]:
     if sigma is not None:
         line.append(f"   σ {sigma:.3f}", style="red bold" if sigma > floor else "green")
     out.append(line)
-    sigmas = state.judgments.criterion_sigmas(trial_id)
+    sigmas = state.judgments.criterion_sigmas(trial_id, state.variance_sd)
     out.append(Text("criteria (score per pass, σ)", style="bold underline"))
     for (judge, name), s in sorted(sigmas.items()):
         row = Text(f"  {one_line(name, 28):<28} ", end="")
@@ -133,7 +133,7 @@ class JudgeScreen(ProctorScreen):
                     f"{row.layer} {row.mean_sigma:.3f} ",
                     style="red" if row.mean_sigma > state.variance_floor else "green",
                 )
-        title.append(f"(floor {state.variance_floor:.2f})", style="dim")
+        title.append(f"({state.variance_sd} SD, floor {state.variance_floor:.2f})", style="dim")
         self.query_one("#judge-title", TextPanel).show_text(title)
         key = (
             state.judgments.version,
@@ -168,7 +168,7 @@ class JudgeScreen(ProctorScreen):
             line.append(f"  {len(verdicts)} passes")
             if scores:
                 line.append(f" · mean {sum(scores) / len(scores):.2f}")
-                sigma = population_sd(scores)
+                sigma = standard_deviation(scores, state.variance_sd)
                 if sigma is not None:
                     line.append(f" σ {sigma:.3f}", style="red" if sigma > state.variance_floor else "green")
             lines.append(line)

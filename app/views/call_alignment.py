@@ -1,7 +1,7 @@
 """Align two trials' tool-call sequences by call (pure functions, no I/O).
 
 A call's *signature* is its tool name and its arguments normalized as the tool-call match score
-normalizes them (``engine.scoring.toolmatch.normalize_arguments``: key order is irrelevant, a null
+normalizes them (``engine.scoring.normalize.normalize_arguments``: key order is irrelevant, a null
 argument counts as absent, strings are whitespace-collapsed, ``"5"`` == ``5`` == ``5.0``, ...), so
 "the same call" here means what it means for TFS. The server is not part of the signature: two
 arms reach the same tool through different servers (the baseline's ``grep`` and an MCP server's
@@ -54,7 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proctor.app.views.transcript_state import CallView
-from proctor.engine.scoring.toolmatch import Norm, normalize_arguments, normalize_value
+from proctor.engine.scoring.normalize import Norm, normalize_arguments, normalize_value
 from proctor.engine.tools.retrieval import EXECUTE
 
 MATCH_COST = 0

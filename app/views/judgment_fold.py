@@ -1,8 +1,9 @@
-"""Judge verdicts per trial and pass, and their spread (population σ) by layer.
+"""Judge verdicts per trial and pass, and their spread (σ, in the run's convention) by layer.
 
 Layers: *criterion* (one criterion of one trial across passes), *step* (when a verdict scores
-steps), *trial* (the overall score of one trial across passes) and *scenario* (the mean over a
-scenario's trials, per pass, across passes), each per judge. The cells are the console's; their
+steps), *trial* (the overall score of one trial across passes: the number llm_quality, fairness
+and the ranking are made of) and *scenario* (the mean over a scenario's trials of that score,
+per pass, across passes), each per judge. The cells are the console's; their
 σ and each layer's summary are the report's functions (engine/stats/variance.py). Per-trial
 spreads are cached and recomputed only for trials whose verdicts changed, so live judgments
 cost little per flush.
@@ -16,7 +17,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.engine.stats import CellSpread, cell_spread, layer_variance, means_by_pass, population_sd
+from proctor.engine.stats import (
+    DEFAULT_SD,
+    CellSpread,
+    SdConvention,
+    cell_spread,
+    layer_variance,
+    means_by_pass,
+    standard_deviation,
+)
 from proctor.store.events import Judged, TrialStarted
 from proctor.store.read.reader import JudgmentRecord, StoredEvent
 from proctor.widgets.variance_panel import VarianceRow
@@ -85,6 +94,7 @@ class JudgmentBook:
     def __init__(self) -> None:
         self.by_trial: dict[int, dict[tuple[str, int], Verdict]] = {}
         self._spread: dict[int, _TrialSpread] = {}
+        self._spread_sd: SdConvention = DEFAULT_SD
         self._dirty: set[int] = set()
         self.version = 0
 
@@ -124,31 +134,38 @@ class JudgmentBook:
     def max_passes(self) -> int:
         return max((len(v) for v in self.by_trial.values()), default=0)
 
-    def _spread_of(self, trial_id: int) -> _TrialSpread:
+    def _spread_of(self, trial_id: int, sd: SdConvention) -> _TrialSpread:
+        if sd != self._spread_sd:  # another convention: every cached spread is in the old one
+            self._spread.clear()
+            self._spread_sd = sd
         if trial_id in self._dirty or trial_id not in self._spread:
             self._dirty.discard(trial_id)
             measured = [v for v in self.verdicts(trial_id) if not is_deterministic(v.judge)]
-            self._spread[trial_id] = _compute_spread(measured)
+            self._spread[trial_id] = _compute_spread(measured, sd)
         return self._spread[trial_id]
 
-    def criterion_sigmas(self, trial_id: int) -> dict[tuple[str, str], float | None]:
+    def criterion_sigmas(
+        self, trial_id: int, sd: SdConvention = DEFAULT_SD
+    ) -> dict[tuple[str, str], float | None]:
         """σ per (judge, criterion) of one trial, for the judge view."""
         return {
-            (judge, name): population_sd(list(by_pass.values()))
+            (judge, name): standard_deviation(list(by_pass.values()), sd)
             for (judge, name), by_pass in _part_cells(self.verdicts(trial_id), "criteria").items()
         }
 
-    def variance_rows(self, scenario_of: Mapping[int, str]) -> list[VarianceRow]:
-        spreads = [self._spread_of(trial_id) for trial_id in self.by_trial]
+    def variance_rows(
+        self, scenario_of: Mapping[int, str], sd: SdConvention = DEFAULT_SD
+    ) -> list[VarianceRow]:
+        spreads = [self._spread_of(trial_id, sd) for trial_id in self.by_trial]
         layers = (
             layer_variance("criterion", (c for s in spreads for c in s.criterion)),
             layer_variance("step", (c for s in spreads for c in s.step)),
             layer_variance("trial", (c for s in spreads for c in s.trial)),
-            layer_variance("scenario", self._scenario_cells(scenario_of)),
+            layer_variance("scenario", self._scenario_cells(scenario_of, sd)),
         )
         return [VarianceRow(v.layer, v.mean_sd, v.max_sd, v.measured) for v in layers]
 
-    def _scenario_cells(self, scenario_of: Mapping[int, str]) -> list[CellSpread]:
+    def _scenario_cells(self, scenario_of: Mapping[int, str], sd: SdConvention) -> list[CellSpread]:
         """Per scenario and judge, each pass's mean over the scenario's trials, across passes."""
         trials: dict[tuple[str | int, ...], dict[int, float]] = {}
         for trial_id, verdicts in self.by_trial.items():
@@ -159,7 +176,7 @@ class JudgmentBook:
                 score = v.score
                 if score is not None and not is_deterministic(judge):
                     trials.setdefault((scenario, judge, trial_id), {})[pass_no] = score
-        return [cell_spread(key, by_pass) for key, by_pass in means_by_pass(trials.items(), 2).items()]
+        return [cell_spread(key, by_pass, sd) for key, by_pass in means_by_pass(trials.items(), 2).items()]
 
 
 def _part_cells(verdicts: Sequence[Verdict], key: str) -> dict[tuple[str, str], dict[int, float]]:
@@ -171,16 +188,16 @@ def _part_cells(verdicts: Sequence[Verdict], key: str) -> dict[tuple[str, str], 
     return cells
 
 
-def _compute_spread(verdicts: Sequence[Verdict]) -> _TrialSpread:
+def _compute_spread(verdicts: Sequence[Verdict], sd: SdConvention) -> _TrialSpread:
     overall: dict[tuple[str, ...], dict[int, float]] = defaultdict(dict)
     for v in verdicts:
         score = v.score
         if score is not None:
             overall[(v.judge,)][v.pass_no] = score
     return _TrialSpread(
-        criterion=[cell_spread(k, p) for k, p in _part_cells(verdicts, "criteria").items()],
-        step=[cell_spread(k, p) for k, p in _part_cells(verdicts, "steps").items()],
-        trial=[cell_spread(k, p) for k, p in overall.items()],
+        criterion=[cell_spread(k, p, sd) for k, p in _part_cells(verdicts, "criteria").items()],
+        step=[cell_spread(k, p, sd) for k, p in _part_cells(verdicts, "steps").items()],
+        trial=[cell_spread(k, p, sd) for k, p in overall.items()],
     )
 
 

@@ -19,6 +19,7 @@ from proctor.app.views.judgment_fold import JudgmentBook
 from proctor.app.views.score_views import arm_rows, grounding_rows, is_not_judged, verdict_line
 from proctor.engine.drift.runs_diff import REPLAYED_STOP
 from proctor.engine.reports.attribution import is_baseline
+from proctor.engine.stats import DEFAULT_SD, SdConvention, sd_convention
 from proctor.store.events import ErrorEvent, OperatorCommand, Scored, ServersStarting, TrialStarted
 from proctor.store.read.reader import (
     AnchorRecord,
@@ -122,7 +123,7 @@ class ConsoleState:
         self.structure_version = 0
         self._changed: set[int] = set()
         self._arrivals: deque[tuple[int, int]] = deque(maxlen=120)
-        self._variance_cache: tuple[int, list[VarianceRow]] | None = None
+        self._variance_cache: tuple[tuple[int, SdConvention], list[VarianceRow]] | None = None
         self.status_version = 0
         self._by_key: tuple[int, dict[tuple[str, str, str, int], int]] = (-1, {})
         self._counts_cache: tuple[object, Counter[str]] | None = None
@@ -303,8 +304,14 @@ class ConsoleState:
 
     @property
     def variance_floor(self) -> float:
-        raw = self.run.config.get("variance_floor") if self.run is not None else None
+        scoring = self.run.config.get("scoring") if self.run is not None else None
+        raw = scoring.get("variance_floor") if isinstance(scoring, dict) else None
         return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else DEFAULT_FLOOR
+
+    @property
+    def variance_sd(self) -> SdConvention:
+        """The run's σ convention (``judge.sd``): the report's, so both show the same σ."""
+        return sd_convention(self.run.config) if self.run is not None else DEFAULT_SD
 
     def counts(self) -> Counter[str]:
         key = (self.structure_version, self.status_version)
@@ -375,10 +382,10 @@ class ConsoleState:
         return cost_rows(self.trials, self.statuses, self.usage)
 
     def variance_rows(self) -> list[VarianceRow]:
-        version = self.judgments.version
+        version = (self.judgments.version, self.variance_sd)
         if self._variance_cache is None or self._variance_cache[0] != version:
             scenario_of = {tid: t.scenario for tid, t in self.trials.items()}
-            self._variance_cache = (version, self.judgments.variance_rows(scenario_of))
+            self._variance_cache = (version, self.judgments.variance_rows(scenario_of, self.variance_sd))
         return self._variance_cache[1]
 
     def arm_rows(self) -> list[ArmRow]:

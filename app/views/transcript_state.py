@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from proctor.app.views.call_view import notice_title, server_line
+from proctor.engine.scoring.result_checks import disguised_error
 from proctor.store.events import (
     AgentBrief,
     AssistantMessage,
@@ -46,6 +47,7 @@ from proctor.widgets.transcript_model import EntryKind, TranscriptEntry, pretty_
 # Bodies above this are kept raw and cleaned only where shown: cleaning 30 MB takes ~0.1-0.3 s,
 # which on the event loop would hold every key press behind it.
 EAGER_SANITIZE_CHARS = 256 * 1024
+DISGUISED_MARK = " · ⚠ reads like an error (isError false)"
 
 
 @dataclass
@@ -317,6 +319,8 @@ class TranscriptState:
     def _result(self, event_id: int, ev: ToolResult) -> None:
         lines = ev.content.count("\n") + 1 if ev.content else 0
         err = f" · ERROR {ev.error_type}".rstrip() if ev.is_error else ""
+        if not ev.is_error and disguised_error(ev.content, ev.structured) is not None:
+            err = DISGUISED_MARK
         kinds = Counter(b.type for b in ev.blocks if b.type != "text")
         blocks = "".join(f" · {n} {kind.replace('_', ' ')}" for kind, n in sorted(kinds.items()))
         body, body_lines = ev.content, lines

@@ -12,6 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from proctor.engine.grading.gold_calls import (
+    cannot_make_gold_calls,
+    disguised_errors,
+    gold_for_arm,
+    has_verdict_check,
+)
 from proctor.engine.judges.base import NOT_JUDGED, NOTHING_TO_MATCH, JudgeOutcome, Verdict
 from proctor.engine.scoring import (
     TrialDigest,
@@ -28,10 +34,10 @@ from proctor.engine.scoring import (
     partition,
 )
 from proctor.engine.scoring.trial_digest import ToolCallRecord
-from proctor.engine.stats import majority_vote
+from proctor.engine.stats import DEFAULT_SD, SdConvention, majority_vote, standard_deviation
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
-from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
+from proctor.scenarios.schema import ArmSpec, Scenario, Scoring
 from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
 from proctor.store.scores import (
     ADOPTION_BASELINE,
@@ -62,6 +68,8 @@ class TrialInput:
     repo: PinnedRepo | None
     scoring: Scoring
     tool_schemas: dict[str, dict[str, Any]]
+    judge_sd: SdConvention = DEFAULT_SD
+    """The suite's ``judge.sd``: the convention of llm_quality's σ across passes."""
 
 
 ERRORED = "the trial ended in error: it counts in the error rate, not in means, pass rates or rankings"
@@ -79,6 +87,10 @@ NO_CHECK_TOOLS_NA = (
     "no verdict from a check: the only check is the tool-call match, and this arm does not offer "
     "the gold calls' tools"
 )
+TOOLS_NOT_OFFERED = (
+    "no verdict and no fairness: the scenario's only check is its gold calls and this arm does not "
+    "offer their tools, so it is compared with no arm on this scenario (no delta)"
+)
 NO_CHECK_KEYWORDS = (
     "no verdict from a check: the scenario has keywords but no claims, key points, rubric or gold "
     "calls, and a quality judge's opinion alone never passes a trial"
@@ -94,11 +106,6 @@ def has_no_answer(trial: TrialInput) -> bool:
         if isinstance(e, TrialFinished) and e.status == "finished" and not e.final_answer.strip():
             return e.stop == "no_answer" or imported
     return False
-
-
-def has_verdict_check(scenario: Scenario) -> bool:
-    """Whether a judge may decide the pass: claims, key points or a rubric to judge against."""
-    return bool(scenario.claims or scenario.key_points or scenario.rubric)
 
 
 def is_judged(trial: TrialInput) -> bool:
@@ -144,7 +151,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
             digest.answer_text, trial.repo, cfg.symbol_tolerance_lines, cfg.citation_count
         )
         put(ScoreName.GROUNDING, grounding.value, grounding.to_details())
-    kw = keyword_coverage(digest.answer_text, sc.keywords.required, sc.keywords.bonus)
+    kw = keyword_coverage(digest.answer_text, sc.keywords.required, sc.keywords.bonus, cfg.keyword_count)
     put(ScoreName.KEYWORDS, kw.value, kw.to_details())
     if sc.claims:
         claims = judge_claims(sc.claims, digest.answer_text, cfg.claims_pass_threshold)
@@ -153,7 +160,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         kp = judge_key_points(sc.key_points, digest.answer_text, digest.audit_text)
         put(ScoreName.KEY_POINTS, None if kp.success is None else float(kp.success), kp.to_details())
     if sc.gold_tool_calls:
-        gold = _gold_for_arm(trial)
+        gold = gold_for_arm(trial)
         if gold is None:
             na = ToolMatchDetails(na="the arm does not offer the gold calls' tools")
             put(ScoreName.TFS, None, na)
@@ -166,7 +173,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
             )
-            details = m.to_details()
+            details = m.to_details().model_copy(update={"disguised_errors": disguised_errors(digest)})
             put(ScoreName.TFS, float(m.finished), details)
             put(ScoreName.TEFS, float(m.efficiently_finished), details)
     if not digest.wall_s or digest.tokens is None:
@@ -176,27 +183,6 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         eff = efficiency(digest.tokens, digest.wall_s, cfg.token_ceiling, cfg.time_ceiling_s)
         put(ScoreName.EFFICIENCY, eff.value, eff.to_details())
     return out
-
-
-def _gold_for_arm(trial: TrialInput) -> list[list[GoldCall]] | None:
-    """Gold calls this arm can satisfy, or None when it does not offer their tools.
-
-    A server under test often implements the same tools as the one the gold calls were written
-    against (a new version, a competitor); the server name then yields to the tool names. An
-    imported trial lists no tools (the source did not record them): its calls are judged as made.
-    """
-    gold = trial.scenario.gold_tool_calls
-    names = {g.tool for step in gold for g in step}
-    if trial.arm.baseline or (trial.tool_schemas and not names <= set(trial.tool_schemas)):
-        return None
-    servers = set(trial.arm.servers)
-    return [
-        [
-            g if g.server is None or g.server in servers else g.model_copy(update={"server": None})
-            for g in step
-        ]
-        for step in gold
-    ]
 
 
 def judged_event(outcome: JudgeOutcome, pass_no: int, judge_id: str) -> Judged:
@@ -253,7 +239,8 @@ def layer_scores(
         LlmQualityDetails(
             passes=len(verdicts),
             scores=[v.score for v in verdicts],
-            sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
+            sd=standard_deviation([v.score for v in verdicts], trial.judge_sd),
+            sd_convention=trial.judge_sd if len(verdicts) > 1 else None,
             na=_quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
         ),
     )
@@ -271,6 +258,8 @@ def layer_scores(
     )
     if errored:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=ERRORED))
+    elif judged and cannot_make_gold_calls(trial):
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=TOOLS_NOT_OFFERED))
     elif no_answer and judged:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=NO_ANSWER))
     elif judged:
@@ -361,11 +350,18 @@ def _checked_without_judge(
     name = ScoreName.TEFS if ordered else ScoreName.TFS
     match = deterministic.get(name)
     if match is None or match.value is None:
-        return None, PassedDetails(rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer)
+        unmakeable = cannot_make_gold_calls(trial)
+        details = PassedDetails(
+            rule=NO_CHECK_TOOLS_NA, no_check=True, no_answer=no_answer, tools_not_offered=unmakeable
+        )
+        return None, details
     mode = match.parsed(ToolMatchDetails).mode
+    expects = any(g.expect is not None and g.expect.checks for step in sc.gold_tool_calls for g in step)
     rule = (
         f"tool-call match ({name.value.upper()}, {mode}) {match.value:.2f} >= 1.00: the only check is "
-        "the gold calls" + (", made in their order" if ordered else "")
+        "the gold calls"
+        + (", made in their order" if ordered else "")
+        + (", their results holding what they expect" if expects else "")
     )
     return match.value >= 1.0, PassedDetails(rule=rule, no_answer=no_answer)
 
@@ -421,7 +417,7 @@ def _failure_mode(trial: TrialInput, digest: TrialDigest, verdicts: Sequence[Ver
     diagnosis = diagnose(
         digest,
         tools_available=not trial.arm.baseline,
-        gold=_gold_for_arm(trial) or [],
+        gold=gold_for_arm(trial) or [],
         tool_schemas=trial.tool_schemas,
         names_only=trial.scoring.names_only_tools,
     )

@@ -174,6 +174,7 @@ async def _rejudge_one(
         repo=target.workspace.repo_for(scenario),
         scoring=target.loaded.suite.scoring,
         tool_schemas=tool_schemas(events),
+        judge_sd=target.loaded.suite.judge.sd,
     )
     digest = digest_of(events)
     det = _stored_deterministic(scores)

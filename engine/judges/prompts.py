@@ -11,6 +11,7 @@ import hashlib
 
 from proctor.engine.judges.base import JudgeSubject
 from proctor.engine.scoring import COGNITIVE_MODES
+from proctor.scenarios.schema import keyword_kind
 
 PROMPT_VERSION = "llm-judge-1"
 MAX_TRACE_CHARS = 12_000
@@ -79,7 +80,11 @@ def build_prompt(subject: JudgeSubject) -> str:
         parts += ["", "# Rubric criteria (name, weight: question)"]
         parts += [f"- {c.name}, weight {c.weight:g}: {c.question}" for c in sc.rubric]
     if sc.keywords.required:
-        parts += ["", "# Terms a good answer names", ", ".join(sc.keywords.required)]
+        parts += [
+            "",
+            "# Terms a good answer names",
+            ", ".join(keyword_kind(k)[1] for k in sc.keywords.required),
+        ]
     parts += [
         "",
         "# The agent's final answer",

@@ -3,8 +3,8 @@ the cost/score Pareto frontier, and judge variance by layer against the floor.
 
 Ranking and paired tests use fairness (the layer a baseline can win); trials are paired by
 (scenario, epoch), which share a seed (engine/matrix.py). Judge variance is measured per judge,
-per trial, from the stored verdicts: criterion scores, their mean per step (one step per
-trial here), and the scenario score.
+per trial, from the stored verdicts: criterion scores, the judge's overall score per step (one
+step per trial here: the score llm_quality and fairness are made of), and the scenario score.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from proctor.engine.reports.aggregate import (
 )
 from proctor.engine.reports.attribution import Attribution, attribution
 from proctor.engine.stats import (
+    DEFAULT_SD,
     ArmModelVariance,
     BootstrapCI,
     CostScorePoint,
@@ -33,8 +34,11 @@ from proctor.engine.stats import (
     JudgeScoreRow,
     McNemarResult,
     ParetoFrontier,
+    RankedCells,
+    RankedScoreRow,
     Ranking,
     ScenarioMean,
+    SdConvention,
     mcnemar_exact,
     paired_bootstrap_ci,
     pareto_frontier,
@@ -42,7 +46,7 @@ from proctor.engine.stats import (
     variance_of_cells,
 )
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
-from proctor.store.scores import ScoreName
+from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore
 
 PairKey = tuple[str, int]
 DELTA_RESAMPLES = 2000
@@ -59,6 +63,8 @@ class BaselineComparison:
     mcnemar: McNemarResult
     fairness_delta: BootstrapCI | None
     attribution: Attribution
+    tools_not_offered: int = 0
+    """Shared pairs without a Δ because one side cannot make the scenario's gold calls."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ class JudgeVariance:
     judge: str
     floor: float
     by_arm_model: tuple[ArmModelVariance, ...]
+    sd: SdConvention = DEFAULT_SD
 
 
 def fairness_ranking(
@@ -155,9 +162,24 @@ def baseline_comparisons(
                 mcnemar_exact(passes),
                 delta,
                 attribution(arm, arm_trials, scores),
+                sum(
+                    any(_tools_not_offered(scores.get(t.id, {})) for t in (first[k], second[k]))
+                    for k in shared
+                    if first[k].id not in cols.fairness or second[k].id not in cols.fairness
+                ),
             )
         )
     return out
+
+
+def _tools_not_offered(scores: Mapping[ScoreName, ScoreRecord]) -> bool:
+    """Whether the trial's arm cannot make its scenario's gold calls (an unreadable ``passed``
+    says nothing; the report lists it as unreadable)."""
+    passed = scores.get(ScoreName.PASSED)
+    try:
+        return passed is not None and bool(passed.detail(PassedDetails, "tools_not_offered"))
+    except UnreadableScore:
+        return False
 
 
 def bootstrap_requests(
@@ -195,6 +217,23 @@ def judge_score_rows(
 ) -> list[JudgeScoreRow]:
     """One row per criterion score (or the overall score when a verdict has no criteria) of ``judge``."""
     return _score_rows(_cells(trials), latest_per_pass(judgments), judge, verdicts or Verdicts())
+
+
+def judge_ranked_rows(
+    trials: Sequence[TrialRecord],
+    judgments: Sequence[JudgmentRecord],
+    judge: str,
+    verdicts: Verdicts | None = None,
+) -> list[RankedScoreRow]:
+    """One row per pass of ``judge``'s overall score of each trial: the number that is ranked."""
+    cells, parsed = _cells(trials), verdicts or Verdicts()
+    rows: list[RankedScoreRow] = []
+    for j in latest_per_pass(judgments):
+        cell = cells.get(j.trial_id)
+        verdict = parsed.of(j) if j.judge == judge and cell is not None else None
+        if cell is not None and verdict is not None and math.isfinite(verdict.score):
+            rows.append(RankedScoreRow(cell[0], cell[1], cell[2], 0, j.pass_no, verdict.score))
+    return rows
 
 
 def _cells(trials: Sequence[TrialRecord]) -> dict[int, tuple[str, str, str]]:
@@ -244,10 +283,11 @@ def variance_by_judge(
     judgments: Sequence[JudgmentRecord],
     floor: float,
     verdicts: Verdicts | None = None,
+    sd: SdConvention = DEFAULT_SD,
 ) -> list[JudgeVariance]:
-    """``judge_variance(judge_score_rows(...))`` of every machine judge, from one pass over the
-    judgments that puts each score straight into its cell (a report has one per criterion, pass
-    and trial): the same cells, checks and error as the rows would give."""
+    """``judge_variance(judge_score_rows(...), judge_ranked_rows(...), sd)`` of every machine
+    judge, from one pass over the judgments that puts each score straight into its cell (a report
+    has one per criterion, pass and trial): the same cells, checks and error as the rows give."""
     judges = sorted(
         {judge for source, judge in {(j.source, j.judge) for j in judgments} if not is_human(source)}
     )
@@ -256,6 +296,7 @@ def variance_by_judge(
     parsed = verdicts or Verdicts()
     cells = _cells(trials)
     by_judge: dict[str, dict[tuple[str, str], CriterionCells]] = {judge: {} for judge in judges}
+    ranked: dict[str, dict[tuple[str, str], RankedCells]] = {judge: {} for judge in judges}
     filled: set[tuple[str, str, str, str, int]] = set()  # (judge, arm, model, cell, pass) scored
     isfinite = math.isfinite
     last: VerdictRead | None = None
@@ -282,6 +323,10 @@ def variance_by_judge(
             last = verdict
             scored = {c.name: c.score for c in reversed(verdict.criteria)} or {"overall": verdict.score}
         pass_no = j.pass_no
+        if isfinite(verdict.score):
+            ranked[j.judge].setdefault((arm, model), {}).setdefault(where, {}).setdefault(0, {})[pass_no] = (
+                verdict.score
+            )
         mark = (j.judge, arm, model, where, pass_no)
         if mark in filled:  # another trial in this cell: the rows' order, and their error
             _add_in_order(criteria, scored, (arm, model, where, pass_no))
@@ -294,7 +339,10 @@ def variance_by_judge(
                     criteria[name] = {pass_no: score}
                 else:
                     by_pass[pass_no] = score
-    return [JudgeVariance(judge, floor, variance_of_cells(by_judge[judge])) for judge in judges]
+    return [
+        JudgeVariance(judge, floor, variance_of_cells(by_judge[judge], ranked[judge], sd), sd)
+        for judge in judges
+    ]
 
 
 __all__ = [
@@ -304,6 +352,7 @@ __all__ = [
     "bootstrap_requests",
     "cost_frontier",
     "fairness_ranking",
+    "judge_ranked_rows",
     "judge_score_rows",
     "variance_by_judge",
 ]

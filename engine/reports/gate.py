@@ -8,7 +8,9 @@ equals the difference of the two paired means. An arm passes when ``delta >= min
 a negative one to allow a bounded regression). An arm with no pair fails: a gate that cannot
 measure must not pass. So does an arm with a pair in which either trial has no verdict from a
 check (claims, key points, a rubric or the gold tool calls): its fairness there rests on a
-judge's opinion of the prose alone. A 95 % paired-bootstrap interval is shown beside each
+judge's opinion of the prose alone. A trial whose arm cannot make its scenario's gold calls (the
+only check there) has no fairness and pairs with nothing; when the baseline has no other trial,
+the gate cannot be evaluated and says why. A 95 % paired-bootstrap interval is shown beside each
 delta, for reading the result; it does not change the decision.
 """
 
@@ -26,6 +28,10 @@ from proctor.store.scores import PassedDetails, ScoreName, UnreadableScore, pars
 
 TOLERANCE = 1e-9
 NO_VERDICT_PREFIX = "no verdict from a check: "
+TOOLS_NOT_OFFERED_CAUSE = (
+    "the arm does not offer the tools of the scenario's gold calls, its only check, so it has no "
+    "verdict and no fairness there"
+)
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,8 @@ def _why(causes: Sequence[ErrorCause]) -> str:
 
 
 def _why_arm(causes: Sequence[ErrorCause], arm: str) -> str:
-    mine = [c for c in causes if arm in c.arms]
+    """Why ``arm``'s trials errored (a trial without the gold calls' tools did not error)."""
+    mine = [c for c in causes if arm in c.arms and c.cause != TOOLS_NOT_OFFERED_CAUSE]
     return f" ({'; '.join(c.cause for c in mine)})" if mine else ""
 
 
@@ -176,7 +183,19 @@ def error_causes(db: Path, models: Sequence[str] | None = None) -> list[ErrorCau
     with StoreReader(db) as reader:
         trials = [t for t in reader.trials() if not models or t.model in models]
         stopped = run_stop_message(reader)
+        not_offered = {s.trial_id for s in reader.scores() if s.name == ScoreName.PASSED and _not_offered(s)}
     causes = group_errors((t.arm, t.error) for t in trials if t.status == "error")
+    chosen = {t.id: t.arm for t in trials}
+    unmakeable = sorted(arm for trial_id, arm in chosen.items() if trial_id in not_offered)
+    if unmakeable:
+        causes.append(
+            ErrorCause(
+                TOOLS_NOT_OFFERED_CAUSE,
+                len(unmakeable),
+                tuple(sorted(set(unmakeable))),
+                TOOLS_NOT_OFFERED_CAUSE,
+            )
+        )
     never = [t.arm for t in trials if t.status in ("queued", "running")]
     if stopped is not None and never:
         message = f"the run stopped before they ran: {stopped or 'no message recorded'}"
@@ -200,6 +219,13 @@ def load_fairness(db: Path) -> list[FairnessSample]:
                 FairnessSample(t.scenario, t.arm, t.model, t.epoch, float(s.value), unchecked.get(s.trial_id))
             )
     return out
+
+
+def _not_offered(passed: ScoreRecord) -> bool:
+    try:
+        return parse_details(ScoreName.PASSED, passed.details, PassedDetails).tools_not_offered
+    except UnreadableScore:
+        return False
 
 
 def _no_verdict(passed: ScoreRecord) -> str | None:

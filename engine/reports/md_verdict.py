@@ -121,9 +121,16 @@ def _sentence(c: Comparison, floor: float) -> str:
     and cannot say of it. A difference whose interval contains 0 is never called one."""
     d = c.versus["fairness_delta"]
     name = f"**{who(c.arm)}**"
+    lacking = c.versus["tools_not_offered"]
+    left_out = (
+        f" {lacking} of {c.versus['pairs']} pair(s) are left out: the baseline does not offer the tools of "
+        "their scenario's gold calls, the only check there, so it has no verdict and no fairness on them."
+        if lacking
+        else ""
+    )
     happened = f"{name} passed {_passes(c.arm)} against the baseline's {_passes(c.baseline)}"
     if d is None:  # finding "no_scores"
-        return f"{happened}; no pair of trials has fairness scores on both sides yet, so nothing to compare."
+        return f"{happened}; no pair of trials has fairness scores on both sides yet, so nothing to compare.{left_out}"
     happened += f" and {_change(d)} over {d['n']} paired trial{'s' if d['n'] != 1 else ''}"
     fair = _fairness_says(c, floor)
     passes = _passes_says(c)
@@ -144,7 +151,7 @@ def _sentence(c: Comparison, floor: float) -> str:
         if c.versus["attributable"]
         else " ⚠ Its MCP tools were never called: the difference is not the server's."
     )
-    return f"{happened}; {says}.{warn}"
+    return f"{happened}; {says}.{warn}{left_out}"
 
 
 def _lead(found: Sequence[Comparison], baseline: str) -> str:
@@ -158,6 +165,8 @@ def _lead(found: Sequence[Comparison], baseline: str) -> str:
     head = f"Against {base}: {happened}."
     better = [who(c.arm) for c in found if c.finding == "higher"]
     worse = [who(c.arm) for c in found if c.finding == "lower"]
+    if all(c.finding == "no_scores" for c in found):
+        return f"No arm could be compared with {base} on fairness: no pair of trials has a fairness score on both sides."
     if not better and not worse:
         few = any(c.finding in ("too_few", "no_scores") for c in found)
         return (
@@ -186,6 +195,8 @@ def _top(ranking: RankingSection) -> str | None:
         return None
     first = groups[0]["entries"]
     names = ", ".join(f"{cell(e['arm'])} · {cell(e['model'])} ({e['mean']:.3f})" for e in first)
+    if len(groups) == 1 and len(first) == 1:
+        return f"Highest mean fairness (scenario means, 0–1): {names}, the only entry with fairness scores."
     if len(first) > 1:
         return (
             f"Highest mean fairness (scenario means, 0–1): a tie within the variance floor "

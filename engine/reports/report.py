@@ -46,9 +46,10 @@ from proctor.engine.reports.error_causes import ErrorCause, group_errors
 from proctor.engine.reports.event_sections import read_event_sections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
+from proctor.engine.reports.result_notes import result_notes
 from proctor.engine.reports.tool_surface import surface_report
 from proctor.engine.reports.verdicts import Verdicts, unreadable_notes
-from proctor.engine.stats import intervals_ahead
+from proctor.engine.stats import intervals_ahead, sd_convention
 from proctor.engine.suites import load_suite
 from proctor.engine.tools.supervise import killed_notes
 from proctor.scenarios.loader import SuiteError
@@ -138,6 +139,7 @@ def verdictless_notes(
     arm_of = {t.id: t.arm for t in trials}
     no_answer: dict[str, int] = {}
     unchecked: dict[tuple[str, str], int] = {}
+    not_offered: dict[str, int] = {}
     for trial_id, by_name in scores.items():
         passed = by_name.get(ScoreName.PASSED)
         if passed is None or passed.value is not None or trial_id not in arm_of:
@@ -149,6 +151,8 @@ def verdictless_notes(
         arm = arm_of[trial_id]
         if details.no_answer:
             no_answer[arm] = no_answer.get(arm, 0) + 1
+        elif details.tools_not_offered:
+            not_offered[arm] = not_offered.get(arm, 0) + 1
         elif details.no_check:
             key = (arm, details.rule.removeprefix("no verdict from a check: "))
             unchecked[key] = unchecked.get(key, 0) + 1
@@ -162,6 +166,12 @@ def verdictless_notes(
         f"{n} {arm} trial(s) have no verdict from a check ({why}): their fairness rests on a judge's "
         "opinion of the prose alone, so proctor gate fails every arm paired with them"
         for (arm, why), n in sorted(unchecked.items())
+    ]
+    notes += [
+        f"{n} {arm} trial(s) cannot make their scenario's gold calls, its only check: the arm does not "
+        "offer their tools. They have no verdict and no fairness, so no arm is compared with them (no Δ "
+        "on those scenarios); add claims or a rubric an arm without the tools can be judged on"
+        for arm, n in sorted(not_offered.items())
     ]
     return notes
 
@@ -240,6 +250,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             stopped = ends[-1].message if ends else ""
         config = run.config if run is not None else {}
         floor, threshold = _settings(config)
+        sd = sd_convention(config)
         score_map: dict[int, dict[ScoreName, ScoreRecord]] = {}
         for s in scores:
             of_trial = score_map.get(s.trial_id)
@@ -263,7 +274,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
                 scenario_labels=_scenario_labels(config),
                 verdicts=parsed,
             )
-            variance = variance_by_judge(trials, judgments, floor, verdicts)
+            variance = variance_by_judge(trials, judgments, floor, verdicts, sd)
             read = read_event_sections(reader, run, trials, upper)
             # Last, those that take the intervals: by now they are drawn.
             scored = summarize_scores(
@@ -290,13 +301,14 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             "finished": run.finished_at,
         },
         "notes": _notes(config, trials, judgments, score_map)
+        + result_notes(trials, score_map)
         + unreadable_notes(judgments, verdicts)
         + run_stop_notes(run, stopped, trials),
         "errors": [] if errors is None else errors,
         "trials": trial_rows,
         "arms": arm_rows(summaries, ranking, comparisons, cost_frontier(summaries), variance, machine_judges),
         "ranking": ranking_section(ranking),
-        "judges": judges_section(machine_judges, panel, floor, threshold),
+        "judges": judges_section(machine_judges, panel, floor, threshold, sd),
         "anchors": anchors_section(config, anchor_rows, commands),
         "tool_usage": read.tools,
         "tool_surface": surface_report(reader, upper, trials, config),

@@ -30,6 +30,7 @@ from proctor.engine.reports.report_model import (
     SuccessRow,
 )
 from proctor.engine.reports.tool_surface import tool_surface_markdown
+from proctor.engine.stats import SD_TEXT
 
 
 def _arms(arms: list[ArmEntry]) -> list[str]:
@@ -226,11 +227,14 @@ def _variance(arms: list[ArmEntry], judges: JudgesSection) -> list[str]:
             rows.append(
                 [cell(v["judge"]), _who(a), _sd(v["criterion"]), _sd(v["step"]), _sd(v["scenario"]), verdict]
             )
+    sd = judges["variance_sd"]
     out = [
         "## Judge variance by layer",
         "",
-        f"σ across judge passes (mean / max over cells); floor {judges['variance_floor']:g}. "
-        "Rankings use scenario-level means only.",
+        f"σ: the {SD_TEXT[sd]} across judge passes of a criterion's score, of the "
+        "judge's overall score of a trial (step: the score llm_quality and fairness are made of) and of "
+        f"its scenario mean; mean / max over cells. Floor {judges['variance_floor']:g}, compared with σ "
+        f"in the same convention (`judge.sd: {sd}`). Rankings use scenario-level means only.",
         "",
     ]
     return out + (

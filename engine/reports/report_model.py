@@ -19,7 +19,7 @@ that takes the TypedDict.
 
 # No ``from __future__ import annotations``: TypedDict reads NotRequired at run time only from
 # evaluated annotations, and the model is introspected (tests/engine/reports/test_report_model.py).
-from typing import Any, NotRequired, TypedDict, final
+from typing import Any, Literal, NotRequired, TypedDict, final
 
 from proctor.engine.reports.drift_model import DriftSection, DriftUnavailable
 from proctor.engine.reports.tools_model import ToolSurfaceSection, ToolUsageSection
@@ -179,6 +179,9 @@ class VsBaseline(TypedDict):
     attributable: bool
     caveat: str | None
     fairness_delta: FairnessDelta | None
+    tools_not_offered: int
+    """Pairs left out of the Δ: one side cannot make the scenario's gold calls (its arm does not
+    offer their tools), so it has no verdict and no fairness there."""
 
 
 class LayerSD(TypedDict):
@@ -193,6 +196,8 @@ class JudgeVarianceRow(TypedDict):
     scenario: LayerSD
     floor: float
     above_floor: bool | None
+    sd: Literal["sample", "population"]
+    """The convention σ is in (``judge.sd``); the floor is compared in it."""
 
 
 class ArmEntry(TypedDict):
@@ -323,6 +328,7 @@ class JudgesSection(TypedDict):
     models: list[str]
     labels: dict[str, str]
     variance_floor: float
+    variance_sd: Literal["sample", "population"]
     claims_pass_threshold: float
     panel: Panel
     human: Human

@@ -28,7 +28,7 @@ from proctor.engine.reports.report_model import (
     SuccessRow,
     VsBaseline,
 )
-from proctor.engine.stats import Agreement, LayerVariance, ParetoFrontier, Ranking
+from proctor.engine.stats import DEFAULT_SD, Agreement, LayerVariance, ParetoFrontier, Ranking, SdConvention
 from proctor.store.events import OperatorCommand
 from proctor.store.read.reader import AnchorRecord, StoredEvent
 
@@ -73,6 +73,7 @@ def _comparison(c: BaselineComparison | None) -> VsBaseline | None:
         "fairness_delta": None
         if d is None
         else {"mean": d.mean_delta, "low": d.low, "high": d.high, "n": d.n, "confidence": d.confidence},
+        "tools_not_offered": c.tools_not_offered,
     }
 
 
@@ -102,6 +103,7 @@ def _variance(variances: Sequence[JudgeVariance], arm: str, model: str) -> list[
                     "scenario": _layer(v.scenario),
                     "floor": jv.floor,
                     "above_floor": None if scenario_sd is None else scenario_sd >= jv.floor,
+                    "sd": jv.sd,
                 }
             )
     return out
@@ -203,13 +205,14 @@ def _success(s: SuccessRate) -> SuccessRow:
 
 
 def judges_section(
-    judges: Sequence[str], panel: PanelSummary, floor: float, threshold: float
+    judges: Sequence[str], panel: PanelSummary, floor: float, threshold: float, sd: SdConvention = DEFAULT_SD
 ) -> JudgesSection:
     votes = list(panel.majority.values())
     return {
         "models": list(judges),
         "labels": {j: judge_label(j) for j in judges},
         "variance_floor": floor,
+        "variance_sd": sd,
         "claims_pass_threshold": threshold,
         "panel": {
             "judges": list(panel.judges),

@@ -28,6 +28,7 @@ def trial_input(
         repo=run.workspace.repo_for(scenario),
         scoring=loaded.suite.scoring,
         tool_schemas=tool_schemas(events),
+        judge_sd=loaded.suite.judge.sd,
     )
 
 

@@ -18,12 +18,12 @@ from .grounding import (
 from .keypoints import KeyPointCheck, KeyPointsResult, judge_key_points
 from .keywords import KeywordCoverage, keyword_coverage, mentions
 from .layers import BASELINE_LABEL, LayerScore, adoption, combine, fairness
+from .normalize import normalize_arguments
 from .toolmatch import (
     CallKey,
     ToolMatch,
     UnsatisfiableGoldCall,
     match_tool_calls,
-    normalize_arguments,
     tefs,
     tfs,
     unsatisfiable_gold_calls,

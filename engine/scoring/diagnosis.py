@@ -32,7 +32,7 @@ from typing import Any, Literal
 from proctor.scenarios.schema import GoldCall
 from proctor.store.scores import FailureModeDetails
 
-from .toolmatch import normalize_arguments, normalize_value
+from .normalize import normalize_arguments, normalize_value
 from .toolschema import argument_problems
 from .trial_digest import ToolCallRecord, TrialDigest
 

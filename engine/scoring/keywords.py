@@ -2,14 +2,25 @@
 
 coverage = (required hits + 0.5 · bonus hits) / (required + 0.5 · bonus)
 
-Matching rules: case-insensitive; a keyword matches only as a whole word or identifier, i.e.
-where the keyword starts (ends) with a letter, digit or underscore, the character before
-(after) it must not be one: ``reserve`` does not match ``reserved``, ``reserve_x`` or
-``preserve``, but matches ``reserve-price`` and ``self.reserve()``. A keyword that starts or ends
-with punctuation (``C++``, ``--force``) has no boundary on that side. Whitespace inside a
-keyword matches any run of whitespace. Keywords are de-duplicated case-insensitively (a bonus
-keyword that is also required counts as required only); empty keywords are ignored.
-Score only ``TrialDigest.answer_text`` with this, never tool input or output.
+Kinds of keyword (a plain string is ``word``; a scenario writes the others ``{kind: value}``),
+the text checks of published harnesses (luuuc/sense's ``bench/SCORING.md``):
+
+* ``word``: case-insensitive, whole word or identifier only, i.e. where the keyword starts
+  (ends) with a letter, digit or underscore, the character before (after) it must not be one:
+  ``reserve`` does not match ``reserved``, ``reserve_x`` or ``preserve``, but matches
+  ``reserve-price`` and ``self.reserve()``. A keyword that starts or ends with punctuation
+  (``C++``, ``--force``) has no boundary on that side. Whitespace inside a keyword matches any
+  run of whitespace.
+* ``contains``: a case-insensitive substring, inside identifiers too (``test_`` matches
+  ``test_basic.py``).
+* ``exact``: a verbatim, case-sensitive substring (code: ``register_blueprint(``).
+* ``starts_with``: some line of the answer, stripped, starts with it, case-insensitive.
+
+Counting (``scoring.keyword_count``): ``once`` de-duplicates keywords of one kind
+(case-insensitively, except ``exact``), and a bonus keyword that is also required counts as
+required only; ``per_occurrence`` counts every listing, as a harness that sums its checks over
+steps does. Empty keywords are ignored. Score only ``TrialDigest.answer_text`` with this, never
+tool input or output.
 """
 
 from __future__ import annotations
@@ -19,14 +30,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from proctor.scenarios.schema import KeywordCheck, KeywordCount, KeywordKind, keyword_kind
 from proctor.store.scores import KeywordsDetails
 
 BONUS_WEIGHT = 0.5
 
+Keyword = str | KeywordCheck
+
 
 @dataclass(frozen=True)
 class KeywordCoverage:
-    """``value`` is None when the scenario has no keywords."""
+    """``value`` is None when the scenario has no keywords. Keywords of another kind than
+    ``word`` are listed as ``kind: value``."""
 
     value: float | None
     required_hits: tuple[str, ...]
@@ -55,32 +70,60 @@ def keyword_pattern(keyword: str) -> re.Pattern[str]:
 
 
 def mentions(text: str, keyword: str) -> bool:
-    """Whether ``text`` contains ``keyword`` under the rules above."""
+    """Whether ``text`` contains ``keyword`` as a whole word (the ``word`` kind)."""
     return bool(keyword.strip()) and keyword_pattern(keyword).search(text) is not None
 
 
-def _dedupe(words: Sequence[str], exclude: set[str]) -> list[str]:
-    out: list[str] = []
-    for w in words:
-        key = w.strip().casefold()
-        if key and key not in exclude:
-            exclude.add(key)
-            out.append(w.strip())
+def matches(text: str, kind: KeywordKind, value: str) -> bool:
+    """Whether ``text`` satisfies one keyword of ``kind`` (rules in the module docstring)."""
+    if not value.strip():
+        return False
+    if kind == "word":
+        return mentions(text, value)
+    if kind == "contains":
+        return value.lower() in text.lower()
+    if kind == "exact":
+        return value in text
+    wanted = value.strip().lower()
+    return any(line.strip().lower().startswith(wanted) for line in text.splitlines())
+
+
+def label(kind: KeywordKind, value: str) -> str:
+    """How a keyword is listed in the details: a word as written, another kind as ``kind: value``."""
+    return value if kind == "word" else f"{kind}: {value}"
+
+
+def _listed(words: Sequence[Keyword], seen: set[tuple[str, str]] | None) -> list[tuple[KeywordKind, str]]:
+    """The keywords that count: non-empty ones, each once unless ``seen`` is None."""
+    out: list[tuple[KeywordKind, str]] = []
+    for keyword in words:
+        kind, value = keyword_kind(keyword)
+        value = value if kind == "exact" else value.strip()
+        if not value.strip():
+            continue
+        if seen is not None:
+            key = (kind, value if kind == "exact" else value.casefold())
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append((kind, value))
     return out
 
 
-def keyword_coverage(text: str, required: Sequence[str], bonus: Sequence[str] = ()) -> KeywordCoverage:
-    seen: set[str] = set()
-    req = _dedupe(required, seen)
-    bon = _dedupe(bonus, seen)
-    req_hits = tuple(k for k in req if mentions(text, k))
-    bon_hits = tuple(k for k in bon if mentions(text, k))
+def keyword_coverage(
+    text: str, required: Sequence[Keyword], bonus: Sequence[Keyword] = (), count: KeywordCount = "once"
+) -> KeywordCoverage:
+    seen: set[tuple[str, str]] | None = set() if count == "once" else None
+    req = _listed(required, seen)
+    bon = _listed(bonus, seen)
+    req_hit = [matches(text, kind, value) for kind, value in req]
+    bon_hit = [matches(text, kind, value) for kind, value in bon]
     denominator = len(req) + BONUS_WEIGHT * len(bon)
-    value = None if denominator == 0 else (len(req_hits) + BONUS_WEIGHT * len(bon_hits)) / denominator
+    hits = sum(req_hit) + BONUS_WEIGHT * sum(bon_hit)
     return KeywordCoverage(
-        value=value,
-        required_hits=req_hits,
-        required_missed=tuple(k for k in req if k not in req_hits),
-        bonus_hits=bon_hits,
-        bonus_missed=tuple(k for k in bon if k not in bon_hits),
+        value=None if denominator == 0 else hits / denominator,
+        required_hits=tuple(label(*k) for k, hit in zip(req, req_hit, strict=True) if hit),
+        required_missed=tuple(label(*k) for k, hit in zip(req, req_hit, strict=True) if not hit),
+        bonus_hits=tuple(label(*k) for k, hit in zip(bon, bon_hit, strict=True) if hit),
+        bonus_missed=tuple(label(*k) for k, hit in zip(bon, bon_hit, strict=True) if not hit),
     )

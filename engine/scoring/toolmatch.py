@@ -27,28 +27,28 @@ gold call with ``expect_error`` is the opposite: only a call answered with an er
 (a server that must refuse a path outside its root), and the same call answered successfully is
 unexpected. In ``mcpagentbench`` mode, whose upstream rule knows no outcomes, such a gold call
 additionally needs its errored call under the strict rules. Calls that carry no ``is_error``
-(imported trajectories) count as answered.
+(imported trajectories) count as answered. A gold call with ``expect`` (what its result must
+hold: engine/scoring/result_checks.py) is matched only by a call whose result holds it; a call
+whose result does not is dropped like a failed one and listed in ``unmet_expectations`` with
+what the result lacks. ``review`` lists the gold calls whose ``expect`` carries a note for a
+person (``proctor init`` leaves one where it could not draft an expectation).
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from proctor.scenarios.schema import GoldCall, ToolMatchMode
 from proctor.store.scores import ToolMatchDetails
 
+from .normalize import Norm, normalize_arguments
+from .result_checks import unmet_expectations
 from .toolmatch_upstream import upstream_match
 from .toolschema import argument_problems, required_arguments
 from .trial_digest import render_call
-
-Norm = tuple[Any, ...]
-_DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 class CallLike(Protocol):
@@ -60,45 +60,6 @@ class CallLike(Protocol):
 
     @property
     def arguments(self) -> Mapping[str, Any]: ...
-
-
-def _number(v: float | int | Decimal) -> Norm:
-    if isinstance(v, int):
-        return ("n", v)
-    f = float(v)
-    if not math.isfinite(f):
-        return ("s", str(f))
-    if f.is_integer() and abs(f) < 2**53:
-        return ("n", int(f))
-    return ("n", float(f"{f:.12g}"))
-
-
-def normalize_value(value: Any) -> Norm:
-    """A hashable canonical form of one JSON value (rules in the module docstring)."""
-    if value is None:
-        return ("null",)
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, int | float):
-        return _number(value)
-    if isinstance(value, str):
-        s = " ".join(value.split())
-        if _DECIMAL.fullmatch(s):
-            try:
-                d = Decimal(s)
-            except InvalidOperation:
-                return ("s", s)
-            return _number(int(d) if d == d.to_integral_value() else d)
-        return ("s", s)
-    if isinstance(value, Mapping):
-        return ("d", normalize_arguments(value))
-    if isinstance(value, list | tuple):
-        return ("l", tuple(normalize_value(v) for v in value))
-    return ("s", str(value))
-
-
-def normalize_arguments(arguments: Mapping[str, Any]) -> Norm:
-    return tuple(sorted((str(k), normalize_value(v)) for k, v in arguments.items() if v is not None))
 
 
 ERROR_MARK = " -> error"
@@ -151,6 +112,8 @@ class ToolMatch:
     agent_steps: int
     mode: ToolMatchMode
     failed_calls: tuple[str, ...] = ()
+    unmet_expectations: tuple[str, ...] = ()
+    review: tuple[str, ...] = ()
 
     def to_details(self) -> ToolMatchDetails:
         return ToolMatchDetails(
@@ -163,6 +126,8 @@ class ToolMatch:
             agent_steps=self.agent_steps,
             mode=self.mode,
             failed_calls=list(self.failed_calls),
+            unmet_expectations=list(self.unmet_expectations),
+            review=list(self.review),
         )
 
 
@@ -215,13 +180,20 @@ def match_tool_calls(
     keyer = _Keyer(gold, mode == "lenient", names_only, tool_schemas or {})
     gold_steps = [frozenset(keyer.gold_key(g) for g in step) for step in gold if step]
     gold_set = frozenset().union(*gold_steps) if gold_steps else frozenset()
+    expected: dict[CallKey, list[GoldCall]] = {}
+    for g in (g for step in gold for g in step if g.expect is not None and g.expect.checks):
+        expected.setdefault(keyer.gold_key(g), []).append(g)
     kept: list[list[CallLike]] = []
     failed: list[str] = []
+    unmet: list[str] = []
     for step in steps:
         kept.append([])
         for c in step:
-            if answered_with_error(c) and keyer.agent_key(c) not in gold_set:
+            key = keyer.agent_key(c)
+            if answered_with_error(c) and key not in gold_set:
                 failed.append(render_call(c.tool, c.arguments))
+            elif key in expected and (why := _unmet(expected[key], c)):
+                unmet.append(f"{render_call(c.tool, c.arguments)}: the result {'; '.join(why)}")
             else:
                 kept[-1].append(c)
     agent_steps = [frozenset(keyer.agent_key(c) for c in step) for step in kept if step]
@@ -249,7 +221,27 @@ def match_tool_calls(
         agent_steps=len(agent_steps),
         mode=mode,
         failed_calls=tuple(failed),
+        unmet_expectations=tuple(unmet),
+        review=tuple(
+            f"{render_call(g.tool, g.arguments)}: {g.expect.review}"
+            for step in gold
+            for g in step
+            if g.expect is not None and g.expect.review
+        ),
     )
+
+
+def _unmet(golds: Sequence[GoldCall], call: CallLike) -> list[str]:
+    """What the gold calls equal to ``call`` expect of its result and do not find there."""
+    text = str(getattr(call, "result", ""))
+    structured = getattr(call, "structured", None)
+    has_result = bool(getattr(call, "has_result", True))
+    return [
+        why
+        for g in golds
+        if g.expect is not None
+        for why in unmet_expectations(g.expect, text, structured, has_result=has_result)
+    ]
 
 
 def _weighted(matches: Iterable[ToolMatch], efficient: bool) -> float | None:

@@ -49,6 +49,7 @@ class ToolCallRecord:
     is_error: bool = False
     error_type: str = ""
     result: str = ""
+    structured: Mapping[str, Any] | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -157,6 +158,7 @@ def partition(events: Iterable[Event]) -> TrialDigest:
                         "is_error": ev.is_error,
                         "error_type": ev.error_type,
                         "result": ev.content,
+                        "structured": ev.structured,
                     }
                     break
             label = "tool error" if ev.is_error else "tool result"

@@ -1,14 +1,20 @@
 """Judge variance by layer (criterion, step, scenario) and a ranking that respects the noise floor.
 
-LLM judges are stochastic: the same transcript judged twice gets different criterion scores.
-Averaging criteria into a step score, and steps into a scenario score, cancels part of that
-noise, so each layer has its own spread. Ranking uses scenario-level means only, and a delta
-between arms smaller than the variance floor is reported as a tie rather than a win.
+LLM judges are stochastic: the same transcript judged twice gets different scores. Each layer
+measures the spread of a number that is used: a criterion's score; a step's score, which is the
+judge's overall (weighted) score for it, the number ``llm_quality``, fairness and the ranking
+are made of; and a scenario's score, the mean of its step scores. Averaging steps into a scenario
+cancels part of the noise, so each layer has its own spread. Ranking uses scenario-level means
+only, and a delta between arms smaller than the variance floor is reported as a tie rather than
+a win. Without a step's overall score (rows that only give criteria), its score is the mean of
+the criteria its pass scored.
 
-σ is the *population* standard deviation across passes (divide by the number of passes), the
-convention of the benchmark article the default floor (0.05) and its reference values come from.
-With two passes it is half the gap between them. With a single pass there is no spread to
-measure, so σ is ``None``, never 0.
+σ is the *sample* standard deviation across passes by default (divide by n − 1): the convention
+of the first source's harness, whose published reference values and 0.05 floor are sample SDs
+(luuuc/sense ``bench/lib/variance.py``: two passes 0.10 apart give 0.071). ``population``
+(divide by n; two passes 0.10 apart give 0.050) is the other convention a suite may choose
+(``judge: {sd: population}``); the floor is compared with σ in the convention chosen. With a
+single pass there is no spread to measure, so σ is ``None``, never 0.
 """
 
 from __future__ import annotations
@@ -19,6 +25,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal, NamedTuple
+
+SdConvention = Literal["sample", "population"]
+DEFAULT_SD: SdConvention = "sample"
+SD_TEXT: dict[SdConvention, str] = {"sample": "sample SD (n − 1)", "population": "population SD (n)"}
+"""How a report names each convention."""
+
+
+def sd_convention(config: Mapping[str, object]) -> SdConvention:
+    """A run's σ convention from its recorded config (``judge.sd``); the default for a run
+    recorded before the option existed."""
+    judge = config.get("judge")
+    return "population" if isinstance(judge, Mapping) and judge.get("sd") == "population" else DEFAULT_SD
+
 
 Layer = Literal["criterion", "step", "trial", "scenario"]
 """The report's layers are criterion, step and scenario; the console also shows ``trial`` (the
@@ -37,6 +56,17 @@ class JudgeScoreRow(NamedTuple):
     scenario: str
     step: int
     criterion: str
+    pass_no: int
+    score: float
+
+
+class RankedScoreRow(NamedTuple):
+    """One judge pass's overall score of one trial step: the number that is ranked."""
+
+    arm: str
+    model: str
+    scenario: str
+    step: int
     pass_no: int
     score: float
 
@@ -93,31 +123,41 @@ class ScenarioMean:
     n_passes: int
 
 
-def _mean_sd(values: Sequence[float]) -> tuple[float, float | None]:
+def _spread(values: Sequence[float], mean: float, sd: SdConvention) -> float:
     # fsum is correctly rounded, so neither the mean nor σ depends on the order of the passes.
-    n = len(values)
-    mean = math.fsum(values) / n
-    return mean, None if n < 2 else math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / n)
+    divisor = len(values) - 1 if sd == "sample" else len(values)
+    return math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / divisor)
+
+
+def standard_deviation(values: Sequence[float], sd: SdConvention = DEFAULT_SD) -> float | None:
+    """σ of ``values`` in convention ``sd``; ``None`` for fewer than two (no spread observed)."""
+    if len(values) < 2:
+        return None
+    return _spread(values, math.fsum(values) / len(values), sd)
 
 
 def population_sd(values: Sequence[float]) -> float | None:
     """σ with divisor n; ``None`` for fewer than two values (no spread can be observed)."""
-    return _mean_sd(values)[1] if len(values) >= 2 else None
+    return standard_deviation(values, "population")
 
 
-def cell_spread(key: tuple[str | int, ...], by_pass: Mapping[int, float]) -> CellSpread:
+def sample_sd(values: Sequence[float]) -> float | None:
+    """σ with divisor n − 1; ``None`` for fewer than two values (no spread can be observed)."""
+    return standard_deviation(values, "sample")
+
+
+def cell_spread(
+    key: tuple[str | int, ...], by_pass: Mapping[int, float], sd: SdConvention = DEFAULT_SD
+) -> CellSpread:
     """One cell's mean and σ across the passes that scored it (at least one)."""
-    return _spread_of(key, list(by_pass.values()))
+    return _spread_of(key, list(by_pass.values()), sd)
 
 
-def _spread_of(key: tuple[str | int, ...], values: list[float]) -> CellSpread:
-    """``cell_spread`` of the passes' scores: ``_mean_sd`` written out, as a report takes one per
-    cell (tens of thousands)."""
+def _spread_of(key: tuple[str | int, ...], values: list[float], sd: SdConvention) -> CellSpread:
+    """``cell_spread`` of the passes' scores, as a report takes one per cell (tens of thousands)."""
     n = len(values)
     mean = math.fsum(values) / n
-    if n < 2:
-        return CellSpread(key, n, mean, None)
-    return CellSpread(key, n, mean, math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / n))
+    return CellSpread(key, n, mean, None if n < 2 else _spread(values, mean, sd))
 
 
 def layer_variance(layer: Layer, cells: Iterable[CellSpread]) -> LayerVariance:
@@ -179,40 +219,51 @@ def means_by_pass(
 CriterionCells = dict[str, dict[int, dict[str, dict[int, float]]]]
 """One arm × model's criterion scores: scenario -> step -> criterion -> pass -> score."""
 
+RankedCells = dict[str, dict[int, dict[int, float]]]
+"""One arm × model's ranked scores (a judge's overall score): scenario -> step -> pass -> score."""
 
-def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmModelVariance:
+
+def _arm_model_variance(
+    arm: str, model: str, scenarios: CriterionCells, ranked: RankedCells, sd: SdConvention
+) -> ArmModelVariance:
     """The three layers' cells in one walk down the nested cells, each level sorted (the order of
-    the layers' sorted keys); means and σ as ``means_by_pass`` and ``_spread_of`` take them."""
+    the layers' sorted keys); means and σ as ``means_by_pass`` and ``_spread_of`` take them. A
+    step's score per pass is its ranked score where there is one, else its criteria's mean."""
     fsum = math.fsum
     criterion_cells: list[CellSpread] = []
     step_cells: list[CellSpread] = []
     scenario_cells: list[CellSpread] = []
 
-    for scenario in sorted(scenarios):
-        steps = scenarios[scenario]
+    for scenario in sorted(scenarios.keys() | ranked.keys()):
+        steps = scenarios.get(scenario, {})
+        ranked_steps = ranked.get(scenario, {})
         scenario_by_pass: dict[int, list[float]] = {}
-        for step in sorted(steps):
-            criteria = steps[step]
+        for step in sorted(steps.keys() | ranked_steps.keys()):
+            criteria = steps.get(step, {})
             step_by_pass: dict[int, list[float]] = {}
             for criterion in sorted(criteria):
                 by_pass = criteria[criterion]
-                criterion_cells.append(_spread_of((scenario, step, criterion), list(by_pass.values())))
+                criterion_cells.append(_spread_of((scenario, step, criterion), list(by_pass.values()), sd))
                 for pass_no, score in by_pass.items():
                     scores = step_by_pass.get(pass_no)
                     if scores is None:
                         step_by_pass[pass_no] = [score]
                     else:
                         scores.append(score)
-            step_means = [fsum(scores) / len(scores) for scores in step_by_pass.values()]
-            step_cells.append(_spread_of((scenario, step), step_means))
-            for pass_no, mean in zip(step_by_pass, step_means, strict=True):
+            overall = ranked_steps.get(step)
+            if overall:
+                step_scores = dict(overall)
+            else:
+                step_scores = {p: fsum(scores) / len(scores) for p, scores in step_by_pass.items()}
+            step_cells.append(_spread_of((scenario, step), list(step_scores.values()), sd))
+            for pass_no, mean in step_scores.items():
                 means = scenario_by_pass.get(pass_no)
                 if means is None:
                     scenario_by_pass[pass_no] = [mean]
                 else:
                     means.append(mean)
         scenario_means = [fsum(means) / len(means) for means in scenario_by_pass.values()]
-        scenario_cells.append(_spread_of((scenario,), scenario_means))
+        scenario_cells.append(_spread_of((scenario,), scenario_means, sd))
     return ArmModelVariance(
         arm=arm,
         model=model,
@@ -222,12 +273,15 @@ def _arm_model_variance(arm: str, model: str, scenarios: CriterionCells) -> ArmM
     )
 
 
-def judge_variance(rows: Iterable[JudgeScoreRow]) -> tuple[ArmModelVariance, ...]:
+def judge_variance(
+    rows: Iterable[JudgeScoreRow], ranked: Iterable[RankedScoreRow] = (), sd: SdConvention = DEFAULT_SD
+) -> tuple[ArmModelVariance, ...]:
     """σ across judge passes at each layer, per arm × model, sorted by (arm, model).
 
-    A pass's step score is the mean of the criteria that pass scored in that step, and its
-    scenario score the mean of its step scores (steps weigh equally). Duplicate rows (same
-    cell and pass) and non-finite scores raise ``ValueError``.
+    A pass's step score is its ranked score (``ranked``: the judge's overall score of the step),
+    or, for a step without one, the mean of the criteria that pass scored in it; its scenario
+    score is the mean of its step scores (steps weigh equally). Duplicate rows (same cell and
+    pass) and non-finite scores raise ``ValueError``.
     """
     grouped: dict[tuple[str, str], CriterionCells] = {}
     for row in _check_rows(rows):
@@ -237,13 +291,29 @@ def judge_variance(rows: Iterable[JudgeScoreRow]) -> tuple[ArmModelVariance, ...
         steps = scenarios.setdefault(row.scenario, {})
         criteria = steps.setdefault(row.step, {})
         criteria.setdefault(row.criterion, {})[row.pass_no] = row.score
-    return variance_of_cells(grouped)
+    overall: dict[tuple[str, str], RankedCells] = {}
+    for r in ranked:
+        if not math.isfinite(r.score):
+            raise ValueError(f"non-finite score {r.score!r} in {r}")
+        by_pass = overall.setdefault((r.arm, r.model), {}).setdefault(r.scenario, {}).setdefault(r.step, {})
+        if r.pass_no in by_pass:
+            raise ValueError(f"duplicate ranked score for {(r.arm, r.model, r.scenario, r.step, r.pass_no)}")
+        by_pass[r.pass_no] = r.score
+    return variance_of_cells(grouped, overall, sd)
 
 
-def variance_of_cells(grouped: Mapping[tuple[str, str], CriterionCells]) -> tuple[ArmModelVariance, ...]:
-    """``judge_variance`` of criterion cells already grouped by (arm, model) and checked (one
-    finite score per cell and pass): what a report builds without a row per score."""
-    return tuple(_arm_model_variance(arm, model, grouped[(arm, model)]) for arm, model in sorted(grouped))
+def variance_of_cells(
+    grouped: Mapping[tuple[str, str], CriterionCells],
+    ranked: Mapping[tuple[str, str], RankedCells] | None = None,
+    sd: SdConvention = DEFAULT_SD,
+) -> tuple[ArmModelVariance, ...]:
+    """``judge_variance`` of cells already grouped by (arm, model) and checked (one finite score
+    per cell and pass): what a report builds without a row per score."""
+    overall = ranked or {}
+    return tuple(
+        _arm_model_variance(arm, model, grouped.get((arm, model), {}), overall.get((arm, model), {}), sd)
+        for arm, model in sorted(grouped.keys() | overall.keys())
+    )
 
 
 def scenario_means(rows: Iterable[JudgeScoreRow]) -> tuple[ScenarioMean, ...]:

@@ -60,7 +60,7 @@ async def test_judge_view_marks_rejudges_and_shows_new_passes_live(fx: Fixture) 
                 "cites the job class [@click=app.quit]x[/]" in " ".join(x.plain.strip() for x in detail.lines)
             ),
         )
-        assert "σ 0.150" in screen_text(app)
+        assert "σ 0.212" in screen_text(app)  # two passes 0.30 apart: the sample SD, 0.30 / √2
         await pilot.press("space", "j", "space", "plus")
         assert screen.marked == {1, 2} and screen.passes == 3
         await pilot.press("minus", "plus", "r")

@@ -48,7 +48,7 @@ def test_the_summary_says_why_trials_failed_with_the_rule_and_its_numbers(demo: 
     assert len(lines) == FAILED_SHOWN
     assert "  #1 retry-delay-cap / baseline: failed on judged claims coverage 0.50 < 0.75" in lines
     assert any(
-        "/ codeintel_stale: failed on grounding: 3 of 38 citations grounded (8%) < "
+        "/ codeintel_stale: failed on grounding: 2 of 36 citations grounded (6%) < "
         "scoring.pass_requires_grounding 80%" in line
         for line in lines
     )

@@ -8,7 +8,7 @@ arm and epoch, so scores are spread out and rank correlations are defined.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,9 +65,16 @@ def scenario_doc(scenario: str, rubric_terms: Sequence[str] | None = None) -> di
     }
 
 
-def write_suite(root: Path, *, panel: Sequence[str] = (), epochs: int = 2) -> Path:
+def write_suite(
+    root: Path,
+    *,
+    panel: Sequence[str] = (),
+    epochs: int = 2,
+    settings: Mapping[str, Mapping[str, object]] = {},
+) -> Path:
+    """``settings`` adds fields to the suite's sections (``{"judge": {"sd": "population"}}``)."""
     (root / "scenarios").mkdir(parents=True, exist_ok=True)
-    judge: dict[str, object] = {"model": "offline:lexical", "passes": 2}
+    judge: dict[str, object] = {"model": "offline:lexical", "passes": 2} | dict(settings.get("judge", {}))
     if panel:
         judge["panel"] = list(panel)
     suite = {
@@ -77,7 +84,7 @@ def write_suite(root: Path, *, panel: Sequence[str] = (), epochs: int = 2) -> Pa
         "models": [MODEL],
         "epochs": epochs,
         "judge": judge,
-        "scoring": {"variance_floor": 0.05},
+        "scoring": {"variance_floor": 0.05} | dict(settings.get("scoring", {})),
     }
     (root / "suite.yaml").write_text("# fixture suite\n" + yaml.safe_dump(suite, sort_keys=False))
     for s in SCENARIOS:
@@ -200,10 +207,15 @@ class Fixture:
 
 
 async def build_run(
-    tmp: Path, *, judges: Sequence[Judge] | None = None, epochs: int = 2, panel: Sequence[str] = ()
+    tmp: Path,
+    *,
+    judges: Sequence[Judge] | None = None,
+    epochs: int = 2,
+    panel: Sequence[str] = (),
+    settings: Mapping[str, Mapping[str, object]] = {},
 ) -> Fixture:
     """Write the suite and a finished, scored run of every trial to ``tmp/run.db``."""
-    suite_dir = write_suite(tmp / "suite", panel=panel, epochs=epochs)
+    suite_dir = write_suite(tmp / "suite", panel=panel, epochs=epochs, settings=settings)
     loaded = load_suite(suite_dir)
     db = tmp / "run.db"
     active: list[Judge] = list(judges) if judges is not None else [OfflineJudge()]

@@ -68,6 +68,11 @@ def test_good_suite_loads(tmp_path: Path) -> None:
             "suite.yaml",
             ["scoring.citation_count", "'file_line' or 'mention'"],
         ),
+        (
+            GOOD_SUITE + "scoring: {keyword_count: twice}\n",
+            "suite.yaml",
+            ["field 'scoring.keyword_count'", "'once' or 'per_occurrence'"],
+        ),
     ],
 )
 def test_suite_errors_name_file_field_and_fix(
@@ -93,6 +98,30 @@ def test_suite_errors_name_file_field_and_fix(
         (
             "id: one\nprompt: x\nkeywords: {required: [a], optional: [b]}\n",
             ["keywords.optional", "unknown field"],
+        ),
+        (
+            "id: one\nprompt: x\nkeywords:\n  required: [a, {substring: test_}]\n",
+            ["line 4: field 'keywords.required.1.substring'", "unknown keyword kind", "{contains: test_}"],
+        ),
+        (
+            "id: one\nprompt: x\nkeywords: {bonus: [{contains: a, exact: b}]}\n",
+            ["field 'keywords.bonus.0'", "give exactly one of word, contains, exact, starts_with"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls:\n  - [{tool: a, expect: {contain: rows}}]\n",
+            ["line 4: field 'gold_tool_calls.0.0.expect.contain'", "unknown field"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls: [[{tool: a, expect: {}}]]\n",
+            ["field 'gold_tool_calls.0.0.expect'", "contains, not_contains or json", "review note"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls: [[{tool: a, expect: {not_contains: ''}}]]\n",
+            ["field 'gold_tool_calls.0.0.expect.not_contains'", "an empty text is in every result"],
+        ),
+        (
+            "id: one\nprompt: x\ngold_tool_calls: [[{tool: a, expect: {json: {'$..rows[': 1}}}]]\n",
+            ["field 'gold_tool_calls.0.0.expect.json'", "'$..rows['", "e.g. $.commits[*].date"],
         ),
     ],
 )

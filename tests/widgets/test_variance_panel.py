@@ -23,3 +23,8 @@ def test_mixed_panel_reports_sigma_and_names_the_left_out_judge() -> None:
 def test_llm_judges_only_show_sigma() -> None:
     text = variance_text(_rows(), 0.05, 3).plain
     assert "deterministic" not in text and "σ 0.100" in text
+
+
+def test_the_panel_names_the_sd_convention_its_sigma_and_floor_are_in() -> None:
+    assert variance_text(_rows(), 0.05, 2).plain.startswith("judge σ (sample SD) · floor 0.05 · ≤2 passes")
+    assert "judge σ (population SD) · floor" in variance_text(_rows(), 0.05, 2, sd="population").plain

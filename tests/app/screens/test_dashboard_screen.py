@@ -23,7 +23,7 @@ async def test_dashboard_shows_matrix_progress_cost_variance_grounding_and_spark
         assert "4/6 done" in text and "✓passed 2" in text and "✗failed 1" in text and "!error 1" in text
         assert "✓ passed  0.60" in text and "▶ running" in text and "· queued" in text
         assert "offline model: tokens estimated" in text
-        assert "judge σ by layer" in text and "criterion" in text
+        assert "judge σ (sample SD) · floor 0.05" in text and "criterion" in text
         assert "baseline          100%" in text and "mcp-good           33%" in text
         assert "trials done 4" in text and "events/s" in text
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -28,7 +29,9 @@ from proctor.store.scores import (
 from proctor.store.verdict_reason import NOT_SCORED
 from tests.app.events_factory import stored, trial
 
-RUN = RunRecord("r1", "suite", {"held_out": ["s2"], "variance_floor": 0.1}, 0.0, 0.0, None, "running")
+# The config as the runner records it: the suite's scoring and judge sections.
+CONFIG = {"held_out": ["s2"], "scoring": {"variance_floor": 0.1}, "judge": {"sd": "population"}}
+RUN = RunRecord("r1", "suite", CONFIG, 0.0, 0.0, None, "running")
 
 
 def response(tokens: int, tool_io: int, cost: float = 0.01, estimated: bool = False) -> ModelResponse:
@@ -151,7 +154,15 @@ def test_a_model_with_an_unpriced_trial_shows_no_dollar_total_rather_than_a_part
     assert state.cost_rows()[0].cost_usd is None
 
 
-def test_variance_by_layer_uses_population_sigma_and_updates_live() -> None:
+def test_the_floor_and_the_sd_convention_are_read_where_a_run_records_them() -> None:
+    state = loaded_state()
+    assert (state.variance_floor, state.variance_sd) == (0.1, "population")
+    default = ConsoleState(clock=lambda: 1000.0)
+    default.apply_snapshot(Snapshot(replace(RUN, config={"scoring": {}}), [trial(1)], start_id=100))
+    assert (default.variance_floor, default.variance_sd) == (0.05, "sample")
+
+
+def test_variance_by_layer_is_in_the_runs_convention_and_updates_live() -> None:
     state = loaded_state()
     state.apply_details(
         Details(
@@ -439,3 +450,22 @@ def test_a_failed_trial_says_which_rule_failed_it_with_its_numbers() -> None:
         "failed on grounding: 7 of 27 citations grounded (26%) < scoring.pass_requires_grounding 80%"
     )
     assert state.verdict_line(3) is None  # running
+
+
+def test_the_console_takes_the_sample_sd_by_default_as_the_report_does() -> None:
+    state = ConsoleState(clock=lambda: 1000.0)
+    state.apply_snapshot(Snapshot(replace(RUN, config={}), [trial(1, status="finished")], start_id=100))
+    verdicts = [
+        {"score": 0.70, "criteria": [{"name": "c", "score": 0.7}]},
+        {"score": 0.74, "criteria": [{"name": "c", "score": 0.7}]},
+    ]
+    judgments = [
+        JudgmentRecord(i, 1, i, "j", "p", "", "", "", None, v, "", 0.0) for i, v in enumerate(verdicts, 1)
+    ]
+    state.apply_details(
+        Details(scores=[], unreadable_scores=[], judgments=judgments, anchors=[], commands=[])
+    )
+    rows = {r.layer: r for r in state.variance_rows()}
+    assert rows["criterion"].mean_sigma == 0.0
+    assert rows["trial"].mean_sigma == pytest.approx(0.04 / math.sqrt(2))
+    assert rows["scenario"].mean_sigma == pytest.approx(0.04 / math.sqrt(2))

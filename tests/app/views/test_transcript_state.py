@@ -188,3 +188,28 @@ def test_a_result_too_large_to_clean_at_once_is_cleaned_wherever_it_is_shown() -
     clean = entry.clean_body()
     assert clean.endswith("last line") and "\x1b" not in clean and "\x07" not in clean
     assert state.calls[0].result == content, "compare gets the stored text and cleans the lines it shows"
+
+
+def test_a_result_that_reads_like_an_error_the_server_did_not_flag_says_so_in_its_title() -> None:
+    # mcp-server-sqlite's answers (tests/engine/fixtures/tool_results/results.json): isError false.
+    t = TranscriptState(1)
+    texts = ["Database error: no such table: nowhere", "[{'name': 'bolt', 'price': 0.25}]"]
+    t.load(
+        [
+            stored(
+                ToolResult(
+                    call_id=f"c{i}",
+                    server="sqlite",
+                    tool="read_query",
+                    content=text,
+                    is_error=False,
+                    latency_s=0,
+                ),
+                event_id=i,
+            )
+            for i, text in enumerate(texts, start=1)
+        ]
+    )
+    disguised, plain = (e.title for e in t.entries if e.kind == "tool_result")
+    assert disguised.endswith("· ⚠ reads like an error (isError false)")
+    assert "reads like an error" not in plain and "ERROR" not in plain

@@ -1,20 +1,21 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from proctor.engine.grading.evaluation import (
     TrialInput,
-    _gold_for_arm,
     deterministic_scores,
     digest_of,
     is_judged,
     layer_scores,
 )
+from proctor.engine.grading.gold_calls import gold_for_arm
 from proctor.engine.grading.score_trial import score_trial
 from proctor.engine.judges.base import NOTHING_TO_MATCH, ClaimJudgment, JudgeOutcome, JudgeSubject, Verdict
 from proctor.engine.judges.offline import OfflineJudge
 from proctor.scenarios.repo import PinnedRepo, materialize
-from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
+from proctor.scenarios.schema import ArmSpec, GoldCall, Keywords, Scenario, Scoring
 from proctor.store.events import (
     AssistantMessage,
     Event,
@@ -128,7 +129,7 @@ def test_routed_calls_are_unwrapped_and_route_lookups_dropped() -> None:
 def test_same_tools_under_another_server_name_satisfy_gold() -> None:
     arm = ArmSpec(servers=["codeintel_v2"])
     trial = _trial(_events(routed=False), arm)
-    gold = _gold_for_arm(trial)
+    gold = gold_for_arm(trial)
     assert gold is not None and gold[0][0].server is None
     det = deterministic_scores(trial, digest_of(trial.events))
     assert det["tfs"].value == 1.0 and det["tefs"].value == 1.0
@@ -163,7 +164,12 @@ def test_passed_follows_judged_claims_then_records_failure_mode() -> None:
     assert failed["passed"].value == 0.0
     assert failed["failure_mode"].details["mode"] == "misinterpretation"
     q = layer_scores(trial, digest, det, [good, bad])["llm_quality"]
-    assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.35) < 1e-9
+    # the sample SD by default, |0.9 - 0.2| / sqrt(2); the population SD when the suite says so
+    assert q.value == (0.9 + 0.2) / 2 and abs(q.details["sd"] - 0.7 / 2**0.5) < 1e-9
+    assert q.details["sd_convention"] == "sample"
+    population = replace(trial, judge_sd="population")
+    q = layer_scores(population, digest, det, [good, bad])["llm_quality"]
+    assert abs(q.details["sd"] - 0.35) < 1e-9 and q.details["sd_convention"] == "population"
 
 
 def test_efficiency_is_not_scored_without_a_wall_clock() -> None:
@@ -255,6 +261,31 @@ def test_keywords_alone_give_no_verdict_and_a_baseline_without_the_gold_tools_no
     assert passed.value is None and passed.details["no_check"] is True
     base = _layers(_with(GOLD_ONLY, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])["passed"]
     assert base.value is None and "does not offer the gold calls' tools" in base.details["rule"]
+
+
+def test_an_arm_that_cannot_make_the_only_checks_gold_calls_has_no_fairness_to_compare() -> None:
+    layers = _layers(_with(GOLD_ONLY, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])
+    assert layers["passed"].details["tools_not_offered"] is True
+    assert layers["fairness"].value is None and "compared with no arm" in layers["fairness"].details["na"]
+    # with claims too, the baseline is judged on them: its fairness stands, and so does the Δ
+    judged = _layers(_with(SCENARIO, _events(False), ArmSpec(baseline=True)), [Verdict(score=1.0)])
+    assert judged["fairness"].value is not None and "tools_not_offered" not in judged["passed"].details
+
+
+def test_a_result_that_reads_like_an_error_is_listed_with_the_match_and_does_not_fail_it() -> None:
+    events = [
+        e.model_copy(update={"content": "Database error: no such table: nowhere"})
+        if isinstance(e, ToolResult)
+        else e
+        for e in _events(routed=False)
+    ]
+    trial = _with(GOLD_ONLY, events, ArmSpec(servers=["codeintel_v2"]))
+    tfs = deterministic_scores(trial, digest_of(events))["tfs"]
+    assert tfs.value == 1.0
+    assert tfs.details["disguised_errors"] == [
+        'codeintel_v2/find_definition({"symbol": "compute_backoff"}): the text begins '
+        '"Database error: no such table: nowhere"'
+    ]
 
 
 def test_an_imported_trial_without_a_final_answer_is_no_answer_not_a_fail() -> None:
@@ -393,3 +424,17 @@ def test_every_failing_rule_is_stored_with_its_numbers_and_reads_as_why(tmp_path
     assert _reason(stale) == (
         "failed on grounding: 0 of 1 citations grounded (0%) < scoring.pass_requires_grounding 80%"
     )
+
+
+def test_the_suites_keyword_count_decides_how_a_keyword_listed_twice_counts() -> None:
+    scenario = SCENARIO.model_copy(
+        update={"keywords": Keywords.model_validate({"required": ["compute_backoff", "absent", "absent"]})}
+    )
+    arm = ArmSpec(servers=["codeintel_v2"])
+    counts = {}
+    for count in ("once", "per_occurrence"):
+        trial = TrialInput(
+            scenario, "a", arm, "m", _events(routed=False), None, Scoring(keyword_count=count), SCHEMAS
+        )  # type: ignore[arg-type]
+        counts[count] = deterministic_scores(trial, digest_of(trial.events))[ScoreName.KEYWORDS].value
+    assert counts == {"once": 0.5, "per_occurrence": 1 / 3}

@@ -23,7 +23,7 @@ def _scenario_sd(fx: Fixture, trial_ids: set[int], judge: str) -> float | None:
     with StoreReader(fx.db) as r:
         trials = [t for t in r.trials() if t.id in trial_ids]
         rows = judge_score_rows(trials, r.judgments(), judge)
-    (only,) = judge_variance(rows)
+    (only,) = judge_variance(rows, sd="population")
     return only.scenario.mean_sd
 
 
@@ -49,7 +49,7 @@ async def test_rejudge_adds_passes_seen_by_a_tail_and_variance_moves(tmp_path: P
     assert all(e.attempt == 1 and not e.abandoned for e in seen)
 
     after = _scenario_sd(fx, targets, "test:noisy")
-    assert after == pytest.approx(0.1118, abs=1e-4)  # σ of 0.3, 0.4, 0.5, 0.6
+    assert after == pytest.approx(0.1118, abs=1e-4)  # population σ of 0.3, 0.4, 0.5, 0.6
     with StoreReader(fx.db) as r:
         untouched = [j.pass_no for j in r.judgments(2)]
     assert untouched == [1, 2]

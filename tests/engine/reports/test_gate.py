@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from proctor.engine.reports.gate import FairnessSample, GateInputError, decide, format_table, load_fairness
+from proctor.engine.reports.error_causes import ErrorCause
+from proctor.engine.reports.gate import (
+    TOOLS_NOT_OFFERED_CAUSE,
+    FairnessSample,
+    GateInputError,
+    decide,
+    format_table,
+    load_fairness,
+)
 from proctor.store.events import Scored
 from proctor.store.read.reader import StoreReader
 from proctor.store.write.writer import StoreWriter, TrialRow
@@ -120,3 +128,16 @@ def test_errored_trials_fail_their_arm_and_a_baseline_with_errors_fails_every_ar
     (good,) = decide(samples, baseline="baseline", min_delta=0.0, errored={"baseline": 1}).arms
     assert not good.passed and "1 baseline trial(s) errored" in good.reason
     assert decide(samples, baseline="baseline", min_delta=0.0, errored={}).passed
+
+
+def test_trials_without_the_gold_calls_tools_are_never_called_the_cause_of_errors() -> None:
+    samples = BASE + _samples("good", [0.9, 0.9, 0.9])
+    causes = [
+        ErrorCause("server 'fs' did not start", 1, ("baseline",), "server 'fs' did not start"),
+        ErrorCause(TOOLS_NOT_OFFERED_CAUSE, 4, ("baseline",), TOOLS_NOT_OFFERED_CAUSE),
+    ]
+    (good,) = decide(samples, baseline="baseline", min_delta=0.0, errored={"baseline": 1}, causes=causes).arms
+    assert "1 baseline trial(s) errored (server 'fs' did not start)" in good.reason
+    assert TOOLS_NOT_OFFERED_CAUSE not in good.reason
+    with pytest.raises(GateInputError, match="4 trials: the arm does not offer the tools"):
+        decide(BASE, baseline="baseline", min_delta=0.0, causes=causes)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 import pytest
 
-from proctor.engine.reports.arm_comparisons import judge_score_rows, variance_by_judge
+from proctor.engine.reports.arm_comparisons import judge_ranked_rows, judge_score_rows, variance_by_judge
 from proctor.engine.reports.verdicts import Verdicts
 from proctor.engine.stats import judge_variance
 from proctor.store.read.reader import JudgmentRecord, TrialRecord
@@ -54,8 +55,19 @@ def test_the_sections_variance_is_judge_variance_of_each_machine_judges_rows() -
     assert [v.judge for v in got] == ["llm", "other"]
     for v in got:
         assert v.floor == 0.05
-        assert v.by_arm_model == judge_variance(judge_score_rows(TRIALS, JUDGMENTS, v.judge))
+        rows = judge_score_rows(TRIALS, JUDGMENTS, v.judge)
+        assert v.by_arm_model == judge_variance(rows, judge_ranked_rows(TRIALS, JUDGMENTS, v.judge))
     assert got[0].by_arm_model[0].criterion.measured == 4  # s1@e0 a and b, s1@e1 a, s2@e0 overall
+
+
+def test_a_steps_sigma_is_the_spread_of_the_verdicts_overall_score_not_of_its_criteria() -> None:
+    (llm, _other) = variance_by_judge(TRIALS, JUDGMENTS, 0.05, Verdicts(), sd="population")
+    (mcp,) = [v for v in llm.by_arm_model if v.arm == "mcp"]
+    steps = {c.key: (c.mean, c.sd) for c in mcp.step.cells}
+    # s1@e0: overall 0.5, 0.5, 0.4 (its criteria's means were 0.625, 0.875, 0.5)
+    assert steps[("s1@e0", 0)] == (pytest.approx(1.4 / 3), pytest.approx(statistics.pstdev([0.5, 0.5, 0.4])))
+    assert steps[("s1@e1", 0)] == (pytest.approx(0.45), pytest.approx(0.25))  # 0.7 (the later row) and 0.2
+    assert llm.sd == "population"
 
 
 def test_two_trials_in_one_cell_raise_the_rows_error() -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.engine.scoring import keyword_coverage, mentions
+from proctor.scenarios.schema import Keywords
 
 
 def test_weighted_formula() -> None:
@@ -64,3 +67,47 @@ def test_keyword_inside_a_longer_identifier_never_matches(prefix: str, keyword: 
     kw = "k" + "".join(ch for ch in keyword if ch.isalnum()) + "w"
     assert not mentions(prefix + " x" + kw + "y ", kw)
     assert mentions(prefix + " " + kw + " ", kw)
+
+
+def _kw(*items: object) -> list[Any]:
+    return list(Keywords.model_validate({"required": list(items)}).required)
+
+
+@pytest.mark.parametrize(
+    ("text", "keyword", "hit"),
+    [
+        ("see test_basic.py", {"contains": "test_"}, True),
+        ("see TEST_BASIC.py", {"contains": "test_"}, True),
+        ("see tests/basic.py", {"contains": "test_"}, False),
+        ("calls register_blueprint(bp)", {"exact": "register_blueprint("}, True),
+        ("calls Register_Blueprint(bp)", {"exact": "register_blueprint("}, False),
+        ("intro\n  ## Summary\nbody", {"starts_with": "## summary"}, True),
+        ("intro ## Summary", {"starts_with": "## Summary"}, False),
+        ("the reserved seats", {"word": "reserve"}, False),
+    ],
+)
+def test_kinds_match_as_published_harnesses_define_them(text: str, keyword: object, hit: bool) -> None:
+    assert keyword_coverage(text, _kw(keyword)).value == (1.0 if hit else 0.0)
+
+
+def test_other_kinds_are_listed_with_their_kind_and_plain_words_as_written() -> None:
+    cov = keyword_coverage("test_x and reserve", _kw("reserve", {"contains": "test_"}, {"exact": "Nope"}))
+    assert cov.required_hits == ("reserve", "contains: test_")
+    assert cov.required_missed == ("exact: Nope",)
+
+
+def test_once_dedupes_within_a_kind_and_per_occurrence_counts_every_listing() -> None:
+    required = _kw("wsgi_app", {"contains": "WSGI_APP"}, "WSGI_app", {"contains": "wsgi_app"})
+    bonus = list(Keywords.model_validate({"bonus": ["wsgi_app", "absent"]}).bonus)
+    once = keyword_coverage("wsgi_app", required, bonus)
+    # word and contains are two checks; the bonus word is required already; "absent" is a miss
+    assert (once.required_hits, once.bonus_missed) == (("wsgi_app", "contains: WSGI_APP"), ("absent",))
+    assert once.value == pytest.approx(2 / 2.5)
+    each = keyword_coverage("wsgi_app", required, bonus, count="per_occurrence")
+    assert len(each.required_hits) == 4 and each.bonus_hits == ("wsgi_app",)
+    assert each.value == pytest.approx(4.5 / 5)
+
+
+def test_exact_keywords_differing_in_case_are_two_checks() -> None:
+    cov = keyword_coverage("Foo", _kw({"exact": "Foo"}, {"exact": "foo"}))
+    assert (cov.required_hits, cov.required_missed) == (("exact: Foo",), ("exact: foo",))

@@ -216,3 +216,72 @@ def test_mcpagentbench_mode_follows_upstreams_rules_not_proctors() -> None:
     assert m.finished and not m.efficiently_finished
     skip = [[Call("search", {"anything": True})], [Call("fetch", {"id": 1})]]
     assert match_tool_calls(gold, skip, mode="mcpagentbench", names_only=["search"]).efficiently_finished
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A call with its result, as a trial's digest records it."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    result: str
+    server: str = "sqlite"
+    is_error: bool = False
+    has_result: bool = True
+    structured: Mapping[str, Any] | None = None
+
+
+# What mcp-server-sqlite answers (tests/engine/fixtures/tool_results/results.json): isError false.
+NO_TABLE = "Database error: no such table: nowhere"
+QUERY = {"query": "SELECT name, price FROM parts"}
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient", "mcpagentbench"])
+def test_a_gold_call_with_an_expectation_matches_only_a_result_that_holds_it(mode: ToolMatchMode) -> None:
+    gold = [
+        [
+            GoldCall.model_validate(
+                {"tool": "read_query", "arguments": QUERY, "expect": {"contains": "'bolt'"}}
+            )
+        ]
+    ]
+    ok = match_tool_calls(
+        gold, [[Answered("read_query", QUERY, "[{'name': 'bolt', 'price': 0.25}]")]], mode=mode
+    )
+    assert (ok.finished, ok.unmet_expectations) == (True, ())
+    bad = match_tool_calls(gold, [[Answered("read_query", QUERY, NO_TABLE)]], mode=mode)
+    assert (bad.finished, bad.efficiently_finished) == (False, False)
+    assert bad.unmet_expectations == (
+        'read_query({"query": "SELECT name, price FROM parts"}): the result does not contain "\'bolt\'"',
+    )
+    assert bad.to_details().unmet_expectations == list(bad.unmet_expectations)
+    # without an expectation the same call matches, as before: what came back is not checked
+    plain = match_tool_calls(
+        [[G("read_query", **QUERY)]], [[Answered("read_query", QUERY, NO_TABLE)]], mode=mode
+    )
+    assert plain.finished
+
+
+def test_a_retry_whose_result_holds_the_expectation_still_matches() -> None:
+    gold = [
+        [
+            GoldCall.model_validate(
+                {"tool": "read_query", "arguments": QUERY, "expect": {"not_contains": "error"}}
+            )
+        ]
+    ]
+    steps = [[Answered("read_query", QUERY, NO_TABLE)], [Answered("read_query", QUERY, "[]")]]
+    m = match_tool_calls(gold, steps)
+    assert m.finished and len(m.unmet_expectations) == 1  # dropped like a failed call
+
+
+def test_a_review_note_checks_nothing_and_is_listed() -> None:
+    gold = [
+        [
+            GoldCall.model_validate(
+                {"tool": "read_query", "arguments": QUERY, "expect": {"review": "not probed"}}
+            )
+        ]
+    ]
+    m = match_tool_calls(gold, [[Answered("read_query", QUERY, NO_TABLE)]])
+    assert m.finished and m.review == ('read_query({"query": "SELECT name, price FROM parts"}): not probed',)

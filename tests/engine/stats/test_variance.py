@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from proctor.engine.stats.variance import (
     JudgeScoreRow,
+    RankedScoreRow,
     ScenarioMean,
     cell_spread,
     judge_variance,
@@ -18,6 +19,7 @@ from proctor.engine.stats.variance import (
     means_by_pass,
     population_sd,
     rank_arms,
+    sample_sd,
     scenario_means,
 )
 
@@ -44,7 +46,7 @@ ROWS = [
 
 
 def test_layers_by_hand() -> None:
-    (result,) = judge_variance(ROWS)
+    (result,) = judge_variance(ROWS, sd="population")
     assert (result.arm, result.model) == ("mcp", "offline:a")
 
     # Population σ over two passes is |a - b| / 2.
@@ -76,6 +78,54 @@ def test_layers_by_hand() -> None:
     assert result.scenario.mean_sd == pytest.approx(0.05)
 
 
+def test_the_default_sd_is_the_sample_sd_of_the_first_sources_reference_values() -> None:
+    # Two passes 0.10 apart: the sample SD is 0.10 / sqrt(2) = 0.0707 (luuuc/sense publishes
+    # "max 0.071" for its criteria), the population SD 0.05.
+    rows = [row("s", 0, "c", 1, 0.8), row("s", 0, "c", 2, 0.7)]
+    (sample,) = judge_variance(rows)
+    (population,) = judge_variance(rows, sd="population")
+    assert sample.criterion.max_sd == pytest.approx(0.1 / math.sqrt(2))
+    assert population.criterion.max_sd == pytest.approx(0.05)
+    assert sample_sd([0.8, 0.7]) == pytest.approx(statistics.stdev([0.8, 0.7]))
+
+
+def test_a_steps_ranked_score_is_its_spread_while_the_criteria_agree() -> None:
+    """The judge's overall score moves 0.04 between passes; every criterion scores 0.7 twice."""
+    rows = [row("s", 0, c, p, 0.7) for c in ("c1", "c2") for p in (1, 2)]
+    ranked = [
+        RankedScoreRow("mcp", "offline:a", "s", 0, 1, 0.70),
+        RankedScoreRow("mcp", "offline:a", "s", 0, 2, 0.74),
+    ]
+    (result,) = judge_variance(rows, ranked)
+    assert result.criterion.max_sd == 0.0
+    assert result.step.max_sd == pytest.approx(0.04 / math.sqrt(2))
+    assert result.scenario.cells[0].mean == pytest.approx(0.72)
+    assert result.scenario.max_sd == pytest.approx(0.04 / math.sqrt(2))
+    (criteria_only,) = judge_variance(rows)  # what the layers were made of before: the criteria's mean
+    assert criteria_only.step.max_sd == 0.0
+
+
+def test_ranked_scores_give_a_step_without_criteria_its_cells() -> None:
+    ranked = [RankedScoreRow("a", "m", "s", 0, p, v) for p, v in ((1, 0.2), (2, 0.6))]
+    (result,) = judge_variance([], ranked, sd="population")
+    assert (result.criterion.cells, result.step.max_sd, result.scenario.max_sd) == (
+        (),
+        pytest.approx(0.2),
+        pytest.approx(0.2),
+    )
+    with pytest.raises(ValueError, match="duplicate ranked score"):
+        judge_variance([], [*ranked, ranked[0]])
+    with pytest.raises(ValueError, match="non-finite"):
+        judge_variance([], [RankedScoreRow("a", "m", "s", 0, 1, math.inf)])
+
+
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=8))
+def test_sample_and_population_sd_agree_with_the_statistics_module(scores: list[float]) -> None:
+    assert sample_sd(scores) == pytest.approx(statistics.stdev(scores), abs=1e-12)
+    assert population_sd(scores) == pytest.approx(statistics.pstdev(scores), abs=1e-12)
+    assert cell_spread(("c",), dict(enumerate(scores))).sd == sample_sd(scores)
+
+
 def test_cells_are_sorted_by_key_with_numeric_steps() -> None:
     rows = [row("s", step, "c", p, 0.5) for step in (10, 2) for p in (1, 2)]
     (result,) = judge_variance(rows)
@@ -101,7 +151,7 @@ def test_one_pass_gives_none_not_zero() -> None:
 def test_step_score_uses_the_criteria_each_pass_scored() -> None:
     # Pass 2 lost criterion c2 (judge error): its step score is c1 alone, 0.4; pass 1 is (0.6+1.0)/2 = 0.8.
     rows = [row("s", 0, "c1", 1, 0.6), row("s", 0, "c2", 1, 1.0), row("s", 0, "c1", 2, 0.4)]
-    (result,) = judge_variance(rows)
+    (result,) = judge_variance(rows, sd="population")
     assert result.step.cells[0].sd == pytest.approx(0.2)
     assert [c.n_passes for c in result.criterion.cells] == [2, 1]
 
@@ -215,8 +265,10 @@ def test_a_layer_summarises_the_cells_that_have_two_passes_or_more() -> None:
     assert (cells[1].n_passes, cells[1].mean, cells[1].sd) == (1, 0.5, None)
     layer = layer_variance("trial", cells)
     assert layer.measured == 2
-    assert layer.mean_sd == pytest.approx((0.2 + statistics.pstdev([0.1, 0.1, 0.4])) / 2)
-    assert layer.max_sd == pytest.approx(0.2)
+    assert layer.mean_sd == pytest.approx(
+        (statistics.stdev([0.2, 0.6]) + statistics.stdev([0.1, 0.1, 0.4])) / 2
+    )
+    assert layer.max_sd == pytest.approx(statistics.stdev([0.2, 0.6]))
     empty = layer_variance("trial", [cell_spread(("t", "j"), {1: 0.3})])
     assert (empty.measured, empty.mean_sd, empty.max_sd) == (0, None, None)
 
@@ -228,12 +280,11 @@ def test_means_by_pass_average_each_pass_over_the_cells_under_one_parent() -> No
 
 
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=8), st.randoms())
-def test_a_cell_spread_is_population_sd_whatever_the_order_of_passes(
-    scores: list[float], rnd: Random
-) -> None:
+def test_a_cell_spread_is_its_sd_whatever_the_order_of_passes(scores: list[float], rnd: Random) -> None:
     passes = list(enumerate(scores, start=1))
     rnd.shuffle(passes)
-    cell = cell_spread(("c",), dict(passes))
+    assert cell_spread(("c",), dict(passes)).sd == sample_sd(scores)
+    cell = cell_spread(("c",), dict(passes), sd="population")
     assert cell.sd == population_sd(scores) and cell.n_passes == len(scores)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+import yaml
 
 from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import Scenario
@@ -127,3 +128,58 @@ def _assert_run(db: Path, suite: str, scenarios: Sequence[Scenario], repo: Path 
             assert [a.is_error for a in got] == [
                 g.expect_error for step in scenario.gold_tool_calls for g in step
             ], scenario.id
+
+
+# Results each suite's servers answer with isError false whose text is an error (observed as in
+# each suite's test module): mcp-server-sqlite refuses a write and a missing table in text, and
+# server-everything's annotated message of type error reads "Error: Operation failed".
+DISGUISED = {
+    ("sqlite", "refused-in-text"): [
+        'sqlite/read_query({"query": "DELETE FROM parts"}): the text begins '
+        '"Error: Only SELECT queries are allowed for read_query"',
+        'sqlite/read_query({"query": "SELECT * FROM nowhere"}): the text begins '
+        '"Database error: no such table: nowhere"',
+    ],
+    ("everything", "progress"): [
+        'everything/get-annotated-message({"includeImage": false, "messageType": "error"}): the text begins '
+        '"Error: Operation failed"'
+    ],
+}
+
+
+@pytest.mark.parametrize("suite", sorted(SERVERS))
+def test_results_that_read_like_errors_the_server_did_not_flag_are_listed_with_the_match(
+    suite: str, recordings: Callable[[str], Recording]
+) -> None:
+    with StoreReader(recordings(suite).db) as reader:
+        trials = {t.id: t.scenario for t in reader.trials()}
+        found = {
+            (suite, trials[s.trial_id]): s.details.get("disguised_errors", [])
+            for s in reader.scores()
+            if s.name == ScoreName.TFS
+        }
+    assert {k: v for k, v in found.items() if v} == {k: v for k, v in DISGUISED.items() if k[0] == suite}
+
+
+def test_a_gold_call_that_expects_a_result_fails_on_the_servers_error_in_text(
+    recordings: Callable[[str], Recording], tmp_path: Path
+) -> None:
+    """Without ``expect`` the refused write passes (TFS 1.0 above); with one, it is no match."""
+    recordings("sqlite")  # installed and runnable
+    suite = changed_suite("sqlite", tmp_path / "expect", scenarios=["refused-in-text"])
+    path = suite / "scenarios" / "refused-in-text.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["gold_tool_calls"][0][0]["expect"] = {"not_contains": "Error", "contains": "affected_rows"}
+    doc["gold_tool_calls"][2][0]["expect"] = {"contains": "Insight added"}
+    path.write_text(yaml.safe_dump(doc))
+    recording = Recording(tmp_path / "expect.db", tmp_path / "cache")
+    run_gold(suite, recording)
+    with StoreReader(recording.db) as reader:
+        (trial,) = reader.trials()
+        scores = {s.name: s for s in reader.scores(trial.id)}
+    assert trial.passed is False and scores[ScoreName.TFS].value == 0.0
+    assert scores[ScoreName.TFS].details["unmet_expectations"] == [
+        'read_query({"query": "DELETE FROM parts"}): the result does not contain "affected_rows"; '
+        'contains "Error"'
+    ]
+    assert "their results holding what they expect" in scores[ScoreName.PASSED].details["rule"]
