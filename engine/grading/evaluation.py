@@ -46,6 +46,7 @@ from proctor.store.scores import (
     ScoreName,
     ToolMatchDetails,
 )
+from proctor.store.tool_origin import is_builtin
 
 ROUTER_TOOL = EXECUTE.name
 
@@ -111,21 +112,23 @@ def digest_of(events: Sequence[Event]) -> TrialDigest:
     """The trial's digest as the scorers see it: ``route`` lookups dropped (they are the
     router's, not the agent's use of the server) and ``execute`` unwrapped to the tool called."""
     t = partition(events)
-    servers = {e.call_id: e.server for e in events if isinstance(e, ToolResult)}
+    answered = {e.call_id: (e.server, is_builtin(e)) for e in events if isinstance(e, ToolResult)}
     calls = tuple(
-        _unwrap(c, servers.get(c.call_id, c.server))
+        _unwrap(c, *answered.get(c.call_id, (c.server, c.builtin)))
         for c in t.tool_calls
         if not (c.tool == ROUTE.name and c.server == ROUTE.server)
     )
     return replace(t, tool_calls=calls)
 
 
-def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
+def _unwrap(c: ToolCallRecord, server: str, builtin: bool) -> ToolCallRecord:
+    """An ``execute`` as the call it made: the server that answered, and its marker (the
+    router's own call is built-in, the MCP call it wraps is not)."""
     inner = c.arguments.get("tool")
     args = c.arguments.get("arguments")
     if c.tool != ROUTER_TOOL or not isinstance(inner, str) or not isinstance(args, dict):
         return c
-    return replace(c, server=server, tool=inner, arguments=args)
+    return replace(c, server=server, tool=inner, arguments=args, builtin=builtin)
 
 
 Scores = dict[ScoreName, Scored]
@@ -159,7 +162,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         else:
             m = match_tool_calls(
                 gold,
-                digest.call_steps(),
+                digest.mcp_call_steps(),
                 mode=cfg.tool_match,
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,

@@ -68,7 +68,14 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
     ]
     if t.tools:  # the offered tools, when the source recorded them (scoring checks calls against them)
         listed = [
-            ListedTool(name=x.name, server=x.server, description=x.description, input_schema=x.input_schema)
+            ListedTool(
+                name=x.name,
+                server=x.server,
+                description=x.description,
+                input_schema=x.input_schema,
+                annotations=x.annotations,
+                builtin=x.builtin is True,
+            )
             for x in t.tools
         ]
         events.append(ToolsListed(tools=listed))
@@ -107,7 +114,15 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
             events.append(AssistantMessage(turn=turn_no, text=redact(turn.text)))
         for c in turn.calls:
             calls += 1
-            events.append(ToolCall(call_id=c.call_id, server=c.server, tool=c.tool, arguments=c.arguments))
+            events.append(
+                ToolCall(
+                    call_id=c.call_id,
+                    server=c.server,
+                    tool=c.tool,
+                    arguments=c.arguments,
+                    builtin=c.builtin is True,
+                )
+            )
         for r in turn.results:
             events.append(
                 ToolResult(
@@ -118,6 +133,7 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
                     is_error=r.is_error,
                     error_type="tool_error" if r.is_error else "",
                     latency_s=r.latency_s,
+                    builtin=r.builtin is True,
                 )
             )
     final = redact(t.final_answer)
@@ -163,7 +179,7 @@ def tool_match_scores(t: ImportedTrajectory, scenario: Scenario, suite: Suite) -
         return []
     m = match_tool_calls(
         scenario.gold_tool_calls,
-        [list(turn.calls) for turn in t.turns if turn.calls],
+        [mcp for turn in t.turns if (mcp := [c for c in turn.calls if c.builtin is not True])],
         mode=suite.scoring.tool_match,
         names_only=suite.scoring.names_only_tools,
     )
