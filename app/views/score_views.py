@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from proctor.engine.reports.attribution import attribution, is_baseline
+from proctor.engine.reports.attribution import attribution, is_baseline, trial_misses
 from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import (
     CitationDetails,
@@ -122,6 +122,12 @@ __all__ = [
 ]
 
 
+def _misses(trials: Sequence[TrialRecord], scores: Mapping[int, Scores]) -> int | None:
+    """The arm's misses over its trials that counted them (the report's figure); None if none did."""
+    counted = [n for t in trials if (n := trial_misses(scores.get(t.id, {}))) is not None]
+    return sum(counted) if counted else None
+
+
 def arm_rows(
     trials: Mapping[int, TrialRecord], scores: Mapping[int, Scores], arms: Sequence[str]
 ) -> list[ArmRow]:
@@ -141,6 +147,7 @@ def arm_rows(
                 fairness=statistics.fmean(fair) if fair else None,
                 tool_calls=who.tool_calls,
                 attributable=who.attributable,
+                misses=_misses(ended, scores),
             )
         )
     return out

@@ -27,12 +27,22 @@ from proctor.engine.scoring import (
     match_tool_calls,
     partition,
 )
+from proctor.engine.scoring.misses import count_misses
 from proctor.engine.scoring.trial_digest import ToolCallRecord
 from proctor.engine.stats import majority_vote
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
-from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
+from proctor.store.events import (
+    Event,
+    Judged,
+    ListedTool,
+    Scored,
+    ToolResult,
+    ToolsListed,
+    TrialFinished,
+    TrialStarted,
+)
 from proctor.store.scores import (
     ADOPTION_BASELINE,
     AdoptionDetails,
@@ -297,7 +307,13 @@ def layer_scores(
         adopt = adoption(
             tool_fluency=signals.tool_fluency, discoverability=signals.discoverability, weights=cfg.adoption
         )
-        put(ScoreName.ADOPTION, adopt.value, signals.to_details(adopt.to_details(AdoptionDetails)))
+        misses = count_misses(digest.tool_calls, _listed(trial.events), arm_servers=trial.arm.servers)
+        layer = signals.to_details(adopt.to_details(AdoptionDetails))
+        put(
+            ScoreName.ADOPTION,
+            adopt.value,
+            layer.model_copy(update={"misses": misses.count, "missed": list(misses.missed)}),
+        )
     if errored:
         passed = None
         put(ScoreName.PASSED, None, PassedDetails(rule=ERRORED, errored=True))
@@ -326,6 +342,17 @@ def layer_scores(
             ScoreName.FAILURE_MODE, None, _failure_mode(trial, digest, verdicts)
         )
     return out
+
+
+def _listed(events: Sequence[Event]) -> list[ListedTool] | None:
+    """The tools the trial's last attempt was offered; None when it recorded no list."""
+    listed: list[ListedTool] | None = None
+    for e in events:
+        if isinstance(e, TrialStarted):
+            listed = None
+        elif isinstance(e, ToolsListed):
+            listed = list(e.tools)
+    return listed
 
 
 def _grounding_block(trial: TrialInput, deterministic: Scores) -> str | None:
