@@ -50,6 +50,7 @@ from proctor.store.read.reader import StoreReader
 from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
 from proctor.store.scores import ScoreName
+from proctor.store.tool_origin import BUILTIN_SERVER
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 DB_NAME = "imported.db"
@@ -70,7 +71,7 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
         listed = [
             ListedTool(
                 name=x.name,
-                server=x.server,
+                server=_label(x.server, x.builtin),
                 description=x.description,
                 input_schema=x.input_schema,
                 annotations=x.annotations,
@@ -117,7 +118,7 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
             events.append(
                 ToolCall(
                     call_id=c.call_id,
-                    server=c.server,
+                    server=_label(c.server, c.builtin),
                     tool=c.tool,
                     arguments=c.arguments,
                     builtin=c.builtin is True,
@@ -127,7 +128,7 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
             events.append(
                 ToolResult(
                     call_id=r.call_id,
-                    server=r.server,
+                    server=_label(r.server, r.builtin),
                     tool=r.tool,
                     content=redact(r.content),
                     is_error=r.is_error,
@@ -156,6 +157,11 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
         )
     )
     return events
+
+
+def _label(server: str, builtin: bool | None) -> str:
+    """A built-in call's server is only a label: the baseline's, where the source gave none."""
+    return server or (BUILTIN_SERVER if builtin is True else "")
 
 
 def _recorded_usage(turn: ImportedTurn) -> Usage | None:
