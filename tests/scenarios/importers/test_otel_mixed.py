@@ -20,6 +20,7 @@ import yaml
 
 from proctor.app.cli import main
 from proctor.app.views.score_views import arm_rows
+from proctor.app.views.transcript_state import TranscriptState
 from proctor.scenarios.importers.common import ImportedTrajectory
 from proctor.scenarios.importers.otel import read_otel
 from proctor.store.read.reader import StoreReader
@@ -208,6 +209,18 @@ def test_the_json_export_carries_each_calls_marker_and_each_trials_misses(tmp_pa
         ("count_lines", True): 1,
         ("read_text_file", False): 1,
     }
+
+
+def test_the_transcript_shows_the_agents_own_calls_as_built_in(tmp_path: Path) -> None:
+    _imported(REAL / "pydantic_ai_mixed.jsonl", _suite(tmp_path), tmp_path / "imp")
+    with StoreReader(tmp_path / "imp" / "imported.db") as r:
+        trial = next(t for t in r.trials() if t.arm == "fs_agent" and t.scenario == "greeting")
+        transcript = TranscriptState(trial.id)
+        transcript.load(r.trial_events(trial.id))
+    calls = [e.title.rsplit(" #", 1)[0] for e in transcript.entries if e.kind == "tool_call"]
+    assert calls == ["call search_code (built-in)", "call fs/read_text_file", "call count_lines (built-in)"]
+    offered = next(e.body for e in transcript.entries if e.title.startswith("offered "))
+    assert "search_code  (built-in)" in offered and "read_text_file  (fs)" in offered
 
 
 def test_the_console_arm_panel_shows_an_arms_misses(tmp_path: Path) -> None:
