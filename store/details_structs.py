@@ -93,6 +93,8 @@ class AdoptionDetailsStruct(_Details, frozen=True, kw_only=True):
     discovered: list[str] = []
     undiscovered: list[str] = []
     told: list[str] = []
+    misses: int | None = None
+    missed: list[str] = []
 
 
 class PassedDetailsStruct(_Details, frozen=True, kw_only=True):

@@ -47,6 +47,7 @@ class ListedToolStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     definition_tokens: int | None = None
+    builtin: bool | None = None
 
 
 class ContentBlockStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -87,6 +88,7 @@ class ToolCallStruct(_Kind, frozen=True, kw_only=True, tag="tool_call"):
     server: str
     tool: str
     arguments: dict[str, Any]
+    builtin: bool | None = None
 
 
 class ToolResultStruct(_Kind, frozen=True, kw_only=True, tag="tool_result"):
@@ -99,6 +101,7 @@ class ToolResultStruct(_Kind, frozen=True, kw_only=True, tag="tool_result"):
     latency_s: float
     structured: dict[str, Any] | None = None
     blocks: list[ContentBlockStruct] = []
+    builtin: bool | None = None
 
 
 class JudgedStruct(_Kind, frozen=True, kw_only=True, tag="judgment"):

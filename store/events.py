@@ -104,6 +104,12 @@ class ListedTool(BaseModel):
     # The definition's tokens as the run counted them (engine/tools/definition_tokens.py), so a
     # report or the console need not load the tokenizer; absent from older runs and imports.
     definition_tokens: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    builtin: bool | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="built-in (the agent's own tool or proctor's), not an MCP server's; None in events "
+        "written before the marker (read them with store.tool_origin.is_builtin)",
+    )
 
 
 class ToolsListed(_Event):
@@ -154,6 +160,12 @@ class ToolCall(_Event):
     server: str
     tool: str
     arguments: dict[str, Any]
+    builtin: bool | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="built-in (the agent's own tool or proctor's), not an MCP server's; None in events "
+        "written before the marker (read them with store.tool_origin.is_builtin)",
+    )
 
 
 class ContentBlock(BaseModel):
@@ -184,6 +196,12 @@ class ToolResult(_Event):
     latency_s: float
     structured: dict[str, Any] | None = None
     blocks: list[ContentBlock] = []
+    builtin: bool | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="built-in (the agent's own tool or proctor's), not an MCP server's; None in events "
+        "written before the marker (read them with store.tool_origin.is_builtin)",
+    )
 
 
 class McpNotice(_Event):

@@ -277,6 +277,11 @@ class AdoptionDetails(LayerDetails):
     discovered: list[str] = []
     undiscovered: list[str] = []
     told: list[str] = []
+    misses: int | None = None
+    """Built-in search/read calls made while the arm offered an MCP tool for that job
+    (engine/scoring/misses.py); None where not counted (a baseline, an older run, no tool list)."""
+    missed: list[str] = []
+    """Each miss as ``TOOL (job)``, in call order."""
 
 
 class PassedDetails(ScoreDetails):

@@ -1,7 +1,9 @@
 """Each arm against the baseline: pass rate, mean fairness, and whether its MCP tools were used.
 
 An arm whose tools were never called gets a warning instead of a bare number: whatever
-separates it from the baseline is not the server's doing (engine/reports/attribution.py).
+separates it from the baseline is not the server's doing (engine/reports/attribution.py). An arm
+whose agent searched or read with its own tools beside MCP tools for that job says how often
+(its misses, engine/scoring/misses.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class ArmRow:
     fairness: float | None
     tool_calls: int
     attributable: bool
+    misses: int | None = None
 
 
 def arms_text(rows: Sequence[ArmRow]) -> Text:
@@ -41,6 +44,8 @@ def arms_text(rows: Sequence[ArmRow]) -> Text:
             text.append("  ⚠ tools unused: Δ not attributable\n", style="yellow")
         else:
             text.append(f"  {row.tool_calls}\n", style="dim")
+        if not row.baseline and row.misses:
+            text.append(f"  {row.misses} misses: own search/read\n", style="yellow")
     if not rows:
         text.append("no trials ended yet\n", style="dim")
     return text

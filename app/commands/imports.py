@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.runs.imported_runs import save_import
-from proctor.scenarios.importers.common import ImportedSuite
+from proctor.engine.tools.surface_lock import ToolLockError, lock_path, read_lock
+from proctor.scenarios.importers.common import ImportedSuite, ImportedTool
 from proctor.scenarios.importers.livemcpbench import read_livemcpbench
 from proctor.scenarios.importers.mcp_atlas import read_mcp_atlas
 from proctor.scenarios.importers.mcpagentbench import read_mcpagentbench
@@ -16,6 +18,26 @@ from proctor.scenarios.importers.otel import read_otel
 from proctor.scenarios.loader import SuiteError
 from proctor.store.display_text import sanitize
 from proctor.store.redaction import redact
+
+
+def _locked_tools(suite: Path | None) -> dict[str, list[ImportedTool]] | None:
+    """The tools each server of ``suite`` lists, from its tools lock (``proctor tools lock``):
+    ``import otel`` takes a call of one of them for an MCP call. None without a lock."""
+    if suite is None or not (path := lock_path(suite)).is_file():
+        return None
+    try:
+        surface = read_lock(path)
+    except ToolLockError as exc:
+        raise SuiteError(str(exc)) from exc  # it names the file, the field and the fix
+    return {
+        server: [
+            ImportedTool(
+                d.name, server, d.description, d.input_schema, builtin=False, annotations=d.annotations
+            )
+            for d in tools.values()
+        ]
+        for server, tools in surface.items()
+    }
 
 
 def _read(args: argparse.Namespace) -> ImportedSuite:
@@ -38,7 +60,9 @@ def _read(args: argparse.Namespace) -> ImportedSuite:
             args.path, results=args.results, servers_file=args.servers, python=args.python, model=args.model
         )
     if fmt == "otel":
-        return read_otel(args.path, scrub=redact, suite=args.suite, logs=args.logs)
+        return read_otel(
+            args.path, scrub=redact, suite=args.suite, logs=args.logs, server_tools=_locked_tools(args.suite)
+        )
     if fmt == "inspect":
         from proctor.scenarios.importers.inspect import read_inspect
 

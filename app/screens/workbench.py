@@ -57,7 +57,7 @@ def tool_target(trial_id: int, call: CallView, offered: Mapping[str, ListedTool]
     tool, server = call.result_tool or call.tool, call.result_server
     if call.server == ROUTER and call.tool == "execute" and isinstance(arguments, dict):
         tool, arguments = str(arguments.get("tool", "")), arguments.get("arguments", {})
-    if not server or server in ("builtin", ROUTER) or not isinstance(arguments, dict):
+    if not server or call.result_builtin or not isinstance(arguments, dict):
         return None
     listed = offered.get(call.tool if call.server != ROUTER else tool) or offered.get(tool)
     return ToolTarget(trial_id, server, tool, arguments, dict(listed.input_schema) if listed else None)

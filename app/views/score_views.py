@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from proctor.engine.drift.runs_diff import REPLAYED_STOP
-from proctor.engine.reports.attribution import attribution, is_baseline
+from proctor.engine.reports.attribution import attribution, is_baseline, trial_misses
 from proctor.engine.reports.error_causes import cause_of
 from proctor.store.read.reader import ScoreRecord, TrialRecord
 from proctor.store.scores import (
@@ -170,6 +170,12 @@ __all__ = [
 ]
 
 
+def _misses(trials: Sequence[TrialRecord], scores: Mapping[int, Scores]) -> int | None:
+    """The arm's misses over its trials that counted them (the report's figure); None if none did."""
+    counted = [n for t in trials if (n := trial_misses(scores.get(t.id, {}))) is not None]
+    return sum(counted) if counted else None
+
+
 def arm_rows(
     trials: Mapping[int, TrialRecord], scores: Mapping[int, Scores], arms: Sequence[str]
 ) -> list[ArmRow]:
@@ -189,6 +195,7 @@ def arm_rows(
                 fairness=statistics.fmean(fair) if fair else None,
                 tool_calls=who.tool_calls,
                 attributable=who.attributable,
+                misses=_misses(ended, scores),
             )
         )
     return out

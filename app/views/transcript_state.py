@@ -41,6 +41,7 @@ from proctor.store.events import (
     TrialStarted,
 )
 from proctor.store.read.reader import StoredEvent
+from proctor.store.tool_origin import is_builtin
 from proctor.widgets.sanitize import one_line, sanitize
 from proctor.widgets.transcript_model import EntryKind, TranscriptEntry, pretty_arguments
 
@@ -62,6 +63,13 @@ class CallView:
     is_error: bool = False
     result_server: str = ""  # who answered, and under the tool's own name (not the exposed one)
     result_tool: str = ""
+    builtin: bool = False  # the call, then its result, was the agent's own or proctor's: not MCP
+    result_builtin: bool = False
+
+
+def _where(ev: ToolCall | ToolResult) -> str:
+    """``server/tool`` of an MCP call; a built-in one says so (its server is only a label)."""
+    return f"{ev.tool} (built-in)" if is_builtin(ev) else f"{ev.server}/{ev.tool}"
 
 
 def _usd(value: float | None) -> str:
@@ -218,14 +226,18 @@ class TranscriptState:
                     self._prose(event_id, ev.turn, ev.text)
             case ToolCall():
                 view = CallView(
-                    ev.call_id, ev.server, ev.tool, json.dumps(ev.arguments, sort_keys=True, default=str)
+                    ev.call_id,
+                    ev.server,
+                    ev.tool,
+                    json.dumps(ev.arguments, sort_keys=True, default=str),
+                    builtin=is_builtin(ev),
                 )
                 self._calls_by_id[ev.call_id] = view
                 self.calls.append(view)
                 self._add(
                     "tool_call",
                     event_id,
-                    f"call {ev.server}/{ev.tool} #{ev.call_id}",
+                    f"call {_where(ev)} #{ev.call_id}",
                     pretty_arguments(ev.arguments),
                     call_id=ev.call_id,
                 )
@@ -295,7 +307,7 @@ class TranscriptState:
         self.offered = {t.name: t for t in ev.tools}
         names = ", ".join(t.name for t in ev.tools) or "none"
         body = "\n\n".join(
-            f"{t.name}  ({t.server or 'built-in'})\n{t.description}\n"
+            f"{t.name}  ({'built-in' if is_builtin(t) or not t.server else t.server})\n{t.description}\n"
             + json.dumps(t.input_schema, indent=2, sort_keys=True, default=str)
             for t in ev.tools
         )
@@ -331,7 +343,7 @@ class TranscriptState:
         entry = self._add(
             "tool_result",
             event_id,
-            f"result {ev.server}/{ev.tool} #{ev.call_id} · {lines:,} lines · {_size(len(ev.content))} · "
+            f"result {_where(ev)} #{ev.call_id} · {lines:,} lines · {_size(len(ev.content))} · "
             f"{ev.latency_s * 1000:.0f} ms{blocks}{err}",
             body,
             call_id=ev.call_id,
@@ -343,6 +355,7 @@ class TranscriptState:
             view.result = entry.body  # raw when large: compare cleans the lines it shows
             view.is_error = ev.is_error
             view.result_server, view.result_tool = ev.server, ev.tool
+            view.result_builtin = is_builtin(ev)
 
 
 __all__ = ["CallView", "TranscriptState"]

@@ -54,6 +54,7 @@ class RecordedCall:
     result_server: str = ""
     result_tool: str = ""
     step: int = 0  # calls of one step were requested together (the model's one turn): parallel
+    builtin: bool | None = None  # the call's marker as recorded (store.tool_origin.is_builtin reads it)
 
     @property
     def result(self) -> RecordedResult | None:
@@ -135,8 +136,13 @@ def read_calls(reader: StoreReader, trial_ids: set[int] | None = None) -> dict[T
             continue
         call_id = str(obj.get("call_id", ""))
         if kind == "tool_call":
+            marker = obj.get("builtin")
             call = RecordedCall(
-                call_id, str(obj.get("server", "")), str(obj.get("tool", "")), obj.get("arguments")
+                call_id,
+                str(obj.get("server", "")),
+                str(obj.get("tool", "")),
+                obj.get("arguments"),
+                builtin=marker if isinstance(marker, bool) else None,
             )
             step, after_result = steps.get(trial_id, (-1, True))
             if after_result:

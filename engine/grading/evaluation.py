@@ -33,12 +33,22 @@ from proctor.engine.scoring import (
     match_tool_calls,
     partition,
 )
+from proctor.engine.scoring.misses import count_misses
 from proctor.engine.scoring.trial_digest import ToolCallRecord
 from proctor.engine.stats import DEFAULT_SD, SdConvention, majority_vote, standard_deviation
 from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, Scenario, Scoring
-from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
+from proctor.store.events import (
+    Event,
+    Judged,
+    ListedTool,
+    Scored,
+    ToolResult,
+    ToolsListed,
+    TrialFinished,
+    TrialStarted,
+)
 from proctor.store.scores import (
     ADOPTION_BASELINE,
     AdoptionDetails,
@@ -52,6 +62,7 @@ from proctor.store.scores import (
     ScoreName,
     ToolMatchDetails,
 )
+from proctor.store.tool_origin import is_builtin
 
 ROUTER_TOOL = EXECUTE.name
 
@@ -118,21 +129,23 @@ def digest_of(events: Sequence[Event]) -> TrialDigest:
     """The trial's digest as the scorers see it: ``route`` lookups dropped (they are the
     router's, not the agent's use of the server) and ``execute`` unwrapped to the tool called."""
     t = partition(events)
-    servers = {e.call_id: e.server for e in events if isinstance(e, ToolResult)}
+    answered = {e.call_id: (e.server, is_builtin(e)) for e in events if isinstance(e, ToolResult)}
     calls = tuple(
-        _unwrap(c, servers.get(c.call_id, c.server))
+        _unwrap(c, *answered.get(c.call_id, (c.server, c.builtin)))
         for c in t.tool_calls
         if not (c.tool == ROUTE.name and c.server == ROUTE.server)
     )
     return replace(t, tool_calls=calls)
 
 
-def _unwrap(c: ToolCallRecord, server: str) -> ToolCallRecord:
+def _unwrap(c: ToolCallRecord, server: str, builtin: bool) -> ToolCallRecord:
+    """An ``execute`` as the call it made: the server that answered, and its marker (the
+    router's own call is built-in, the MCP call it wraps is not)."""
     inner = c.arguments.get("tool")
     args = c.arguments.get("arguments")
     if c.tool != ROUTER_TOOL or not isinstance(inner, str) or not isinstance(args, dict):
         return c
-    return replace(c, server=server, tool=inner, arguments=args)
+    return replace(c, server=server, tool=inner, arguments=args, builtin=builtin)
 
 
 Scores = dict[ScoreName, Scored]
@@ -168,7 +181,7 @@ def deterministic_scores(trial: TrialInput, digest: TrialDigest) -> Scores:
         else:
             m = match_tool_calls(
                 gold,
-                digest.call_steps(),
+                digest.mcp_call_steps(),
                 mode=cfg.tool_match,
                 names_only=cfg.names_only_tools,
                 tool_schemas=trial.tool_schemas,
@@ -285,7 +298,13 @@ def layer_scores(
         adopt = adoption(
             tool_fluency=signals.tool_fluency, discoverability=signals.discoverability, weights=cfg.adoption
         )
-        put(ScoreName.ADOPTION, adopt.value, signals.to_details(adopt.to_details(AdoptionDetails)))
+        misses = count_misses(digest.tool_calls, _listed(trial.events), arm_servers=trial.arm.servers)
+        layer = signals.to_details(adopt.to_details(AdoptionDetails))
+        put(
+            ScoreName.ADOPTION,
+            adopt.value,
+            layer.model_copy(update={"misses": misses.count, "missed": list(misses.missed)}),
+        )
     if errored:
         passed = None
         put(ScoreName.PASSED, None, PassedDetails(rule=ERRORED, errored=True))
@@ -314,6 +333,17 @@ def layer_scores(
             ScoreName.FAILURE_MODE, None, _failure_mode(trial, digest, verdicts)
         )
     return out
+
+
+def _listed(events: Sequence[Event]) -> list[ListedTool] | None:
+    """The tools the trial's last attempt was offered; None when it recorded no list."""
+    listed: list[ListedTool] | None = None
+    for e in events:
+        if isinstance(e, TrialStarted):
+            listed = None
+        elif isinstance(e, ToolsListed):
+            listed = list(e.tools)
+    return listed
 
 
 def _grounding_block(trial: TrialInput, deterministic: Scores) -> str | None:

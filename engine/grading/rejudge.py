@@ -34,10 +34,11 @@ from proctor.engine.suites import load_suite
 from proctor.scenarios.loader import LoadedSuite, SuiteError
 from proctor.scenarios.schema import ArmSpec
 from proctor.scenarios.workspace import Workspace
-from proctor.store.events import Event, Scored, ToolCall, ToolResult
+from proctor.store.events import Event, ListedTool, Scored, ToolCall, ToolResult, ToolsListed
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, StoreReader, TrialRecord
 from proctor.store.records import JudgmentMeta
 from proctor.store.scores import DETERMINISTIC, FailureModeDetails, PassedDetails, ScoreName
+from proctor.store.tool_origin import is_builtin
 from proctor.store.write.writer import StoreWriter
 
 DEFAULT_CONCURRENCY = 8
@@ -133,11 +134,18 @@ async def rejudge_trials(
 
 
 def _arm_from_trace(name: str, events: Sequence[Event]) -> ArmSpec:
-    """An arm the suite does not define (an imported trajectory's): the servers its calls used."""
-    servers = sorted({e.server for e in events if isinstance(e, ToolCall | ToolResult) and e.server})
+    """An arm the suite does not define (an imported trajectory's): the MCP servers its calls used
+    or its tool list offered (built-in calls have none). One without is a baseline."""
+    tools: list[ToolCall | ToolResult | ListedTool] = [
+        e for e in events if isinstance(e, ToolCall | ToolResult)
+    ]
+    tools += [t for e in events if isinstance(e, ToolsListed) for t in e.tools]
+    servers = sorted({t.server for t in tools if t.server and not is_builtin(t)})
     if not servers:
-        return ArmSpec(baseline=True, description=f"{name}: not in the suite; no tool calls recorded")
-    return ArmSpec(servers=servers, description=f"{name}: not in the suite; servers seen in its calls")
+        return ArmSpec(baseline=True, description=f"{name}: not in the suite; no MCP tool recorded")
+    return ArmSpec(
+        servers=servers, description=f"{name}: not in the suite; MCP servers seen in its calls and tools"
+    )
 
 
 async def _rejudge_one(

@@ -41,6 +41,7 @@ from proctor.store.events import (
 from proctor.store.lock import EngineLock, real_path
 from proctor.store.read.reader import StoreReader, TrialRecord
 from proctor.store.run_files import logs_dir
+from proctor.store.tool_origin import is_builtin
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 ATTEMPT = 1
@@ -230,7 +231,15 @@ async def _replay_trial(
             runnable = [c for c in step if trial.replayable(c)]
             skipped += len(step) - len(runnable)
             for c in runnable:
-                emit(ToolCall(call_id=c.call_id, server=c.server, tool=c.tool, arguments=_arguments(c)))
+                emit(
+                    ToolCall(
+                        call_id=c.call_id,
+                        server=c.server,
+                        tool=c.tool,
+                        arguments=_arguments(c),
+                        builtin=is_builtin(c),  # as recorded: the router's execute stays the router's
+                    )
+                )
             if len(runnable) == 1:
                 await trial.call(runnable[0], emit, writer)
             elif runnable:

@@ -18,21 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from proctor.engine.drift.runs_diff import RecordedCall
-from proctor.engine.tools.baseline import SERVER as BUILTIN
 from proctor.engine.tools.caps import cap_block, cap_stored, cap_structured
 from proctor.engine.tools.mcp_connection import McpConnection
 from proctor.engine.tools.mcp_toolbox import ServerPool, ServerStartError
-from proctor.engine.tools.retrieval import EXECUTE, ROUTE
+from proctor.engine.tools.retrieval import EXECUTE
 from proctor.scenarios.loader import LoadedSuite
 from proctor.scenarios.schema import Scenario
 from proctor.scenarios.workspace import Workspace
 from proctor.store.events import Event, ToolResult, ToolsListed
 from proctor.store.read.reader import TrialRecord
 from proctor.store.redaction import redact
+from proctor.store.tool_origin import is_builtin
 from proctor.store.write.writer import StoreWriter
 
 Emit = Callable[[Event], None]
-INTERNAL_SERVERS = frozenset({BUILTIN, ROUTE.server})  # answered by proctor itself, not a server
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def target_of(call: RecordedCall) -> Target | None:
             return None  # which server ran it is only known from its result
         return Target(call.result_server, call.result_tool or inner, inner_args)
     server = call.server or call.result_server
-    if not server or server in INTERNAL_SERVERS:
+    if not server or is_builtin(call):  # the marker, never the name: a server may be called "builtin"
         return None
     tool = call.result_tool or call.tool.removeprefix(f"{server}__")
     return Target(server, tool, arguments)
@@ -139,6 +138,7 @@ class ReplayTrial:
                 latency_s=outcome.latency_s,
                 structured=cap_structured(outcome.structured, chars),
                 blocks=[cap_block(b, chars) for b in outcome.blocks],
+                builtin=outcome.builtin,
             )
         )
 
@@ -158,6 +158,7 @@ class ReplayTrial:
             is_error=True,
             error_type=kind,
             latency_s=0.0,
+            builtin=False,
         )
 
     async def aclose(self) -> None:
@@ -165,4 +166,4 @@ class ReplayTrial:
             await self._servers.pool.release(conn)
 
 
-__all__ = ["INTERNAL_SERVERS", "ReplayServers", "ReplayTrial", "Target", "target_of"]
+__all__ = ["ReplayServers", "ReplayTrial", "Target", "target_of"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from proctor.engine.judges.panel import is_human
-from proctor.engine.reports.attribution import is_baseline
+from proctor.engine.reports.attribution import is_baseline, trial_misses
 from proctor.engine.reports.verdicts import CLAIM_VALUE, Verdicts, judged_coverage
 from proctor.engine.stats import PassKSummary, fmean, paired_bootstrap_ci, pass_k_over_tasks, sum_known
 from proctor.store.read.reader import JudgmentRecord, ScoreRecord, TrialRecord
@@ -98,6 +98,8 @@ class ArmModelSummary:
     cost_usd: float | None
     judge_cost_usd: float | None
     pass_k: tuple[PassKSummary, ...] = field(default_factory=tuple)
+    misses: int | None = None  # built-in search/read calls beside the arm's MCP tools, over ...
+    misses_trials: int = 0  # ... the trials that counted them (engine/scoring/misses.py)
 
     @property
     def pass_rate(self) -> float | None:
@@ -345,9 +347,16 @@ def summarize_scores(inputs: ReportInputs) -> list[ArmModelSummary]:
                 cost_usd=sum_known([t.cost_usd for t in done]),
                 judge_cost_usd=None,
                 pass_k=_pass_k(trials),
+                misses=sum(missed) if (missed := _misses(scores)) else None,
+                misses_trials=len(missed),
             )
         )
     return out
+
+
+def _misses(scores: Sequence[Mapping[ScoreName, ScoreRecord]]) -> list[int]:
+    """The misses of each of the arm's trials that counted them."""
+    return [n for s in scores if (n := trial_misses(s)) is not None]
 
 
 __all__ = [

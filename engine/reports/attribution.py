@@ -28,6 +28,14 @@ def arm_tool_calls(trial: TrialRecord, scores: Mapping[ScoreName, ScoreRecord]) 
     return trial.tool_calls if arm_calls is None else arm_calls
 
 
+def trial_misses(scores: Mapping[ScoreName, ScoreRecord]) -> int | None:
+    """The trial's misses (built-in search/read calls beside the arm's MCP tools for that job,
+    engine/scoring/misses.py), None where they were not counted; the report and the console sum these."""
+    adoption = scores.get(ScoreName.ADOPTION)
+    n = None if adoption is None else adoption.detail(AdoptionDetails, "misses")
+    return n if isinstance(n, int) else None
+
+
 @dataclass(frozen=True)
 class Attribution:
     arm: str
@@ -61,4 +69,4 @@ def attribution(
     return Attribution(arm, len(counted), sum(counted))
 
 
-__all__ = ["Attribution", "arm_tool_calls", "attribution", "is_baseline"]
+__all__ = ["Attribution", "arm_tool_calls", "attribution", "is_baseline", "trial_misses"]

@@ -18,6 +18,12 @@ _SCORES = (
         "0–1: how well the agent used the arm's MCP tools (0.60 tool fluency + 0.40 discoverability). "
         "Never merged with fairness; n/a for the baseline, which offers no MCP tools.",
     ),
+    (
+        "misses",
+        "the agent's own (built-in) search or read calls made while the arm offered an MCP tool for "
+        "that job (a Grep beside an MCP search tool), in all and per trial; – where no trial could count "
+        "them (no tool list and no MCP call recorded), n/a for the baseline, which offers no MCP tools.",
+    ),
     ("llm quality", "0–1: the mean judge score over judge passes."),
     (
         "grounding g/u/h",

@@ -5,7 +5,9 @@ trace there. Its root span ``invoke_agent ARM`` carries the scenario, arm, model
 one ``gen_ai.evaluation.result`` event per proctor score; below it a ``chat MODEL`` span per
 model call (tokens, finish reason) and an ``execute_tool TOOL`` span per tool call (the
 arguments and the result, the error type; ``mcp.method.name`` ``tools/call`` only for MCP
-servers' tools, not the baseline's built-in ones nor tool retrieval's ``route``). The agent and chat spans carry the prompt,
+servers' tools, not the baseline's built-in ones nor tool retrieval's ``route``;
+``proctor.tool.builtin`` true or false, the marker ``import otel`` reads back, and
+``proctor.mcp.server`` the server's name). The agent and chat spans carry the prompt,
 the messages and the answer as ``gen_ai.input.messages``/``gen_ai.output.messages``/
 ``gen_ai.system_instructions`` (``otel_messages.py``), which is what viewers show as input and
 output.
@@ -34,8 +36,6 @@ from proctor.engine.reports.otel_messages import (
     system_instructions,
     user_messages,
 )
-from proctor.engine.tools.baseline import SERVER as BUILTIN_SERVER
-from proctor.engine.tools.retrieval import ROUTE
 from proctor.store.events import (
     AgentBrief,
     ErrorEvent,
@@ -50,6 +50,7 @@ from proctor.store.events import (
 from proctor.store.read.reader import ScoreRecord, StoredEvent, StoreReader, TrialRecord, read_only_uri
 from proctor.store.redaction import redact
 from proctor.store.scores import GroundingDetails, LayerDetails, ScoreDetails, UnreadableScore
+from proctor.store.tool_origin import is_builtin
 
 if TYPE_CHECKING:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -196,8 +197,8 @@ class _TraceBuilder:
             self.open_calls[ev.call_id] = (stored, ev)
         elif isinstance(ev, ToolResult):
             self.conversation.result(ev)
-            # The baseline's tools and tool retrieval's search run in proctor: not MCP calls.
-            builtin = ev.server in (BUILTIN_SERVER, ROUTE.server)
+            # Built-in calls (the baseline's tools, tool retrieval's route, an agent's own): not MCP calls.
+            builtin = is_builtin(ev)
             began = self.open_calls.pop(ev.call_id, None)
             start = began[0].ts if began else ts - ev.latency_s
             arguments = began[1].arguments if began else {}
@@ -219,7 +220,8 @@ class _TraceBuilder:
                         ev.structured if ev.structured and not ev.content else ev.content
                     ),
                     "mcp.method.name": None if builtin else "tools/call",
-                    "proctor.mcp.server": ev.server,  # "builtin" for the baseline's: import reads it back
+                    "proctor.mcp.server": ev.server,  # a label ("builtin" for the baseline's)
+                    "proctor.tool.builtin": builtin,  # the marker: import reads it back
                     "error.type": (ev.error_type or "tool_error") if ev.is_error else None,
                 },
                 ("tool", ev.call_id, stored.id),

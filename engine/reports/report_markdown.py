@@ -51,6 +51,7 @@ def _arms(arms: list[ArmEntry]) -> list[str]:
                 + (f" ({a['not_judged']} not judged: no checks)" if a["not_judged"] else ""),
                 ci(a["fairness"]),
                 "n/a (baseline)" if a["baseline"] else ci(a["adoption"]),
+                _misses(a),
                 ci(a["llm_quality"]),
                 grounding,
                 f"{pct(claims.get('0.75'))} / {pct(claims.get('0.5'))}" if claims["trials"] else "–",
@@ -63,6 +64,7 @@ def _arms(arms: list[ArmEntry]) -> list[str]:
         "passed",
         "fairness [95% CI]",
         "adoption [95% CI]",
+        "misses",
         "llm quality",
         "grounding g/u/h",
         "claims ≥0.75 / ≥0.5",
@@ -75,6 +77,14 @@ def _arms(arms: list[ArmEntry]) -> list[str]:
     )
     tool_match = any(a["tfs"] is not None for a in arms)
     return ["## Arms × models", "", *table(header, rows), *(["", legend] if tool_match else [])]
+
+
+def _misses(a: ArmEntry) -> str:
+    """Built-in search/read calls beside the arm's MCP tools: in all, and per trial that counted them."""
+    m = a["misses"]
+    if a["baseline"]:
+        return "n/a (baseline)"
+    return "–" if m is None else f"{m['calls']} ({m['per_trial']:.1f}/trial)"
 
 
 def _tool_match_epochs(arms: list[ArmEntry]) -> list[str]:

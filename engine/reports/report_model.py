@@ -122,6 +122,15 @@ class MeanCIRow(TypedDict):
     n: int
 
 
+class ArmMisses(TypedDict):
+    """Built-in search/read calls made while the arm offered an MCP tool for the job
+    (docs/scoring.md, "Misses"), over the trials that counted them."""
+
+    calls: int
+    trials: int
+    per_trial: float
+
+
 class ArmGrounding(TypedDict):
     grounded: int
     unresolved: int
@@ -216,6 +225,7 @@ class ArmEntry(TypedDict):
     fairness: MeanCIRow | None
     adoption: MeanCIRow | None
     adoption_na: str | None
+    misses: ArmMisses | None
     llm_quality: MeanCIRow | None
     grounding: ArmGrounding
     claims_pass_rate: ClaimsPassRate

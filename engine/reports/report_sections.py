@@ -140,6 +140,9 @@ def arm_rows(
                 "fairness": _ci(s.fairness),
                 "adoption": _ci(s.adoption),
                 "adoption_na": "baseline: no MCP tools, adoption is structurally n/a" if s.baseline else None,
+                "misses": None
+                if s.misses is None or s.baseline
+                else {"calls": s.misses, "trials": s.misses_trials, "per_trial": s.misses / s.misses_trials},
                 "llm_quality": _ci(s.llm_quality),
                 "grounding": {
                     "grounded": s.grounding.grounded,

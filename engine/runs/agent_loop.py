@@ -120,13 +120,13 @@ class _LoopState:
         self.tool_calls = 0
         self.usage = Usage()
         self.cost: float | None = 0.0
-        self._servers: tuple[list[ToolSpec], dict[str, str]] | None = None
+        self._specs: tuple[list[ToolSpec], dict[str, ToolSpec]] | None = None
 
-    def servers_of(self, tools: list[ToolSpec]) -> dict[str, str]:
-        """Each tool's server (the trial's tools are one list for all its steps: built once)."""
-        if self._servers is None or self._servers[0] is not tools:
-            self._servers = (tools, {t.name: t.server for t in tools})
-        return self._servers[1]
+    def specs_of(self, tools: list[ToolSpec]) -> dict[str, ToolSpec]:
+        """Each tool by name (the trial's tools are one list for all its steps: built once)."""
+        if self._specs is None or self._specs[0] is not tools:
+            self._specs = (tools, {t.name: t for t in tools})
+        return self._specs[1]
 
     def result(self, status: str, stop: str, answer: str, error: str = "") -> LoopResult:
         return LoopResult(status, stop, answer, self.tool_calls, self.usage, self.cost, error)
@@ -177,16 +177,16 @@ async def _run_step(
         sampler = _sampler(session, model_id, prices, state)
         allowed = max(0, limits.max_tool_calls - state.tool_calls)
         calls, refused = reply.tool_calls[:allowed], reply.tool_calls[allowed:]
-        servers = state.servers_of(tools)
+        specs = state.specs_of(tools)
         if len(calls) == 1:  # the usual case: no task of its own (gather would make one)
             c = calls[0]
             outcomes = [
-                await _call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob, sampler)
+                await _call_tool(toolbox, c, specs.get(c.name), emit, limits, state.put_blob, sampler)
             ]
         else:
             outcomes = await asyncio.gather(
                 *(
-                    _call_tool(toolbox, c, servers.get(c.name, ""), emit, limits, state.put_blob, sampler)
+                    _call_tool(toolbox, c, specs.get(c.name), emit, limits, state.put_blob, sampler)
                     for c in calls
                 )
             )
@@ -202,13 +202,19 @@ async def _run_step(
 async def _call_tool(
     toolbox: Toolbox,
     call: ToolCallRequest,
-    server: str,
+    spec: ToolSpec | None,
     emit: Callable[[Event], None],
     limits: Limits,
     put_blob: Callable[[Blob], None] | None,
     sampler: Sampler,
 ) -> ToolOutcome:
-    emit(ToolCall(call_id=call.call_id, server=server, tool=call.name, arguments=call.arguments))
+    # A name no tool has reaches no server: "" and not built-in, as the toolbox's answer says.
+    server, builtin = ("", False) if spec is None else (spec.server, spec.builtin)
+    emit(
+        ToolCall(
+            call_id=call.call_id, server=server, tool=call.name, arguments=call.arguments, builtin=builtin
+        )
+    )
     if "__raw__" in call.arguments and len(call.arguments) == 1:
         message = "arguments were not valid JSON; send a JSON object matching the tool's input schema"
         emit(
@@ -220,6 +226,7 @@ async def _call_tool(
                 is_error=True,
                 error_type="malformed_arguments",
                 latency_s=0.0,
+                builtin=builtin,
             )
         )
         return ToolOutcome(call.call_id, call.name, message, True)
@@ -244,6 +251,7 @@ async def _call_tool(
             latency_s=outcome.latency_s,
             structured=cap_structured(outcome.structured, limits.tool_result_store_chars),
             blocks=[cap_block(b, limits.tool_result_store_chars) for b in outcome.blocks],
+            builtin=outcome.builtin,
         )
     )
     sent = cap_text(outcome.content, limits.tool_result_model_chars, what="sent to the model")

@@ -50,6 +50,7 @@ from proctor.store.read.reader import StoreReader
 from proctor.store.records import JudgmentMeta
 from proctor.store.redaction import redact
 from proctor.store.scores import ScoreName
+from proctor.store.tool_origin import BUILTIN_SERVER
 from proctor.store.write.writer import StoreWriter, TrialRow
 
 DB_NAME = "imported.db"
@@ -68,7 +69,14 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
     ]
     if t.tools:  # the offered tools, when the source recorded them (scoring checks calls against them)
         listed = [
-            ListedTool(name=x.name, server=x.server, description=x.description, input_schema=x.input_schema)
+            ListedTool(
+                name=x.name,
+                server=_label(x.server, x.builtin),
+                description=x.description,
+                input_schema=x.input_schema,
+                annotations=x.annotations,
+                builtin=x.builtin is True,
+            )
             for x in t.tools
         ]
         events.append(ToolsListed(tools=listed))
@@ -107,17 +115,26 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
             events.append(AssistantMessage(turn=turn_no, text=redact(turn.text)))
         for c in turn.calls:
             calls += 1
-            events.append(ToolCall(call_id=c.call_id, server=c.server, tool=c.tool, arguments=c.arguments))
+            events.append(
+                ToolCall(
+                    call_id=c.call_id,
+                    server=_label(c.server, c.builtin),
+                    tool=c.tool,
+                    arguments=c.arguments,
+                    builtin=c.builtin is True,
+                )
+            )
         for r in turn.results:
             events.append(
                 ToolResult(
                     call_id=r.call_id,
-                    server=r.server,
+                    server=_label(r.server, r.builtin),
                     tool=r.tool,
                     content=redact(r.content),
                     is_error=r.is_error,
                     error_type="tool_error" if r.is_error else "",
                     latency_s=r.latency_s,
+                    builtin=r.builtin is True,
                 )
             )
     final = redact(t.final_answer)
@@ -142,6 +159,11 @@ def trajectory_events(t: ImportedTrajectory) -> list[Event]:
     return events
 
 
+def _label(server: str, builtin: bool | None) -> str:
+    """A built-in call's server is only a label: the baseline's, where the source gave none."""
+    return server or (BUILTIN_SERVER if builtin is True else "")
+
+
 def _recorded_usage(turn: ImportedTurn) -> Usage | None:
     """The model call's usage as the source recorded it, or None when it recorded none."""
     if turn.input_tokens is None and turn.output_tokens is None:
@@ -163,7 +185,7 @@ def tool_match_scores(t: ImportedTrajectory, scenario: Scenario, suite: Suite) -
         return []
     m = match_tool_calls(
         scenario.gold_tool_calls,
-        [list(turn.calls) for turn in t.turns if turn.calls],
+        [mcp for turn in t.turns if (mcp := [c for c in turn.calls if c.builtin is not True])],
         mode=suite.scoring.tool_match,
         names_only=suite.scoring.names_only_tools,
     )

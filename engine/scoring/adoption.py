@@ -1,8 +1,9 @@
 """The two adoption signals of seed 001: tool fluency and discoverability.
 
 Adoption measures how well the agent *used* the tooling under test, separately from whether
-the answer got better. Only calls to the arm's servers count (distractor servers and built-in
-tools do not); ``arm_servers`` empty means every call counts.
+the answer got better. Only MCP calls to the arm's servers count: distractor servers do not, and
+built-in calls (the agent's own Read or grep, marked ``builtin`` whatever server name they carry)
+never do; ``arm_servers`` empty means every MCP call counts.
 
 * tool_fluency = share of those calls that were well-formed and succeeded: a result arrived,
   it is not an error, and (where the tool's schema is known) the arguments pass
@@ -67,7 +68,7 @@ def adoption_signals(
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> AdoptionSignals:
     schemas = tool_schemas or {}
-    arm = [c for c in calls if not arm_servers or c.server in arm_servers]
+    arm = [c for c in calls if not c.builtin and (not arm_servers or c.server in arm_servers)]
     fluent = sum(is_fluent(c, schemas.get(c.tool)) for c in arm)
     fluency = fluent / len(arm) if arm else 0.0
     used = list(dict.fromkeys(c.tool for c in arm))

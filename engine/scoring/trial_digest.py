@@ -14,6 +14,8 @@ Rules, in order:
   used instead, and ``TrialFinished.final_answer`` stands in for a missing ``FinalAnswer``.
 * A tool call's *step* is the model turn that requested it (calls requested in one model
   response are parallel); calls with no known turn each form their own step.
+* A call is built-in (``ToolCallRecord.builtin``) as its event's marker says
+  (``store.tool_origin.is_builtin``); ``mcp_call_steps`` leaves built-in calls out.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from proctor.store.events import (
     TrialFinished,
     TrialStarted,
 )
+from proctor.store.tool_origin import is_builtin
 
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    """One tool call with its result (``has_result`` is False if no result was recorded)."""
+    """One tool call with its result (``has_result`` is False if no result was recorded).
+    ``builtin``: the agent's own tool or proctor's, not an MCP server's (``store.tool_origin``)."""
 
     call_id: str
     server: str
@@ -50,6 +54,7 @@ class ToolCallRecord:
     error_type: str = ""
     result: str = ""
     structured: Mapping[str, Any] | None = None
+    builtin: bool = False
 
     @property
     def succeeded(self) -> bool:
@@ -80,6 +85,11 @@ class TrialDigest:
         for call in self.tool_calls:
             steps.setdefault(call.step, []).append(call)
         return [steps[k] for k in sorted(steps)]
+
+    def mcp_call_steps(self) -> list[list[ToolCallRecord]]:
+        """``call_steps`` of the MCP calls only: what gold calls (always MCP calls) are matched
+        against, so an agent's own Read or grep is never an unexpected call."""
+        return [mcp for step in self.call_steps() if (mcp := [c for c in step if not c.builtin])]
 
 
 def render_call(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -146,6 +156,7 @@ def partition(events: Iterable[Event]) -> TrialDigest:
                 "tool": ev.tool,
                 "arguments": dict(ev.arguments),
                 "step": step,
+                "builtin": is_builtin(ev),
             }
             order.append(key)
             audit.append(f"[tool call] {ev.server}/{render_call(ev.tool, ev.arguments)}")

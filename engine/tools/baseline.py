@@ -13,11 +13,12 @@ from typing import Any
 
 import re2
 
-from proctor.engine.tools.toolbox import BUILTIN_SERVER, ToolCallOutcome, ToolSpec
+from proctor.engine.tools.toolbox import ToolCallOutcome, ToolSpec
 from proctor.scenarios.repo import PinnedRepo, RepoError
 from proctor.store.events import ServerConnected
+from proctor.store.tool_origin import BUILTIN_SERVER
 
-SERVER = BUILTIN_SERVER
+SERVER = BUILTIN_SERVER  # a label: ``builtin=True`` on each spec and outcome is what marks them
 MAX_READ_LINES = 400
 MAX_GREP_HITS = 100
 MAX_PATTERN = 200
@@ -34,6 +35,7 @@ SPECS = [
         },
         server=SERVER,
         server_description="read-only access to the pinned repository",
+        builtin=True,
     ),
     ToolSpec(
         name="read_file",
@@ -49,6 +51,7 @@ SPECS = [
         },
         server=SERVER,
         server_description="read-only access to the pinned repository",
+        builtin=True,
     ),
     ToolSpec(
         name="grep",
@@ -64,6 +67,7 @@ SPECS = [
         },
         server=SERVER,
         server_description="read-only access to the pinned repository",
+        builtin=True,
     ),
 ]
 
@@ -90,8 +94,10 @@ class BaselineToolbox:
             else:
                 raise ToolInputError(f"unknown tool {name!r}; available: list_files, read_file, grep")
         except (ToolInputError, RepoError) as exc:
-            return ToolCallOutcome(SERVER, name, str(exc), True, time.perf_counter() - start, "tool_error")
-        return ToolCallOutcome(SERVER, name, text, False, time.perf_counter() - start)
+            return ToolCallOutcome(
+                SERVER, name, str(exc), True, time.perf_counter() - start, "tool_error", builtin=True
+            )
+        return ToolCallOutcome(SERVER, name, text, False, time.perf_counter() - start, builtin=True)
 
     async def aclose(self) -> None:
         return None

@@ -3,6 +3,8 @@
 With many servers (and distractors) a model drowns in tool definitions; LiveMCPBench's agent
 first asks for the tools relevant to a need, then calls one. ``route`` ranks all of the arm's
 tools by BM25 over server and tool descriptions and returns the top k with their schemas.
+Both are the router's own tools, marked built-in; the result of a call through ``execute`` is
+the MCP server's, and marked as such.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ROUTE = ToolSpec(
         "required": ["query"],
     },
     server="proctor-router",
+    builtin=True,
 )
 EXECUTE = ToolSpec(
     name="execute",
@@ -35,6 +38,7 @@ EXECUTE = ToolSpec(
         "required": ["tool", "arguments"],
     },
     server="proctor-router",
+    builtin=True,
 )
 
 
@@ -67,10 +71,17 @@ class RetrievalToolbox:
                     True,
                     0.0,
                     "bad_arguments",
+                    builtin=True,
                 )
             return await self._inner.call(tool, args)
         return ToolCallOutcome(
-            EXECUTE.server, name, f"unknown tool {name!r}; use route or execute", True, 0.0, "unknown_tool"
+            EXECUTE.server,
+            name,
+            f"unknown tool {name!r}; use route or execute",
+            True,
+            0.0,
+            "unknown_tool",
+            builtin=True,
         )
 
     def _route(self, arguments: dict[str, Any]) -> ToolCallOutcome:
@@ -78,7 +89,13 @@ class RetrievalToolbox:
         query = arguments.get("query")
         if not isinstance(query, str) or not query.strip():
             return ToolCallOutcome(
-                ROUTE.server, "route", "route needs a non-empty 'query'", True, 0.0, "bad_arguments"
+                ROUTE.server,
+                "route",
+                "route needs a non-empty 'query'",
+                True,
+                0.0,
+                "bad_arguments",
+                builtin=True,
             )
         ranked = bm25_rank(query, self._inner.specs())[: self._top_k]
         listing = [
@@ -92,7 +109,12 @@ class RetrievalToolbox:
             for score, t in ranked
         ]
         return ToolCallOutcome(
-            ROUTE.server, "route", json.dumps(listing, indent=1), False, time.perf_counter() - start
+            ROUTE.server,
+            "route",
+            json.dumps(listing, indent=1),
+            False,
+            time.perf_counter() - start,
+            builtin=True,
         )
 
     async def aclose(self) -> None:

@@ -19,18 +19,17 @@ from proctor.engine.tools.definition_tokens import (
     count_tokens,
     definition_tokens,
 )
-from proctor.engine.tools.retrieval import ROUTE
 from proctor.engine.tools.surface import Surface, ToolDefinition, own_name, surface_of
-from proctor.engine.tools.toolbox import BUILTIN_SERVER  # not baseline's module: a report runs no tool
 from proctor.store.events import Event, ListedTool, ToolsListed
+from proctor.store.tool_origin import is_builtin
 
 BUILT_IN = "(built-in)"  # the label of tools without a server
-# Tools proctor serves itself (the baseline's, tool retrieval's router): costs, never a surface.
-PROCTOR_SERVERS = frozenset({"", BUILTIN_SERVER, ROUTE.server})
 
 
 def is_mcp(d: ToolDefinition) -> bool:
-    return d.server not in PROCTOR_SERVERS
+    """An MCP server's tool: built-in ones (the baseline's, the router's, an agent's own) are
+    costs, never part of a surface."""
+    return bool(d.server) and not d.builtin
 
 
 @dataclass(frozen=True)
@@ -96,6 +95,7 @@ def _definition(t: Any) -> ToolDefinition:
         title=get("title"),
         output_schema=get("output_schema"),
         annotations=get("annotations"),
+        builtin=is_builtin(t),
     )
 
 
@@ -142,7 +142,6 @@ class RunSurface:
 
 __all__ = [
     "BUILT_IN",
-    "PROCTOR_SERVERS",
     "Listing",
     "RunSurface",
     "is_mcp",

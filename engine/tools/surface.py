@@ -32,6 +32,7 @@ class ToolDefinition:
     title: str | None = None
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = field(default=None)
+    builtin: bool = False  # not an MCP server's (store.tool_origin): never pinned, never hashed
 
     def pinned(self) -> dict[str, Any]:
         """The fields a lock pins, absent ones left out (so a server that starts sending an

@@ -9,9 +9,6 @@ from typing import Any, Protocol
 
 from proctor.store.events import ContentBlock, ListedTool, McpNotice, ServerConnected, ToolResult
 
-BUILTIN_SERVER = "builtin"
-"""The server the baseline arm's built-in tools are listed under (engine/tools/baseline.py)."""
-
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -27,6 +24,8 @@ class ToolSpec:
     title: str | None = None
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    builtin: bool = False
+    """Answered by proctor itself (the baseline's tools, the router's), not by an MCP server."""
 
     def listed(self) -> ListedTool:
         """The ``tools_listed`` entry of this tool: its whole definition, so a run and its replay
@@ -39,6 +38,7 @@ class ToolSpec:
             title=self.title,
             output_schema=self.output_schema,
             annotations=self.annotations,
+            builtin=self.builtin,
         )
 
 
@@ -57,6 +57,7 @@ class ToolCallOutcome:
     blobs: tuple[Blob, ...] = ()
     notices: tuple[McpNotice, ...] = ()
     raw: dict[str, Any] | None = None  # the JSON-RPC result, kept only for calls made by hand
+    builtin: bool = False  # answered by proctor itself, not by an MCP server
 
     def as_result(self, call_id: str) -> ToolResult:
         """The ``tool_result`` event of this outcome, uncapped (calls made by hand)."""
@@ -70,6 +71,7 @@ class ToolCallOutcome:
             latency_s=self.latency_s,
             structured=self.structured,
             blocks=list(self.blocks),
+            builtin=self.builtin,
         )
 
 

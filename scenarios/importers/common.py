@@ -33,10 +33,15 @@ class ImportFormatError(SuiteError):
 
 @dataclass(frozen=True)
 class ImportedCall:
+    """A call as the source recorded it. ``builtin``: the agent's own tool, not an MCP server's;
+    None while an importer has not decided (written as an MCP call, what every benchmark format
+    but OpenTelemetry's records)."""
+
     call_id: str
     server: str
     tool: str
     arguments: dict[str, Any]
+    builtin: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class ImportedResult:
     content: str
     is_error: bool = False
     latency_s: float = 0.0
+    builtin: bool | None = None  # as its call's
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,8 @@ class ImportedTool:
     server: str
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=dict)
+    builtin: bool | None = None  # as a call's
+    annotations: dict[str, Any] | None = None  # the MCP tool's annotations, where the source kept them
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,20 @@ gen-ai-spans, gen-ai-agent-spans, execute-tool, mcp):
   mcp SDK's ``MCP send tools/call NAME``), ``gen_ai.tool.call.id`` (else
   ``jsonrpc.request.id``), ``gen_ai.tool.call.arguments``/``result`` (JSON text or structured; an
   MCP CallToolResult's text), ``error.type`` or status ERROR; the server from ``mcp.server.name``
-  or a ``mcp__SERVER__TOOL`` name. Spans inside a tool span (the MCP server's side of the call,
+  or a ``mcp__SERVER__TOOL`` name. A call is an MCP call only on evidence, else the agent's own
+  (built-in): ``otel_servers``. Spans inside a tool span (the MCP server's side of the call,
   a sub-agent run as a tool) belong to that call.
 
 Before that, other instrumentations' attributes (OpenInference, OpenLLMetry's ``traceloop.*``,
 openai-v2's log records) are rewritten in the conventions (``otel_dialects``), traces without an
-agent span are joined into the conversations they belong to (``otel_group``), and calls that name
-no server are attributed (``otel_servers``). ``gen_ai.tool.definitions`` gives the offered tools;
+agent span are joined into the conversations they belong to (``otel_group``), and calls are
+marked MCP or built-in and those that name no server attributed (``otel_servers``). ``gen_ai.tool.definitions`` gives the offered tools;
 ``operation.cost``/``gen_ai.usage.cost``/``llm.cost.total`` a chat's recorded cost.
 
 Also read: deprecated ``gen_ai.system``, ``gen_ai.usage.prompt_tokens``/``completion_tokens``,
 ``llm.request.type``, OpenLLMetry's ``gen_ai.prompt.N.*``/``gen_ai.completion.N.*``; and
-``proctor.*`` (scenario, arm, model, epoch, final_answer, mcp.server, tokens_estimated) from
+``proctor.*`` (scenario, arm, model, epoch, final_answer, mcp.server, tool.builtin,
+tokens_estimated) from
 proctor's own export. The scenario is ``proctor.scenario``, else the user prompt (traces with one
 prompt are epochs of one scenario); a trace of MCP calls and no prompt (the mcp SDK's spans alone)
 is a trial without one (``otel_calls``). With ``suite``, scenarios and checks come from that suite,
@@ -38,7 +40,7 @@ matched by id or prompt, so the trials are scored as a run of it would be.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,7 @@ from proctor.scenarios.importers.common import (
     ImportedCall,
     ImportedResult,
     ImportedSuite,
+    ImportedTool,
     ImportedTrajectory,
     ImportedTurn,
     ImportFormatError,
@@ -75,7 +78,13 @@ from proctor.scenarios.importers.otel_messages import (
     parts_of,
     text_of,
 )
-from proctor.scenarios.importers.otel_servers import attribute_servers, offered_tools
+from proctor.scenarios.importers.otel_servers import (
+    arm_tools_of,
+    attribute_servers,
+    offer_locked_tools,
+    offered_tools,
+    span_attribution,
+)
 from proctor.scenarios.importers.otel_suite import (
     bare_suite,
     from_suite,
@@ -85,6 +94,7 @@ from proctor.scenarios.importers.otel_suite import (
 )
 from proctor.scenarios.importers.otlp import TraceSpan, read_traces
 from proctor.scenarios.importers.suite_files import validated
+from proctor.scenarios.importers.tool_attribution import attribute_tool_call
 from proctor.scenarios.loader import load_suite
 
 Scrub = Callable[[str], str]
@@ -120,12 +130,19 @@ class _Turn:
         )
 
 
-def _server_tool(name: str, server: str = "") -> tuple[str, str]:
-    """``mcp__SERVER__TOOL`` (as Claude's agents name MCP tools) gives the server."""
-    if name.startswith("mcp__") and name.count("__") >= 2:
-        _, named, name = name.split("__", 2)
-        return server or named, name
-    return server, name
+def _mcp_calls_inside(spans: list[TraceSpan], by_id: dict[bytes, TraceSpan]) -> set[bytes]:
+    """The tool spans with an MCP ``tools/call`` span somewhere below them."""
+    out: set[bytes] = set()
+    for s in spans:
+        if s.attrs.get("mcp.method.name") != "tools/call":
+            continue
+        seen, parent = set(), s.span.parent_span_id
+        while parent in by_id and parent not in seen:
+            seen.add(parent)
+            if kind_of(by_id[parent]) == "tool":
+                out.add(parent)
+            parent = by_id[parent].span.parent_span_id
+    return out
 
 
 # -- one trace, one trial ------------------------------------------------------------------
@@ -139,7 +156,7 @@ def _tokens(s: TraceSpan, *keys: str) -> int | None:
     return None if v is None else int(v)
 
 
-def _tool(s: TraceSpan) -> tuple[ImportedCall, ImportedResult, bool]:
+def _tool(s: TraceSpan, mcp_inside: bool) -> tuple[ImportedCall, ImportedResult, bool]:
     """The call, its result, and whether the span recorded the arguments."""
     a = s.attrs
     name = str(a.get("gen_ai.tool.name") or a.get("mcp.tool.name") or _named_tool(s.span.name))
@@ -149,15 +166,17 @@ def _tool(s: TraceSpan) -> tuple[ImportedCall, ImportedResult, bool]:
             "without attribute 'gen_ai.tool.name' nor the tool in its name ('tools/call NAME'); set "
             "gen_ai.tool.name to the name of the tool called"
         )
-    server, name = _server_tool(name, str(a.get("proctor.mcp.server") or a.get("mcp.server.name") or ""))
+    who = span_attribution(s, name, mcp_inside)
+    server, name = who.server, who.tool
     call_id = str(a.get("gen_ai.tool.call.id") or a.get("jsonrpc.request.id") or s.span.span_id.hex())
     raw = a.get("gen_ai.tool.call.result")
     is_error = s.failed or (isinstance(raw, dict) and raw.get("isError") is True)
     raw = _blocks(raw)
     content = as_json(raw) if raw is not None else (s.span.status.message if is_error else "")
     args = a.get("gen_ai.tool.call.arguments")
-    call = ImportedCall(call_id, server, name, arguments_of(args))
-    return call, ImportedResult(call_id, server, name, content, is_error, s.seconds), args is not None
+    call = ImportedCall(call_id, server, name, arguments_of(args), who.builtin)
+    result = ImportedResult(call_id, server, name, content, is_error, s.seconds, who.builtin)
+    return call, result, args is not None
 
 
 def _blocks(raw: Any) -> Any:
@@ -218,12 +237,14 @@ def _chat_turn(s: TraceSpan, outputs: Messages) -> _Turn:
     asked = [p for m in outputs if m.get("role") == "assistant" for p in parts_of(m, "tool_call")]
     for i, p in enumerate(asked):
         call_id = str(p.get("id") or f"{s.span.span_id.hex()}-{i}")
-        server, tool = _server_tool(str(p.get("name") or ""))
-        turn.calls[call_id] = ImportedCall(call_id, server, tool, arguments_of(p.get("arguments")))
+        who = attribute_tool_call(str(p.get("name") or ""))
+        turn.calls[call_id] = ImportedCall(
+            call_id, who.server, who.tool, arguments_of(p.get("arguments")), who.builtin
+        )
     return turn
 
 
-def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], str]:
+def _turns(steps: list[TraceSpan], unreadable: list[str], mcp_inside: set[bytes]) -> tuple[list[_Turn], str]:
     """The model turns, each with its calls and results, and the first user prompt seen."""
     turns: list[_Turn] = []
     requested: dict[str, _Turn] = {}
@@ -238,7 +259,7 @@ def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], 
             turns.append(_chat_turn(s, messages_of(s, OUT, unreadable)))
             requested |= dict.fromkeys(turns[-1].calls, turns[-1])
             continue
-        call, result, recorded = _tool(s)
+        call, result, recorded = _tool(s, s.span.span_id in mcp_inside)
         if not turns:
             turns.append(_Turn())
         owner = requested.get(call.call_id, turns[-1])
@@ -256,7 +277,7 @@ def _turns(steps: list[TraceSpan], unreadable: list[str]) -> tuple[list[_Turn], 
         for call_id, c in turn.calls.items():
             known = turn.results.get(call_id)
             if call_id in responses and (known is None or not known.content):  # an MCP span has no result
-                kept = known or ImportedResult(call_id, c.server, c.tool, "")
+                kept = known or ImportedResult(call_id, c.server, c.tool, "", builtin=c.builtin)
                 turn.results[call_id] = replace(kept, content=responses[call_id])
     return turns, prompt
 
@@ -273,7 +294,7 @@ def _trial(
         return None
     agent = agents[0] if agents else next((s for s in spans if s.span.parent_span_id not in by_id), spans[0])
     a = agent.attrs
-    turns, prompt = _turns(steps, unreadable)
+    turns, prompt = _turns(steps, unreadable, _mcp_calls_inside(spans, by_id))
 
     def said(which: tuple[str, str]) -> Messages:  # a chat standing in for the agent says no answer
         return messages_of(agent, which, unreadable) if agents else []
@@ -284,7 +305,9 @@ def _trial(
     final = final or (answered[-1] if answered else "")
     if final and turns and not turns[-1].calls and not turns[-1].text:
         turns[-1].text = final  # the answering turn's text (proctor's export records only the answer)
-    servers = sorted({c.server for t in turns for c in t.calls.values() if c.server})
+    servers = sorted(
+        {c.server for t in turns for c in t.calls.values() if c.server and c.builtin is not True}
+    )
     chat = next((s.attrs for s in steps if kind_of(s) == "chat"), {})
     wall = (max(s.span.end_time_unix_nano for s in spans) - spans[0].span.start_time_unix_nano) / 1e9
     error = (agent.span.status.message or str(a.get("error.type") or "") or "error") if agent.failed else ""
@@ -330,10 +353,17 @@ def _grouped(path: Path, logs: Path | None) -> tuple[list[list[TraceSpan]], list
 
 
 def read_otel(
-    path: Path, *, scrub: Scrub, suite: Path | None = None, logs: Path | None = None
+    path: Path,
+    *,
+    scrub: Scrub,
+    suite: Path | None = None,
+    logs: Path | None = None,
+    server_tools: Mapping[str, Sequence[ImportedTool]] | None = None,
 ) -> ImportedSuite:
     """Every GenAI trace (or conversation of traces) in ``path`` as a trial, log records of ``path``
-    or ``logs`` read with their spans; ``scrub`` redacts the text bound for suite files."""
+    or ``logs`` read with their spans; ``scrub`` redacts the text bound for suite files.
+    ``server_tools``: the tools each of the suite's servers lists (its tools lock): a call of one
+    of them is an MCP call, and a trace that records no tool list offered its arm's."""
     unreadable: list[str] = []
     traces, group_notes = _grouped(path, logs)
     logged = any(s.logs for t in traces for s in t)
@@ -373,10 +403,14 @@ def read_otel(
         trajectories.append(replace(t, scenario=sid))
     suite_data = from_suite(loaded, None, path) if loaded is not None else bare_suite(path)
     arm_servers = {name: arm.servers for name, arm in loaded.suite.arms.items()} if loaded else {}
-    trajectories, server_notes = attribute_servers(trajectories, arm_servers)
+    arm_tools = arm_tools_of(loaded, server_tools or {}) if loaded else {}
+    lock_notes: list[str] = []
+    if loaded is not None and server_tools:
+        trajectories, lock_notes = offer_locked_tools(trajectories, loaded, server_tools)
+    trajectories, server_notes = attribute_servers(trajectories, arm_servers, arm_tools)
     sources = [path, *([logs] if logs is not None else []), *([suite] if suite is not None else [])]
     calls = counts.pop("calls_only")
-    notes = [*import_notes(path, suite, counts, unreadable), *group_notes, *server_notes]
+    notes = [*import_notes(path, suite, counts, unreadable), *group_notes, *lock_notes, *server_notes]
     notes += [calls_only_note(calls)] if calls else []
     found = list(scenarios.values())
     return validated(

@@ -40,6 +40,7 @@ class TraceSpan:
     attrs: dict[str, Any]
     where: str
     logs: list[tuple[str, Any]] = field(default_factory=list)  # (event name, body) of its log records
+    scope: str = ""  # the instrumentation scope that wrote it (e.g. ``mcp-python-sdk``, ``fastmcp``)
 
     @property
     def seconds(self) -> float:
@@ -152,7 +153,9 @@ def read_traces(path: Path, logs: Path | None = None) -> Iterator[list[TraceSpan
                                 f"{where}, field 'traceId': expected 32 hex digits; {WRITE_OTLP}"
                             )
                         attrs = {kv.key: value_of(kv.value) for kv in span.attributes}
-                        traces.setdefault(span.trace_id, []).append(TraceSpan(span, attrs, where))
+                        traces.setdefault(span.trace_id, []).append(
+                            TraceSpan(span, attrs, where, scope=ss.scope.name)
+                        )
     for spans in traces.values():
         for s in spans:
             s.logs = records.get((s.span.trace_id, s.span.span_id), [])

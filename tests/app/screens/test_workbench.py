@@ -46,8 +46,15 @@ def test_the_target_is_the_mcp_call_behind_the_router_and_never_a_builtin() -> N
     assert tool_target(7, routed, listed) == ToolTarget(
         7, "weather", "get_forecast", {"city": "Rome"}, SCHEMA
     )
-    builtin = CallView("c3", "builtin", "grep", '{"pattern": "x"}', "hit", False, "builtin", "grep")
+    builtin = CallView(
+        "c3", "builtin", "grep", '{"pattern": "x"}', "hit", False, "builtin", "grep", True, True
+    )
     assert tool_target(7, builtin, listed) is None
+    # a server the user named "builtin" is an MCP server: its calls can be made again
+    named = CallView(
+        "c5", "builtin", "grep", '{"pattern": "x"}', "hit", False, "builtin", "grep", False, False
+    )
+    assert tool_target(7, named, listed) == ToolTarget(7, "builtin", "grep", {"pattern": "x"}, None)
     unanswered = CallView("c4", "weather", "get_forecast", '{"city": "Oslo"}')
     assert tool_target(7, unanswered, listed) is None
 

@@ -135,6 +135,42 @@ def test_same_tools_under_another_server_name_satisfy_gold() -> None:
     assert det["tfs"].value == 1.0 and det["tefs"].value == 1.0
 
 
+def _with_own_grep(events: list[Event], server: str) -> list[Event]:
+    """The agent's own Grep (a harness's built-in, under any server label) beside the gold call."""
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, ModelResponse):
+            grep = ToolCallRequest(call_id="g", name="Grep", arguments={"pattern": "compute_backoff"})
+            e = e.model_copy(update={"tool_calls": [*e.tool_calls, grep]})
+        out.append(e)
+        if isinstance(e, ToolResult):
+            out += [
+                ToolCall(call_id="g", server=server, tool="Grep", arguments={"pattern": "x"}, builtin=True),
+                ToolResult(
+                    call_id="g",
+                    server=server,
+                    tool="Grep",
+                    content="retry.py:3",
+                    is_error=False,
+                    latency_s=0.0,
+                    builtin=True,
+                ),
+            ]
+    return out
+
+
+def test_built_in_calls_are_neither_gold_mismatches_nor_adoption_but_misses() -> None:
+    arm = ArmSpec(servers=["codeintel_v2"])
+    for label in ("builtin", "codeintel_v2"):  # the marker decides, not the server's name
+        trial = _trial(_with_own_grep(_events(routed=False), label), arm)
+        digest = digest_of(trial.events)
+        det = deterministic_scores(trial, digest)
+        assert det["tfs"].value == 1.0 and det["tefs"].value == 1.0
+        adoption = layer_scores(trial, digest, det, [Verdict(score=0.5)])["adoption"].details
+        assert adoption["arm_calls"] == 1 and adoption["fluent_calls"] == 1
+        assert adoption["misses"] == 1 and adoption["missed"] == ["Grep (search)"]  # find_definition searches
+
+
 def test_baseline_has_no_tool_match_and_no_adoption() -> None:
     trial = _trial(_events(routed=False), ArmSpec(baseline=True))
     digest = digest_of(trial.events)

@@ -216,6 +216,7 @@ def _minimal_arm() -> ArmEntry:
         "fairness": None,
         "adoption": None,
         "adoption_na": None,
+        "misses": None,
         "llm_quality": None,
         "grounding": {"grounded": 0, "unresolved": 0, "hallucinated": 0, "rate": None},
         "claims_pass_rate": {"trials": 0},

@@ -142,9 +142,12 @@ def test_calls_without_a_server_go_to_the_arms_only_server_and_count_as_adoption
     assert main(["report", str(out / "imported.db"), "--format", "md"]) == ExitCode.OK
     report = capsys.readouterr().out
     row = next(line for line in report.splitlines() if line.startswith("| time\\_agent · "))
-    cells = [c.strip() for c in row.split("|")[1:-1]]  # arm, passed, fairness, adoption, llm quality, ...
+    cells = [
+        c.strip() for c in row.split("|")[1:-1]
+    ]  # arm, passed, fairness, adoption, misses, llm quality, ...
     assert re.fullmatch(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", cells[3])  # the arm's server's adoption
-    assert cells[4] == "–"  # gold calls only: nothing for the offline judge to match
+    assert cells[4] == "0 (0.0/trial)"  # every call went to the server: nothing missed
+    assert cells[5] == "–"  # gold calls only: nothing for the offline judge to match
     assert "not attributable" not in report
     assert "| time | get\\_current\\_time | 2 |" in report
 
