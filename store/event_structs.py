@@ -47,6 +47,7 @@ class ListedToolStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     definition_tokens: int | None = None
+    sent_as: str | None = None
 
 
 class ContentBlockStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

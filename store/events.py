@@ -104,6 +104,9 @@ class ListedTool(BaseModel):
     # The definition's tokens as the run counted them (engine/tools/definition_tokens.py), so a
     # report or the console need not load the tokenizer; absent from older runs and imports.
     definition_tokens: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    # The name the model API was sent instead, when it refuses this one (engine/providers/
+    # tool_rules.py); every other event and report keeps ``name``.
+    sent_as: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ToolsListed(_Event):

@@ -17,10 +17,14 @@ from proctor.engine.providers.anthropic_wire import (
     AnthropicStreamState,
     to_anthropic_messages,
     to_anthropic_tools,
+)
+from proctor.engine.providers.assembly import (
+    estimate_completion_tokens,
+    estimate_prompt_tokens,
     turn_fingerprint,
 )
-from proctor.engine.providers.assembly import estimate_completion_tokens, estimate_prompt_tokens
 from proctor.engine.providers.base import ModelSession, TextDeltaCallback
+from proctor.engine.providers.model_rules import RequestPlan
 from proctor.engine.providers.retry import Failure
 from proctor.engine.providers.sdk_errors import (
     IncompleteStreamError,
@@ -38,6 +42,21 @@ SOURCE = "anthropic"
 _STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
 
 
+def anthropic_options(plan: RequestPlan) -> dict[str, Any]:
+    """The plan's sampling and reasoning fields, as the Messages API spells them (the SDK's
+    ``create`` takes no ``temperature``: it goes in the body, as the API reads it)."""
+    options: dict[str, Any] = {}
+    if plan.temperature is not None:
+        options["temperature"] = plan.temperature
+    if plan.thinking_budget is not None:
+        options["thinking"] = {"type": "enabled", "budget_tokens": plan.thinking_budget}
+    elif plan.adaptive_thinking:
+        options["thinking"] = {"type": "adaptive"}
+    if plan.reasoning_effort not in (None, "none"):
+        options["output_config"] = {"effort": plan.reasoning_effort}
+    return options
+
+
 class AnthropicSession(SdkSession["AnthropicProvider", AnthropicStreamState]):
     """One trial's conversation; Anthropic has no sampling seed, so ``seed`` is kept only for the record.
 
@@ -51,13 +70,17 @@ class AnthropicSession(SdkSession["AnthropicProvider", AnthropicStreamState]):
     def request(
         self, prompt: Prompt, on_text: TextDeltaCallback | None
     ) -> Callable[[], Awaitable[AnthropicStreamState]]:
-        wire_messages = to_anthropic_messages(prompt.messages, self._echo)
-        wire_tools = to_anthropic_tools(prompt.tools)
+        wire = prompt.wire
+        wire_messages = to_anthropic_messages(prompt.messages, self._echo, wire.wire_name)
+        wire_tools = to_anthropic_tools(list(wire.sent))
 
         async def attempt() -> AnthropicStreamState:
             state = await self.provider.stream_once(prompt.system, wire_messages, wire_tools, on_text)
             if state.has_thinking():
-                self._echo[turn_fingerprint(state.text(), state.tool_calls())] = state.wire_content()
+                calls = [
+                    c.model_copy(update={"name": wire.original_name(c.name)}) for c in state.tool_calls()
+                ]
+                self._echo[turn_fingerprint(state.text(), calls)] = state.wire_content()
             return state
 
         return attempt
@@ -88,6 +111,7 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     """``anthropic:<model>`` through ``anthropic.AsyncAnthropic`` (streaming Messages API)."""
 
     SOURCE = SOURCE
+    WIRE_API = "anthropic"
     ERRORS = SdkErrors(
         anthropic.APITimeoutError, anthropic.APIConnectionError, anthropic.APIResponseValidationError
     )
@@ -118,15 +142,14 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
         on_text: TextDeltaCallback | None,
     ) -> AnthropicStreamState:
         """One streamed request, no retries; raises the SDK's exceptions or ``IncompleteStreamError``."""
-        extra_body = {"temperature": self.temperature} if self.temperature is not None else None
         stream = await self._client.messages.create(
             model=self._model,
-            max_tokens=self.max_tokens,
+            max_tokens=self.plan.output_tokens,
             messages=cast("list[MessageParam]", wire_messages),
             system=system if system else anthropic.omit,
             tools=cast("list[ToolParam]", wire_tools) if wire_tools else anthropic.omit,
             stream=True,
-            extra_body=extra_body,
+            extra_body=anthropic_options(self.plan) or None,
         )
         state = await fold_stream(stream, AnthropicStreamState(), on_text)
         if not state.finished:

@@ -7,12 +7,11 @@ kept verbatim for echoing back.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from proctor.engine.providers.assembly import parse_tool_arguments
+from proctor.engine.providers.assembly import parse_tool_arguments, turn_fingerprint
 from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest
@@ -22,13 +21,15 @@ if TYPE_CHECKING:
 
 
 def to_anthropic_messages(
-    messages: list[Message], echo: Mapping[str, list[dict[str, Any]]] | None = None
+    messages: list[Message],
+    echo: Mapping[str, list[dict[str, Any]]] | None = None,
+    wire_name: Callable[[str], str] = str,
 ) -> list[dict[str, Any]]:
     """The neutral conversation as Messages API turns; consecutive user-role turns are merged.
 
     ``echo`` maps ``turn_fingerprint`` of assistant turns this session received to their content
     exactly as received: the API rejects a tool-use continuation whose thinking blocks were
-    dropped or rebuilt.
+    dropped or rebuilt. ``wire_name`` gives a tool's name as the API was sent it (tool_rules.py).
     """
     wire: list[dict[str, Any]] = []
     for message in messages:
@@ -44,7 +45,12 @@ def to_anthropic_messages(
                 blocks.append({"type": "text", "text": message.text})
             for call in message.tool_calls:
                 blocks.append(
-                    {"type": "tool_use", "id": call.call_id, "name": call.name, "input": call.arguments}
+                    {
+                        "type": "tool_use",
+                        "id": call.call_id,
+                        "name": wire_name(call.name),
+                        "input": call.arguments,
+                    }
                 )
             if blocks:
                 _append(wire, "assistant", blocks)
@@ -211,8 +217,3 @@ class AnthropicStreamState:
     def wire_content(self) -> list[dict[str, Any]]:
         """The assistant content exactly as received, for echoing back (thinking blocks included)."""
         return [b.wire() for b in self._ordered()]
-
-
-def turn_fingerprint(text: str, calls: list[ToolCallRequest]) -> str:
-    """Identifies an assistant turn we produced, so its full content can be echoed back."""
-    return json.dumps([text, [[c.call_id, c.name, c.arguments] for c in calls]], sort_keys=True)

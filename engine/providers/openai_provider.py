@@ -8,14 +8,13 @@ Chat Completions is the portable choice: ollama, vLLM, llama.cpp and OpenRouter 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
 import openai
 
 from proctor.engine.http_limits import CappedTransport
-from proctor.engine.providers.assembly import estimated_usage
+from proctor.engine.providers.assembly import estimated_usage, turn_fingerprint
 from proctor.engine.providers.base import ModelSession, TextDeltaCallback
 from proctor.engine.providers.openai_wire import OpenAIStreamState, to_openai_messages, to_openai_tools
 from proctor.engine.providers.retry import Failure
@@ -36,14 +35,34 @@ NO_KEY_PLACEHOLDER = "no-key"
 
 
 class OpenAISession(SdkSession["OpenAIProvider", OpenAIStreamState]):
-    """One trial's conversation; the epoch's seed is sent with every request."""
+    """One trial's conversation; the epoch's seed is sent with every request.
+
+    For a model whose API wants its reasoning back (DeepSeek, Kimi), remembers the
+    ``reasoning_content`` of each reply to send it back with that turn.
+    """
+
+    def __init__(self, provider: OpenAIProvider, seed: int) -> None:
+        super().__init__(provider, seed)
+        self._reasoning: dict[str, str] = {}
 
     def request(
         self, prompt: Prompt, on_text: TextDeltaCallback | None
     ) -> Callable[[], Awaitable[OpenAIStreamState]]:
-        wire_messages = to_openai_messages(prompt.system, prompt.messages)
-        wire_tools = to_openai_tools(prompt.tools)
-        return partial(self.provider.stream_once, wire_messages, wire_tools, self.seed, on_text)
+        wire = prompt.wire
+        echo = self._reasoning if self.provider.plan.echo_reasoning else None
+        wire_messages = to_openai_messages(prompt.system, prompt.messages, wire.wire_name, echo)
+        wire_tools = to_openai_tools(list(wire.sent))
+
+        async def attempt() -> OpenAIStreamState:
+            state = await self.provider.stream_once(wire_messages, wire_tools, self.seed, on_text)
+            if echo is not None and state.reasoning_text():
+                calls = [
+                    c.model_copy(update={"name": wire.original_name(c.name)}) for c in state.tool_calls()
+                ]
+                self._reasoning[turn_fingerprint(state.text(), calls)] = state.reasoning_text()
+            return state
+
+        return attempt
 
     def usage(
         self, state: OpenAIStreamState, prompt: Prompt, text: str, calls: list[ToolCallRequest]
@@ -58,12 +77,14 @@ class OpenAISession(SdkSession["OpenAIProvider", OpenAIStreamState]):
 class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
     """``openai:<model>`` through ``openai.AsyncOpenAI`` Chat Completions, or any compatible ``base_url``.
 
-    Without ``base_url`` the request uses ``max_completion_tokens`` (current OpenAI models reject
-    ``max_tokens``); with one it uses ``max_tokens``, which compatible servers understand.
+    The output limit goes in the field the model's rule names (``max_completion_tokens`` for
+    OpenAI's models, ``max_tokens`` for others), whatever the endpoint: gpt-5 behind Azure or a
+    gateway refuses ``max_tokens`` as api.openai.com does (model_rules.py).
     An empty key is allowed only with ``base_url`` (local servers often need none).
     """
 
     SOURCE = SOURCE
+    WIRE_API = "openai"
     ERRORS = SdkErrors(openai.APITimeoutError, openai.APIConnectionError, openai.APIResponseValidationError)
 
     def _open_client(
@@ -71,7 +92,6 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
     ) -> openai.AsyncOpenAI:
         if not api_key and base_url is None:
             raise ValueError("openai: an API key is required unless base_url points at a compatible server")
-        self._official = base_url is None
         return openai.AsyncOpenAI(
             api_key=api_key or NO_KEY_PLACEHOLDER,
             base_url=base_url,
@@ -92,8 +112,8 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         on_text: TextDeltaCallback | None,
     ) -> OpenAIStreamState:
         """One streamed request, no retries; raises the SDK's exceptions or ``IncompleteStreamError``."""
-        limit = openai.omit if self._official else self.max_tokens
-        completion_limit = self.max_tokens if self._official else openai.omit
+        plan = self.plan
+        by_completion = plan.token_param == "max_completion_tokens"
         stream = await self._client.chat.completions.create(
             model=self._model,
             messages=cast("list[ChatCompletionMessageParam]", wire_messages),
@@ -101,9 +121,10 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             stream=True,
             stream_options={"include_usage": True},
             seed=seed,
-            temperature=self.temperature if self.temperature is not None else openai.omit,
-            max_tokens=limit,
-            max_completion_tokens=completion_limit,
+            temperature=plan.temperature if plan.temperature is not None else openai.omit,
+            max_tokens=openai.omit if by_completion else plan.output_tokens,
+            max_completion_tokens=plan.output_tokens if by_completion else openai.omit,
+            reasoning_effort=cast("Any", plan.reasoning_effort) if plan.reasoning_effort else openai.omit,
         )
         state = await fold_stream(stream, OpenAIStreamState(), on_text)
         if state.finish_reason is None:

@@ -7,10 +7,11 @@ reassembles them by index. Usage comes from the final chunk (``stream_options.in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from proctor.engine.providers.assembly import parse_tool_arguments, raw_arguments
+from proctor.engine.providers.assembly import parse_tool_arguments, raw_arguments, turn_fingerprint
 from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
@@ -27,11 +28,19 @@ _STOP_REASONS = {
 }
 
 
-def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+def to_openai_messages(
+    system: str,
+    messages: list[Message],
+    wire_name: Callable[[str], str] = str,
+    reasoning: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
     """The neutral conversation as Chat Completions messages (tool results as role ``tool``).
 
     Chat Completions has no error flag on tool results, so a failed tool's output is prefixed
     with ``Error: ``. A malformed call's arguments go back as the text the model wrote.
+    ``wire_name`` gives a tool's name as the API was sent it; ``reasoning`` maps the
+    ``turn_fingerprint`` of assistant turns to the ``reasoning_content`` they came with, for
+    the APIs that refuse a tool-calling turn without it (DeepSeek, Kimi: model_rules.py).
     """
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
@@ -41,12 +50,18 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
             if not message.text and not message.tool_calls:
                 continue
             turn: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            thought = (reasoning or {}).get(turn_fingerprint(message.text, message.tool_calls))
+            if thought:
+                turn["reasoning_content"] = thought
             if message.tool_calls:
                 turn["tool_calls"] = [
                     {
                         "id": call.call_id,
                         "type": "function",
-                        "function": {"name": call.name, "arguments": _arguments_text(call.arguments)},
+                        "function": {
+                            "name": wire_name(call.name),
+                            "arguments": _arguments_text(call.arguments),
+                        },
                     }
                     for call in message.tool_calls
                 ]
@@ -95,6 +110,16 @@ def _arguments_text(arguments: dict[str, Any]) -> str:
     return raw if raw is not None else json.dumps(arguments, ensure_ascii=False)
 
 
+def _reasoning_delta(delta: object) -> str:
+    """DeepSeek, Kimi and xAI stream ``reasoning_content``; OpenRouter, Groq and ollama ``reasoning``
+    (fields the SDK keeps as extras)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 @dataclass
 class _CallSlot:
     call_id: str | None = None
@@ -107,6 +132,7 @@ class OpenAIStreamState:
     """Folds chunks into text, tool calls (by index), finish reason and usage."""
 
     text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
     slots: dict[int, _CallSlot] = field(default_factory=dict)
     slot_of_index: dict[int, int] = field(default_factory=dict)
     finish_reason: str | None = None
@@ -126,6 +152,9 @@ class OpenAIStreamState:
                 continue
             delta = choice.delta
             if delta is not None:
+                thought = _reasoning_delta(delta)
+                if thought:
+                    self.reasoning_parts.append(thought)
                 if delta.content:
                     self.text_parts.append(delta.content)
                     shown.append(delta.content)
@@ -167,6 +196,10 @@ class OpenAIStreamState:
 
     def text(self) -> str:
         return "".join(self.text_parts)
+
+    def reasoning_text(self) -> str:
+        """The reasoning the server streamed beside the content (``reasoning_content``, ``reasoning``)."""
+        return "".join(self.reasoning_parts)
 
     def tool_calls(self) -> list[ToolCallRequest]:
         return [

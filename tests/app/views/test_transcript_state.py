@@ -188,3 +188,33 @@ def test_a_result_too_large_to_clean_at_once_is_cleaned_wherever_it_is_shown() -
     clean = entry.clean_body()
     assert clean.endswith("last line") and "\x1b" not in clean and "\x07" not in clean
     assert state.calls[0].result == content, "compare gets the stored text and cleans the lines it shows"
+
+
+def test_adaptations_for_the_api_are_shown_beside_the_brief_and_the_tools() -> None:
+    from proctor.store.events import AgentBrief, ListedTool, ToolsListed
+
+    note = "tool 'io.github.x/fs__read' (io.github.x/fs) sent as 'io_github_x_fs__read': names must match"
+    brief = AgentBrief(
+        model="anthropic:claude-opus-4-7",
+        system_prompt_sha256="0" * 64,
+        system_prompt_chars=10,
+        prompts=["p"],
+        parameters={"temperature": None, "adapted": [note]},
+    )
+    tool = ListedTool(
+        name="io.github.x/fs__read", server="io.github.x/fs", description="d", input_schema={},
+        sent_as="io_github_x_fs__read",
+    )  # fmt: skip
+    t = TranscriptState(1)
+    t.load(
+        [
+            stored(started(1), event_id=1),
+            stored(brief, event_id=2),
+            stored(ToolsListed(tools=[tool]), event_id=3),
+        ]
+    )
+    titles = [e.title for e in t.entries]
+    assert "adapted for the API: 1 change(s)" in titles
+    assert not any("adapted [" in title for title in titles)
+    assert next(e for e in t.entries if e.title.startswith("adapted")).body == note
+    assert "sent to the model as io_github_x_fs__read" in t.entries[-1].body
