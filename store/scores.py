@@ -234,6 +234,12 @@ class LlmQualityDetails(ScoreDetails):
     passes: int = 0
     scores: list[float] = []
     sd: float | None = None
+    failed_passes: int = 0
+    """Judge passes that gave no verdict (a refused request, an unreadable reply): never silent."""
+    judge_errors: list[str] = []
+    """Why they failed, each distinct reason once."""
+
+    OMITTED_WHEN_DEFAULT = frozenset({"failed_passes", "judge_errors"})
 
 
 class LayerDetails(ScoreDetails):
@@ -281,8 +287,11 @@ class PassedDetails(ScoreDetails):
     ungrounded: bool = False
     """The checks passed it, but its citations' grounding rate fell below the suite's
     ``scoring.pass_requires_grounding``, so it failed: an answer citing lines that are not there."""
+    judge_failed: bool = False
+    """No verdict because every judge pass failed (``rule`` says why): not a pass, not a fail,
+    and never left for a reader to guess."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded"})
+    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded", "judge_failed"})
 
 
 class FailureModeDetails(ScoreDetails):

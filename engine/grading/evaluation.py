@@ -221,17 +221,30 @@ def _quality_na(*, errored: bool, no_answer: bool, judged: bool, no_judge: bool)
     return NOTHING_TO_MATCH if no_judge else None
 
 
+JUDGE_ERROR_CHARS = 300
+
+
+def judge_failure(errors: Sequence[str], total: int) -> str:
+    """``judge failed on 2 of 2 passes: REASON``: what a reader is told instead of a blank."""
+    reasons = list(dict.fromkeys(e[:JUDGE_ERROR_CHARS] for e in errors if e)) or ["no reason recorded"]
+    return f"judge failed on {len(errors)} of {total} passes: {'; '.join(reasons)}"
+
+
 def layer_scores(
     trial: TrialInput,
     digest: TrialDigest,
     deterministic: Scores,
     verdicts: Sequence[Verdict],
     by_judge: Mapping[str, Sequence[Verdict]] | None = None,
+    judge_errors: Sequence[str] = (),
 ) -> Scores:
     """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode.
 
     With ``by_judge`` naming two or more judges (a panel), ``passed`` is their majority vote. An
     empty ``by_judge`` means no judge could grade this scenario (``judges.base.can_judge``).
+    ``judge_errors`` are the errors of the passes that gave no verdict: when no pass gave one,
+    llm_quality is "not judged (judge failed on N of N passes: …)", fairness is not computed
+    from the other components, and ``passed`` says why it has no verdict.
     """
     cfg = trial.scoring
     out: Scores = {}
@@ -244,7 +257,11 @@ def layer_scores(
     no_answer = has_no_answer(trial)
     if errored or no_answer:
         verdicts = []
+        judge_errors = ()
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
+    failed = len(judge_errors) if judged else 0
+    failure = judge_failure(judge_errors, failed + len(verdicts)) if failed else None
+    unjudged = f"not judged ({failure})" if failure and not verdicts else None
     put(
         ScoreName.LLM_QUALITY,
         quality,
@@ -252,7 +269,10 @@ def layer_scores(
             passes=len(verdicts),
             scores=[v.score for v in verdicts],
             sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
-            na=_quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
+            na=unjudged
+            or _quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
+            failed_passes=failed,
+            judge_errors=list(dict.fromkeys(e[:JUDGE_ERROR_CHARS] for e in judge_errors)) if failed else [],
         ),
     )
 
@@ -271,6 +291,8 @@ def layer_scores(
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=ERRORED))
     elif no_answer and judged:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=NO_ANSWER))
+    elif unjudged is not None:  # never recomputed from the other components in silence
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=f"no fairness: llm_quality {unjudged}"))
     elif judged:
         put(ScoreName.FAIRNESS, fair.value, fair.to_details(FairnessDetails))
     else:
@@ -310,6 +332,13 @@ def layer_scores(
     else:
         passed, rule = _passed(trial, deterministic, verdicts, quality)
         put(ScoreName.PASSED, None if passed is None else float(passed), PassedDetails(rule=rule))
+    if passed is None and unjudged is not None and failure is not None:
+        details = out[ScoreName.PASSED].parsed(PassedDetails)
+        put(
+            ScoreName.PASSED,
+            None,
+            details.model_copy(update={"rule": f"no verdict: {failure}", "judge_failed": True}),
+        )
     if passed and (blocked := _grounding_block(trial, deterministic)) is not None:
         passed = False
         details = out[ScoreName.PASSED].parsed(PassedDetails)

@@ -76,12 +76,15 @@ def decide(
     models: Sequence[str] | None = None,
     errored: Mapping[str, int] | None = None,
     causes: Sequence[ErrorCause] = (),
+    unjudged: Mapping[str, Sequence[str]] | None = None,
 ) -> FairnessGateResult:
     """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``).
 
     ``errored`` counts trials that ended in error per arm: they have no fairness, so a mean
     without them would flatter the arm; an arm with any, or a baseline with any, fails.
     ``causes`` says why they errored (``error_causes``), in the verdict and in a refusal.
+    ``unjudged`` lists, per arm, why finished trials got no verdict at all (every judge pass
+    failed: ``unjudged_trials``); they have no fairness either, so such an arm fails too.
     """
     chosen = [s for s in samples if not models or s.model in models]
     why = _why(causes)
@@ -116,6 +119,12 @@ def decide(
             result = replace(
                 result, passed=False, reason=f"{why} (errored trials have no fairness); {result.reason}"
             )
+        missing = [(a, reasons) for a in (arm, baseline) if (reasons := (unjudged or {}).get(a))]
+        if missing:
+            said = "; ".join(
+                f"{len(r)} {a} trial(s) not judged ({'; '.join(dict.fromkeys(r))})" for a, r in missing
+            )
+            result = replace(result, passed=False, reason=f"{said} (no fairness); {result.reason}")
         results.append(result)
     return FairnessGateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
 
@@ -184,6 +193,25 @@ def error_causes(db: Path, models: Sequence[str] | None = None) -> list[ErrorCau
     return causes
 
 
+def unjudged_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Per arm, why its finished trials have no verdict at all: every judge pass failed."""
+    with StoreReader(db) as reader:
+        trials = {t.id: t for t in reader.trials() if not models or t.model in models}
+        rows = [s for s in reader.scores() if s.name == ScoreName.PASSED and s.value is None]
+    out: dict[str, list[str]] = {}
+    for s in rows:
+        t = trials.get(s.trial_id)
+        if t is None:
+            continue
+        try:
+            details = parse_details(ScoreName.PASSED, s.details, PassedDetails)
+        except UnreadableScore:
+            continue
+        if details.judge_failed:
+            out.setdefault(t.arm, []).append(details.rule.removeprefix("no verdict: "))
+    return out
+
+
 def load_fairness(db: Path) -> list[FairnessSample]:
     """Every trial's ``fairness`` score with its trial's scenario, arm, model and epoch, and why
     its ``passed`` has no verdict from a check when it has none."""
@@ -250,4 +278,5 @@ __all__ = [
     "errored_trials",
     "format_table",
     "load_fairness",
+    "unjudged_trials",
 ]

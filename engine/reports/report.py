@@ -137,6 +137,7 @@ def verdictless_notes(
     arm_of = {t.id: t.arm for t in trials}
     no_answer: dict[str, int] = {}
     unchecked: dict[tuple[str, str], int] = {}
+    unjudged: dict[tuple[str, str], int] = {}
     for trial_id, by_name in scores.items():
         passed = by_name.get(ScoreName.PASSED)
         if passed is None or passed.value is not None or trial_id not in arm_of:
@@ -151,6 +152,9 @@ def verdictless_notes(
         elif details.no_check:
             key = (arm, details.rule.removeprefix("no verdict from a check: "))
             unchecked[key] = unchecked.get(key, 0) + 1
+        elif details.judge_failed:
+            key = (arm, details.rule.removeprefix("no verdict: "))
+            unjudged[key] = unjudged.get(key, 0) + 1
     notes = [
         f"{n} {arm} trial(s) have no final answer: imported reference trajectories that end on a tool "
         'result. They are "no answer", neither passed nor failed, and not judged; their tool calls '
@@ -161,6 +165,11 @@ def verdictless_notes(
         f"{n} {arm} trial(s) have no verdict from a check ({why}): their fairness rests on a judge's "
         "opinion of the prose alone, so proctor gate fails every arm paired with them"
         for (arm, why), n in sorted(unchecked.items())
+    ]
+    notes += [
+        f"{n} {arm} trial(s) were not judged ({why}): no llm_quality, no fairness, neither passed nor "
+        "failed, and proctor gate fails their arm; fix the judge and run proctor judge on this database"
+        for (arm, why), n in sorted(unjudged.items())
     ]
     return notes
 
