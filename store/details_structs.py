@@ -100,6 +100,8 @@ class PassedDetailsStruct(_Details, frozen=True, kw_only=True):
     no_check: bool = False
     no_answer: bool = False
     ungrounded: bool = False
+    judge_failed: bool = False
+    outcome: str = ""
 
 
 DETAILS_STRUCT: Final[dict[type[BaseModel], type[msgspec.Struct]]] = {

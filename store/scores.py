@@ -290,8 +290,11 @@ class PassedDetails(ScoreDetails):
     judge_failed: bool = False
     """No verdict because every judge pass failed (``rule`` says why): not a pass, not a fail,
     and never left for a reader to guess."""
+    outcome: str = ""
+    """``truncated`` or ``refused`` (store/outcomes.py): the answer is not a complete one, so it
+    was not judged; no pass, no fail."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded", "judge_failed"})
+    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded", "judge_failed", "outcome"})
 
 
 class FailureModeDetails(ScoreDetails):

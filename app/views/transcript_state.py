@@ -23,6 +23,7 @@ from proctor.store.events import (
     Judged,
     ListedTool,
     McpNotice,
+    ModelReasoning,
     ModelRequest,
     ModelResponse,
     OperatorCommand,
@@ -210,6 +211,15 @@ class TranscriptState:
                 )
                 if ev.text.strip():
                     self._prose(event_id, ev.turn, ev.text)
+            case ModelReasoning():
+                tokens = f" · {ev.tokens:,} tokens" if ev.tokens is not None else ""
+                what = "redacted by the API" if ev.redacted else f"{len(ev.text):,} chars"
+                self._add(
+                    "reasoning",
+                    event_id,
+                    f"reasoning · turn {ev.turn} · {ev.source} · {what}{tokens}",
+                    ev.text,
+                )
             case AssistantMessage():
                 index = self._prose_turn.get(ev.turn)
                 if index is None or self.entries[index].body != sanitize(ev.text):

@@ -33,6 +33,7 @@ from proctor.engine.tools.retrieval import EXECUTE, ROUTE
 from proctor.scenarios.repo import PinnedRepo
 from proctor.scenarios.schema import ArmSpec, GoldCall, Scenario, Scoring
 from proctor.store.events import Event, Judged, Scored, ToolResult, TrialFinished
+from proctor.store.outcomes import NOT_A_COMPLETE_ANSWER, outcome_reason
 from proctor.store.scores import (
     ADOPTION_BASELINE,
     AdoptionDetails,
@@ -96,6 +97,14 @@ def has_no_answer(trial: TrialInput) -> bool:
     return False
 
 
+def answer_outcome(events: Sequence[Event]) -> str | None:
+    """``truncated`` or ``refused`` when the trial's answer is not a complete one, else None."""
+    for e in events:
+        if isinstance(e, TrialFinished) and e.status == "finished" and e.stop in NOT_A_COMPLETE_ANSWER:
+            return e.stop
+    return None
+
+
 def has_verdict_check(scenario: Scenario) -> bool:
     """Whether a judge may decide the pass: claims, key points or a rubric to judge against."""
     return bool(scenario.claims or scenario.key_points or scenario.rubric)
@@ -104,7 +113,12 @@ def has_verdict_check(scenario: Scenario) -> bool:
 def is_judged(trial: TrialInput) -> bool:
     """Whether judges run on this trial: its scenario has a check, it did not end in error, and
     it has an answer to judge."""
-    return trial.scenario.has_checks and not ended_in_error(trial.events) and not has_no_answer(trial)
+    return (
+        trial.scenario.has_checks
+        and not ended_in_error(trial.events)
+        and not has_no_answer(trial)
+        and answer_outcome(trial.events) is None
+    )
 
 
 def digest_of(events: Sequence[Event]) -> TrialDigest:
@@ -255,7 +269,9 @@ def layer_scores(
     judged = trial.scenario.has_checks
     errored = ended_in_error(trial.events)
     no_answer = has_no_answer(trial)
-    if errored or no_answer:
+    cut = answer_outcome(trial.events)
+    not_an_answer = f"not judged: {outcome_reason(cut)}" if cut is not None and judged else None
+    if errored or no_answer or cut is not None:
         verdicts = []
         judge_errors = ()
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
@@ -269,7 +285,8 @@ def layer_scores(
             passes=len(verdicts),
             scores=[v.score for v in verdicts],
             sd=statistics.pstdev([v.score for v in verdicts]) if len(verdicts) > 1 else None,
-            na=unjudged
+            na=not_an_answer
+            or unjudged
             or _quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
             failed_passes=failed,
             judge_errors=list(dict.fromkeys(e[:JUDGE_ERROR_CHARS] for e in judge_errors)) if failed else [],
@@ -291,6 +308,8 @@ def layer_scores(
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=ERRORED))
     elif no_answer and judged:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=NO_ANSWER))
+    elif not_an_answer is not None:
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=not_an_answer))
     elif unjudged is not None:  # never recomputed from the other components in silence
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=f"no fairness: llm_quality {unjudged}"))
     elif judged:
@@ -323,6 +342,9 @@ def layer_scores(
     elif not judged:
         passed = None
         put(ScoreName.PASSED, None, PassedDetails(rule=NOT_JUDGED, not_judged=True))
+    elif not_an_answer is not None and cut is not None:
+        passed = None  # neither a pass nor a fail: counted apart, in the report and the gate
+        put(ScoreName.PASSED, None, PassedDetails(rule=not_an_answer, outcome=cut))
     elif (checked := _checked_without_judge(trial, deterministic, no_answer)) is not None:
         passed, details = checked
         put(ScoreName.PASSED, None if passed is None else float(passed), details)

@@ -23,7 +23,7 @@ from proctor.engine.providers.assembly import (
     estimate_prompt_tokens,
     turn_fingerprint,
 )
-from proctor.engine.providers.base import ModelSession, TextDeltaCallback
+from proctor.engine.providers.base import ModelSession, Reasoning, TextDeltaCallback, estimate_tokens
 from proctor.engine.providers.model_rules import RequestPlan
 from proctor.engine.providers.retry import Failure
 from proctor.engine.providers.sdk_errors import (
@@ -33,13 +33,23 @@ from proctor.engine.providers.sdk_errors import (
     wire_error_fields,
 )
 from proctor.engine.providers.sdk_provider import Prompt, SdkErrors, SdkProvider, SdkSession, fold_stream
-from proctor.store.events import ToolCallRequest, Usage
+from proctor.store.events import AnswerCitation, ToolCallRequest, Usage
+from proctor.store.outcomes import END_TURN, MAX_TOKENS, PAUSE_TURN, REFUSAL, TOOL_USE
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam
 
 SOURCE = "anthropic"
-_STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
+_STOP_REASONS = {
+    "end_turn": END_TURN,
+    "tool_use": TOOL_USE,
+    "max_tokens": MAX_TOKENS,
+    "refusal": REFUSAL,
+    "pause_turn": PAUSE_TURN,
+    "stop_sequence": END_TURN,
+}
+MAX_CONTINUATIONS = 8
+"""``pause_turn`` replies continued within one turn before the turn is given up as it stands."""
 
 
 def anthropic_options(plan: RequestPlan) -> dict[str, Any]:
@@ -60,7 +70,9 @@ def anthropic_options(plan: RequestPlan) -> dict[str, Any]:
 class AnthropicSession(SdkSession["AnthropicProvider", AnthropicStreamState]):
     """One trial's conversation; Anthropic has no sampling seed, so ``seed`` is kept only for the record.
 
-    Remembers the full content of replies that carried thinking blocks, to echo them back.
+    Remembers the full content of replies that carried thinking blocks, to echo them back. A
+    reply paused by the API (``pause_turn``: long server-tool work) is sent back as received and
+    continued, within the same turn: a paused reply is never a final answer.
     """
 
     def __init__(self, provider: AnthropicProvider, seed: int) -> None:
@@ -76,7 +88,15 @@ class AnthropicSession(SdkSession["AnthropicProvider", AnthropicStreamState]):
 
         async def attempt() -> AnthropicStreamState:
             state = await self.provider.stream_once(prompt.system, wire_messages, wire_tools, on_text)
-            if state.has_thinking():
+            for _ in range(MAX_CONTINUATIONS):
+                if state.stop_reason != "pause_turn":
+                    break
+                paused = {"role": "assistant", "content": state.wire_content()}
+                more = await self.provider.stream_once(
+                    prompt.system, [*wire_messages, paused], wire_tools, on_text
+                )
+                state = state.continued_by(more)
+            if state.needs_echo():
                 calls = [
                     c.model_copy(update={"name": wire.original_name(c.name)}) for c in state.tool_calls()
                 ]
@@ -95,16 +115,26 @@ class AnthropicSession(SdkSession["AnthropicProvider", AnthropicStreamState]):
         output_tokens = state.output_tokens
         if output_tokens is None:
             output_tokens = estimate_completion_tokens(text, calls)
+        thinking = state.thinking_tokens
+        if thinking is None and state.has_thinking():
+            thinking = sum(estimate_tokens(text) for text, _ in state.reasoning())
         return Usage(
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             cache_read_tokens=state.cache_read_tokens,
             cache_write_tokens=state.cache_write_tokens,
             estimated=state.input_tokens is None or state.output_tokens is None,
+            reasoning_tokens=thinking or 0,
         )
 
     def stop_reason(self, state: AnthropicStreamState, calls: list[ToolCallRequest]) -> str:
         return _STOP_REASONS.get(state.stop_reason or "", state.stop_reason or "unknown")
+
+    def reasoning(self, state: AnthropicStreamState) -> list[Reasoning]:
+        return [Reasoning(text, "thinking", redacted) for text, redacted in state.reasoning()]
+
+    def citations(self, state: AnthropicStreamState) -> list[AnswerCitation]:
+        return state.citations()
 
 
 class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
@@ -153,7 +183,7 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
         )
         state = await fold_stream(stream, AnthropicStreamState(), on_text)
         if not state.finished:
-            raise IncompleteStreamError("the stream ended before message_stop")
+            raise IncompleteStreamError("the stream ended before message_stop", state)
         return state
 
     def api_failure(self, exc: BaseException) -> Failure | None:

@@ -15,8 +15,13 @@ import openai
 
 from proctor.engine.http_limits import CappedTransport
 from proctor.engine.providers.assembly import estimated_usage, turn_fingerprint
-from proctor.engine.providers.base import ModelSession, TextDeltaCallback
-from proctor.engine.providers.openai_wire import OpenAIStreamState, to_openai_messages, to_openai_tools
+from proctor.engine.providers.base import ModelSession, Reasoning, TextDeltaCallback
+from proctor.engine.providers.openai_wire import (
+    OpenAIStreamState,
+    split_think,
+    to_openai_messages,
+    to_openai_tools,
+)
 from proctor.engine.providers.retry import Failure
 from proctor.engine.providers.sdk_errors import (
     IncompleteStreamError,
@@ -59,7 +64,7 @@ class OpenAISession(SdkSession["OpenAIProvider", OpenAIStreamState]):
                 calls = [
                     c.model_copy(update={"name": wire.original_name(c.name)}) for c in state.tool_calls()
                 ]
-                self._reasoning[turn_fingerprint(state.text(), calls)] = state.reasoning_text()
+                self._reasoning[turn_fingerprint(self.answer_text(state), calls)] = state.reasoning_text()
             return state
 
         return attempt
@@ -72,6 +77,18 @@ class OpenAISession(SdkSession["OpenAIProvider", OpenAIStreamState]):
 
     def stop_reason(self, state: OpenAIStreamState, calls: list[ToolCallRequest]) -> str:
         return state.stop_reason(bool(calls))
+
+    def answer_text(self, state: OpenAIStreamState) -> str:
+        text = split_think(state.text())[0]
+        return text or ("".join(state.refusal_parts) if state.refusal_parts else "")
+
+    def reasoning(self, state: OpenAIStreamState) -> list[Reasoning]:
+        found = [Reasoning(state.reasoning_text(), "reasoning_content")] if state.reasoning_text() else []
+        think = split_think(state.text())[1]
+        return [*found, Reasoning(think, "think_tag")] if think else found
+
+    def reported_cost(self, state: OpenAIStreamState) -> float | None:
+        return state.reported_cost
 
 
 class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
@@ -126,9 +143,16 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             max_completion_tokens=plan.output_tokens if by_completion else openai.omit,
             reasoning_effort=cast("Any", plan.reasoning_effort) if plan.reasoning_effort else openai.omit,
         )
-        state = await fold_stream(stream, OpenAIStreamState(), on_text)
-        if state.finish_reason is None:
-            raise IncompleteStreamError("the stream ended without a finish_reason")
+        state = OpenAIStreamState()
+        try:
+            await fold_stream(stream, state, on_text)
+        except openai.APIError:
+            # OpenRouter ends a reply cut at its limit with an error chunk after finish_reason
+            # "length" ("Token limit reached"): the reply is there, and it was truncated.
+            if state.finish_reason is None:
+                raise
+        if not state.complete():
+            raise IncompleteStreamError("the stream ended without a finish_reason or usage", state)
         return state
 
     def api_failure(self, exc: BaseException) -> Failure | None:

@@ -7,6 +7,7 @@ reassembles them by index. Usage comes from the final chunk (``stream_options.in
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,17 +16,31 @@ from proctor.engine.providers.assembly import parse_tool_arguments, raw_argument
 from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
 from proctor.engine.tools.toolbox import ToolSpec
 from proctor.store.events import ToolCallRequest, Usage
+from proctor.store.outcomes import END_TURN, MAX_TOKENS, REFUSAL, TOOL_USE, UNREPORTED
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
 
 TOOL_ERROR_PREFIX = "Error: "
 _STOP_REASONS = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
+    "stop": END_TURN,
+    "tool_calls": TOOL_USE,
+    "function_call": TOOL_USE,
+    "length": MAX_TOKENS,
+    "content_filter": REFUSAL,
 }
+USD_PER_XAI_TICK = 1e-10
+"""xAI's ``cost_in_usd_ticks``: a grok-3-mini recording's ticks are its list price to the tick."""
+_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+
+
+def split_think(text: str) -> tuple[str, str | None]:
+    """``<think>…</think>`` that some OpenAI-compatible servers put before the answer (DeepSeek R1
+    distills on Groq, ollama, vLLM without a reasoning parser), as (answer, reasoning)."""
+    found = _THINK.match(text)
+    if found is None:
+        return text, None
+    return text[found.end() :], found.group(1).strip()
 
 
 def to_openai_messages(
@@ -140,6 +155,11 @@ class OpenAIStreamState:
     completion_tokens: int | None = None
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    reasoning_outside_completion: bool = False
+    reported_cost: float | None = None
+    refusal_parts: list[str] = field(default_factory=list)
+    got_usage: bool = False
 
     def feed(self, chunk: ChatCompletionChunk) -> str | None:
         """Apply one chunk; returns the text delta to show, if any."""
@@ -158,6 +178,9 @@ class OpenAIStreamState:
                 if delta.content:
                     self.text_parts.append(delta.content)
                     shown.append(delta.content)
+                refusal = getattr(delta, "refusal", None)
+                if isinstance(refusal, str) and refusal:
+                    self.refusal_parts.append(refusal)
                 for piece in delta.tool_calls or []:
                     self._take_call_piece(piece.index, piece.id, piece.function)
             if choice.finish_reason:
@@ -188,11 +211,30 @@ class OpenAIStreamState:
             self.prompt_tokens = prompt
         if isinstance(completion, int):
             self.completion_tokens = completion
+        self.got_usage = True
         details = getattr(usage, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None)
         written = getattr(details, "cache_write_tokens", None)
         self.cached_tokens = cached if isinstance(cached, int) else 0
         self.cache_write_tokens = written if isinstance(written, int) else 0
+        reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
+        self.reasoning_tokens = reasoning if isinstance(reasoning, int) else 0
+        total = getattr(usage, "total_tokens", None)
+        # xAI counts reasoning beside completion_tokens (total = prompt + completion + reasoning);
+        # OpenAI, DeepSeek and OpenRouter count it inside them.
+        self.reasoning_outside_completion = (
+            self.reasoning_tokens > 0
+            and isinstance(total, int)
+            and isinstance(prompt, int)
+            and isinstance(completion, int)
+            and total == prompt + completion + self.reasoning_tokens
+        )
+        cost = getattr(usage, "cost", None)  # OpenRouter: US dollars
+        ticks = getattr(usage, "cost_in_usd_ticks", None)  # xAI
+        if isinstance(ticks, int | float) and not isinstance(ticks, bool):
+            self.reported_cost = ticks * USD_PER_XAI_TICK
+        elif isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.reported_cost = float(cost)
 
     def text(self) -> str:
         return "".join(self.text_parts)
@@ -215,13 +257,24 @@ class OpenAIStreamState:
         """Usage as reported, with cached prompt tokens split out; ``None`` if the server sent none."""
         if self.prompt_tokens is None or self.completion_tokens is None:
             return None
+        extra = self.reasoning_tokens if self.reasoning_outside_completion else 0
         return Usage(
             input_tokens=max(0, self.prompt_tokens - self.cached_tokens - self.cache_write_tokens),
-            output_tokens=self.completion_tokens,
+            output_tokens=self.completion_tokens + extra,
             cache_read_tokens=self.cached_tokens,
             cache_write_tokens=self.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens,
         )
 
+    def complete(self) -> bool:
+        """Whether the reply ended: a finish reason, or (servers that send none, kimi-k2 through
+        OpenRouter) the final usage chunk, which only a finished generation sends."""
+        return self.finish_reason is not None or self.got_usage
+
     def stop_reason(self, has_calls: bool) -> str:
-        reason = _STOP_REASONS.get(self.finish_reason or "", self.finish_reason or "unknown")
-        return "tool_use" if has_calls and reason == "end_turn" else reason
+        if self.finish_reason is None:
+            return TOOL_USE if has_calls else (REFUSAL if self.refusal_parts else UNREPORTED)
+        reason = _STOP_REASONS.get(self.finish_reason, self.finish_reason)
+        if reason == END_TURN and self.refusal_parts and not self.text_parts:
+            return REFUSAL
+        return TOOL_USE if has_calls and reason == END_TURN else reason

@@ -20,14 +20,18 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import httpx2
 
 from proctor.engine.http_limits import too_large
-from proctor.engine.providers.base import Message, ModelTurn, ProviderError, TextDeltaCallback
+from proctor.engine.providers.base import Message, ModelTurn, ProviderError, Reasoning, TextDeltaCallback
 from proctor.engine.providers.model_rules import RequestPlan, plan_request
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Attempted, Backoff, Failure, Sleep, call_with_retries
-from proctor.engine.providers.sdk_errors import connection_failure, failure_for_transport
+from proctor.engine.providers.sdk_errors import (
+    IncompleteStreamError,
+    connection_failure,
+    failure_for_transport,
+)
 from proctor.engine.providers.tool_rules import WireApi, WireTools, adapt_tools, name_tools_in_error
 from proctor.engine.tools.toolbox import ToolSpec
-from proctor.store.events import ToolCallRequest, Usage
+from proctor.store.events import AnswerCitation, ToolCallRequest, Usage
 
 T = TypeVar("T")
 E = TypeVar("E", contravariant=True)
@@ -215,23 +219,54 @@ class SdkSession(ABC, Generic[P, S]):
         on_text: TextDeltaCallback | None = None,
     ) -> ModelTurn:
         prompt = Prompt(system, messages, tools, self.wire_tools(tools))
+        request = self.request(prompt, on_text)
+        billed = Usage()  # attempts cut short and retried: generated, so billed
+
+        async def counted() -> S:
+            nonlocal billed
+            try:
+                return await request()
+            except IncompleteStreamError as exc:
+                cut: Any = exc.state
+                if cut is not None:
+                    billed = billed + self.usage(cut, prompt, cut.text(), cut.tool_calls())
+                raise
+
         try:
-            attempted = await self.provider.retrying(self.request(prompt, on_text))
+            attempted = await self.provider.retrying(counted)
         except ProviderError as exc:
             message = name_tools_in_error(str(exc), prompt.wire)
-            if message == str(exc):
-                raise
-            raise ProviderError(message, error_type=exc.error_type, retries=exc.retries) from None
+            raise ProviderError(
+                message, error_type=exc.error_type, retries=exc.retries, usage=billed
+            ) from None
         state = attempted.value
-        text = state.text()
+        text = self.answer_text(state)
         calls = [c.model_copy(update={"name": prompt.wire.original_name(c.name)}) for c in state.tool_calls()]
         return ModelTurn(
             text=text,
             tool_calls=calls,
-            usage=self.usage(state, prompt, text, calls),
+            usage=self.usage(state, prompt, text, calls) + billed,
             stop_reason=self.stop_reason(state, calls),
             retries=attempted.retries,
+            reasoning=tuple(self.reasoning(state)),
+            citations=tuple(self.citations(state)),
+            reported_cost_usd=self.reported_cost(state),
         )
+
+    def answer_text(self, state: S) -> str:
+        """The reply's answer, without what the model reasoned (a provider may split it out)."""
+        return state.text()
+
+    def reasoning(self, state: S) -> list[Reasoning]:
+        """What the model reasoned in this reply, apart from its answer."""
+        return []
+
+    def citations(self, state: S) -> list[AnswerCitation]:
+        return []
+
+    def reported_cost(self, state: S) -> float | None:
+        """The cost the response itself reported, in US dollars; None when it reported none."""
+        return None
 
     @abstractmethod
     def request(self, prompt: Prompt, on_text: TextDeltaCallback | None) -> Callable[[], Awaitable[S]]:

@@ -194,7 +194,8 @@ def error_causes(db: Path, models: Sequence[str] | None = None) -> list[ErrorCau
 
 
 def unjudged_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, list[str]]:
-    """Per arm, why its finished trials have no verdict at all: every judge pass failed."""
+    """Per arm, why its finished trials have no verdict at all: every judge pass failed, or the
+    answer was truncated or refused (store/outcomes.py)."""
     with StoreReader(db) as reader:
         trials = {t.id: t for t in reader.trials() if not models or t.model in models}
         rows = [s for s in reader.scores() if s.name == ScoreName.PASSED and s.value is None]
@@ -207,8 +208,10 @@ def unjudged_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, 
             details = parse_details(ScoreName.PASSED, s.details, PassedDetails)
         except UnreadableScore:
             continue
-        if details.judge_failed:
-            out.setdefault(t.arm, []).append(details.rule.removeprefix("no verdict: "))
+        if details.judge_failed or details.outcome:
+            out.setdefault(t.arm, []).append(
+                details.rule.removeprefix("no verdict: ").removeprefix("not judged: ")
+            )
     return out
 
 
