@@ -75,6 +75,7 @@ def make_provider(
         )
     else:
         register_secret(api_key)
+    prices.served_at(model_id, base_url)
     # The SDKs take seconds to import; offline runs and read-only commands never pay for them.
     if provider == "anthropic":
         from proctor.engine.providers.anthropic_provider import AnthropicProvider

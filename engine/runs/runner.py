@@ -80,6 +80,7 @@ class Run:
             "held_out": [s.id for s in self.loaded.scenarios if s.held_out],
             "scoring": suite.scoring.model_dump(),
             "judge": suite.judge.model_dump(),
+            "prices": self.prices.provenance(),
         }
 
     def __post_init__(self) -> None:

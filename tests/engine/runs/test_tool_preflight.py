@@ -76,3 +76,9 @@ def test_the_same_server_runs_with_an_openai_model(
     code = main(["run", str(suite), "--headless", "--db", str(tmp_path / "r.db")])
     assert code == 0, capsys.readouterr().err
     assert len(openai.requests) == 1
+    with StoreReader(tmp_path / "r.db") as reader:
+        run = reader.run()
+        (trial,) = reader.trials()
+    assert run is not None and run.config["prices"]["library"] == "genai-prices"
+    assert run.config["prices"]["version"] == "0.2.3" and run.config["prices"]["price_date"]
+    assert trial.cost_usd is not None and trial.cost_usd > 0  # gpt-4.1 behind a gateway: OpenAI's price
