@@ -16,6 +16,11 @@ import openai
 from proctor.engine.http_limits import CappedTransport
 from proctor.engine.providers.assembly import estimated_usage, turn_fingerprint
 from proctor.engine.providers.base import ModelSession, Reasoning, TextDeltaCallback
+from proctor.engine.providers.openai_responses import (
+    ResponsesStreamState,
+    to_responses_input,
+    to_responses_tools,
+)
 from proctor.engine.providers.openai_wire import (
     OpenAIStreamState,
     split_think,
@@ -91,6 +96,43 @@ class OpenAISession(SdkSession["OpenAIProvider", OpenAIStreamState]):
         return state.reported_cost
 
 
+class ResponsesSession(SdkSession["OpenAIProvider", ResponsesStreamState]):
+    """One trial's conversation over the Responses API (no seed: it takes none)."""
+
+    def __init__(self, provider: OpenAIProvider, seed: int) -> None:
+        super().__init__(provider, seed)
+        self._echo: dict[str, list[dict[str, Any]]] = {}
+
+    def request(
+        self, prompt: Prompt, on_text: TextDeltaCallback | None
+    ) -> Callable[[], Awaitable[ResponsesStreamState]]:
+        wire = prompt.wire
+        items = to_responses_input(prompt.messages, self._echo, wire.wire_name)
+        tools = to_responses_tools(list(wire.sent))
+
+        async def attempt() -> ResponsesStreamState:
+            state = await self.provider.stream_responses_once(prompt.system, items, tools, on_text)
+            calls = [c.model_copy(update={"name": wire.original_name(c.name)}) for c in state.tool_calls()]
+            self._echo[turn_fingerprint(self.answer_text(state), calls)] = state.wire_items()
+            return state
+
+        return attempt
+
+    def usage(
+        self, state: ResponsesStreamState, prompt: Prompt, text: str, calls: list[ToolCallRequest]
+    ) -> Usage:
+        return state.usage() or estimated_usage(prompt.system, prompt.messages, prompt.tools, text, calls)
+
+    def stop_reason(self, state: ResponsesStreamState, calls: list[ToolCallRequest]) -> str:
+        return state.stop_reason(bool(calls))
+
+    def answer_text(self, state: ResponsesStreamState) -> str:
+        return split_think(state.text())[0] or state.refusal()
+
+    def reasoning(self, state: ResponsesStreamState) -> list[Reasoning]:
+        return state.reasoning()
+
+
 class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
     """``openai:<model>`` through ``openai.AsyncOpenAI`` Chat Completions, or any compatible ``base_url``.
 
@@ -119,7 +161,39 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         )
 
     def session(self, seed: int) -> ModelSession:
+        if self.plan.api == "responses":
+            return ResponsesSession(self, seed)
         return OpenAISession(self, seed)
+
+    async def stream_responses_once(
+        self,
+        system: str,
+        items: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: TextDeltaCallback | None,
+    ) -> ResponsesStreamState:
+        """One streamed Responses request, no retries; stateless (``store: false``), so the
+        reasoning comes back encrypted, to be sent back with its turn."""
+        plan = self.plan
+        effort = plan.reasoning_effort
+        stream = await self._client.responses.create(
+            model=self._model,
+            input=cast("Any", items),
+            instructions=system or openai.omit,
+            tools=cast("Any", tools) if tools else openai.omit,
+            stream=True,
+            store=False,
+            include=["reasoning.encrypted_content"] if plan.rule.effort or effort else openai.omit,
+            max_output_tokens=plan.output_tokens,
+            temperature=plan.temperature if plan.temperature is not None else openai.omit,
+            reasoning=cast("Any", {"effort": effort}) if effort else openai.omit,
+        )
+        state = await fold_stream(stream, ResponsesStreamState(), on_text)
+        if not state.finished or state.status == "failed":
+            raise IncompleteStreamError(
+                f"the response stream ended {state.status or 'before response.completed'}", state
+            )
+        return state
 
     async def stream_once(
         self,

@@ -26,6 +26,10 @@ TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # vercel/ai packages/openai/src/chat/__fixtures__/reasoning-model-legacy-parameter-error.json and
 # getquicker.net topic 35659.
 OPENAI_REASONING = re.compile(r"^(gpt-5(?![.\d]*-chat)|o\d)")
+# Each -pro model's page at https://platform.openai.com/docs/models: "available in the Responses API
+# only"; Chat Completions answers 404 as recorded in continuedev/continue#8326 and
+# egoist/chatwise-releases#1122.
+OPENAI_RESPONSES_ONLY = re.compile(r"^(gpt-5[.\d]*|o\d+)-pro\b")
 # Recorded 400 (getsentry/sentry-mcp#106, microsoft/genaiscript#1381): descriptions over 1,024.
 OPENAI_DESCRIPTION_MAX = 1024
 # https://api-docs.deepseek.com/guides/thinking_mode#tool-calls: reasoning_content of a turn that
@@ -37,7 +41,7 @@ def anthropic_error(message: str) -> JsonReply:
     return JsonReply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
 
 
-def openai_error(message: str, param: str | None, code: str) -> JsonReply:
+def openai_error(message: str, param: str | None, code: str | None) -> JsonReply:
     return JsonReply(
         400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
     )
@@ -66,6 +70,18 @@ def anthropic_refusal(body: dict[str, Any]) -> JsonReply | None:
 def openai_refusal(body: dict[str, Any]) -> JsonReply | None:
     """The 400 Chat Completions answers ``body`` with, or None when it accepts it."""
     model = str(body.get("model", "")).rsplit("/", 1)[-1]
+    if OPENAI_RESPONSES_ONLY.match(model):
+        return JsonReply(
+            404,
+            {
+                "error": {
+                    "message": "This model is only supported in v1/responses and not in v1/chat/completions.",
+                    "type": "invalid_request_error",
+                    "param": "model",
+                    "code": None,
+                }
+            },
+        )
     if OPENAI_REASONING.match(model):
         if "max_tokens" in body:
             return openai_error(
@@ -121,4 +137,15 @@ def openai_refusal(body: dict[str, Any]) -> JsonReply | None:
                     None,
                     "invalid_request_error",
                 )
+    return None
+
+
+def responses_refusal(body: dict[str, Any]) -> JsonReply | None:
+    """The 400 the Responses API answers ``body`` with, or None when it accepts it."""
+    model = str(body.get("model", "")).rsplit("/", 1)[-1]
+    if OPENAI_REASONING.match(model) and "temperature" in body:
+        # vercel/ai packages/openai/src/responses/__fixtures__/reasoning-model-temperature-error.json
+        return openai_error(
+            "Unsupported parameter: 'temperature' is not supported with this model.", "temperature", None
+        )
     return None

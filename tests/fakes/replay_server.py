@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tests.fakes.api_rules import anthropic_refusal, openai_refusal
+from tests.fakes.api_rules import anthropic_refusal, openai_refusal, responses_refusal
 from tests.fakes.http_fake import HttpFake, JsonReply, Reply, SseReply
 
 CASSETTES = Path(__file__).parent / "cassettes"
@@ -95,7 +95,9 @@ class ReplayServer(HttpFake):
     SDK at ``server.sdk_base_url``; ``requests`` holds what proctor sent."""
 
     def __init__(self, name: str, api: Api, *, rename: Mapping[str, str] | None = None) -> None:
-        refuse = anthropic_refusal if api == "anthropic" else openai_refusal if api == "openai" else None
+        refuse = {"anthropic": anthropic_refusal, "openai": openai_refusal, "responses": responses_refusal}[
+            api
+        ]
         super().__init__(expected_path=PATHS[api], refuse=refuse)
         self.cassette = load_cassette(name)
         self.api = api
