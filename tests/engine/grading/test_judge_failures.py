@@ -1,8 +1,7 @@
 """A judge whose every pass fails is never silent: the scores, the report, the gate say so.
 
-The judge is the real LlmJudge over the real anthropic SDK, asked to send what main sent to
-claude-opus-4-7 (temperature 0.0); the fake answers as the API does, 400 "`temperature` is
-deprecated for this model." (tests/fakes/api_rules.py).
+The judge is the real LlmJudge over the real anthropic SDK; every pass is answered with the 400
+claude-opus-4-7 gave main's judge, "`temperature` is deprecated for this model."
 """
 
 from __future__ import annotations
@@ -16,9 +15,8 @@ import pytest
 
 from proctor.engine.judges.llm import LlmJudge
 from proctor.engine.providers.anthropic_provider import AnthropicProvider
-from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.prices import PriceTable
-from proctor.engine.reports.gate import decide, load_fairness, unjudged_trials
+from proctor.engine.reports.gate import decide, load_fairness
 from proctor.engine.reports.report import build_report
 from proctor.store.read.reader import StoreReader
 from proctor.store.scores import FairnessDetails, LlmQualityDetails, PassedDetails, ScoreName, parse_details
@@ -35,14 +33,17 @@ def anthropic() -> Iterator[fa.FakeAnthropic]:
         yield fake
 
 
-def refused_judge(fake: fa.FakeAnthropic) -> LlmJudge:
-    """A judge on claude-opus-4-7 that sends temperature 0.0 anyway (the plan of a model that takes one)."""
+def refused_judge(fake: fa.FakeAnthropic, passes: int) -> LlmJudge:
+    """A judge whose every pass the API refuses, with the text it refused main's judge with."""
+    fake.enqueue(
+        *[fa.error_reply(400, "invalid_request_error", "`temperature` is deprecated for this model.")]
+        * passes
+    )
     provider = AnthropicProvider(
         "claude-opus-4-7",
         api_key="sk-ant-api03-FAILS-0123456789abcdef",
         base_url=fake.base_url,
         prices=PriceTable(),
-        plan=plan_request("anthropic:claude-haiku-4-5", default_temperature=0.0),
         max_attempts=1,
         deadline_s=10.0,
         http_client=httpx2.AsyncClient(verify=TLS),
@@ -53,7 +54,7 @@ def refused_judge(fake: fa.FakeAnthropic) -> LlmJudge:
 async def test_every_failed_pass_leaves_no_quality_no_fairness_and_no_verdict_and_says_why(
     tmp_path: Path, anthropic: fa.FakeAnthropic
 ) -> None:
-    judge = refused_judge(anthropic)
+    judge = refused_judge(anthropic, 4 * 2 * 2)  # 4 scenarios x 2 arms, 2 passes each
     fx = await build_run(tmp_path, judges=[judge], epochs=1)
     await judge.aclose()
     with StoreReader(fx.db) as reader:
@@ -74,6 +75,8 @@ async def test_every_failed_pass_leaves_no_quality_no_fairness_and_no_verdict_an
 
     notes = build_report(fx.db)["notes"]
     assert f"4 mcp trial(s) were not judged (judge failed on 2 of 2 passes: {REFUSED})" in "\n".join(notes)
+
+    from proctor.engine.reports.gate import unjudged_trials
 
     unjudged = unjudged_trials(fx.db)
     assert set(unjudged) == {"baseline", "mcp"}

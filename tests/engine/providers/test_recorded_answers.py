@@ -15,7 +15,6 @@ import pytest
 
 from proctor.engine.providers.anthropic_provider import AnthropicProvider
 from proctor.engine.providers.base import Message, ModelTurn, ProviderError, UserMessage
-from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
@@ -39,7 +38,6 @@ def provider(server: ReplayServer | fa.FakeAnthropic | fo.FakeOpenAI, api: Api, 
         "api_key": "sk-test-RECORDED-0123456789abcdef",
         "base_url": base_url,
         "prices": PriceTable(),
-        "plan": plan_request(f"{api}:{model}"),
         "deadline_s": 10.0,
         "backoff": FAST,
         "sleep": RecordingSleep(),

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
 
+from proctor.engine.judges.base import JudgeSubject
 from proctor.engine.judges.llm import LlmJudge
 from proctor.engine.judges.registry import make_judge
 from proctor.engine.providers.anthropic_provider import AnthropicProvider
@@ -27,23 +28,27 @@ from proctor.engine.providers.base import (
     ToolResults,
     UserMessage,
 )
-from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import ProviderConfigError, make_provider
-from proctor.scenarios.schema import ModelSettings, Scoring
-from tests.engine.judges.test_llm_judge import GOOD, SUBJECT
-from tests.engine.providers.test_tool_rules import colliding_registry_tools, fixture_tools
+from proctor.scenarios.schema import Scenario, Scoring
 from tests.fakes import fake_anthropic as fa
 from tests.fakes import fake_openai as fo
 from tests.fakes.fake_anthropic import ToolUseScript
 from tests.fakes.fake_openai import CallPiece
 from tests.fakes.replay_server import ReplayServer
 
+if TYPE_CHECKING:
+    from proctor.scenarios.schema import ModelSettings
+
 ANTHROPIC_KEY = "sk-ant-api03-RULES-0123456789abcdef"
 OPENAI_KEY = "sk-proj-RULES-0123456789abcdef"
 TLS = ssl.create_default_context()
 ASK: list[Message] = [UserMessage("What is in the notes?")]
+SUBJECT = JudgeSubject(
+    Scenario(id="s", prompt="Where is the delay computed?"), "In retry.py:12.", "", "mcp", "m"
+)
+GOOD = {"score": 0.8, "rationale": "names the file"}
 
 
 @pytest.fixture
@@ -64,12 +69,14 @@ def openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[fo.FakeOpenAI]:
 
 
 def anthropic_provider(base_url: str, model: str, settings: ModelSettings | None = None) -> AnthropicProvider:
+    from proctor.engine.providers.model_rules import plan_request
+
     return AnthropicProvider(
         model,
         api_key=ANTHROPIC_KEY,
         base_url=base_url,
         prices=PriceTable(),
-        plan=plan_request(f"anthropic:{model}", settings),
+        **({"plan": plan_request(f"anthropic:{model}", settings)} if settings else {}),
         max_attempts=1,
         deadline_s=10.0,
         http_client=httpx2.AsyncClient(verify=TLS),
@@ -77,12 +84,14 @@ def anthropic_provider(base_url: str, model: str, settings: ModelSettings | None
 
 
 def openai_provider(base_url: str, model: str, settings: ModelSettings | None = None) -> OpenAIProvider:
+    from proctor.engine.providers.model_rules import plan_request
+
     return OpenAIProvider(
         model,
         api_key=OPENAI_KEY,
         base_url=base_url,
         prices=PriceTable(),
-        plan=plan_request(f"openai:{model}", settings),
+        **({"plan": plan_request(f"openai:{model}", settings)} if settings else {}),
         max_attempts=1,
         deadline_s=10.0,
         http_client=httpx2.AsyncClient(verify=TLS),
@@ -126,6 +135,8 @@ async def test_an_agent_on_gpt5_through_a_gateway_gets_max_completion_tokens(ope
 
 
 async def test_a_suite_setting_the_api_refuses_stops_the_provider_before_any_request() -> None:
+    from proctor.scenarios.schema import ModelSettings
+
     with pytest.raises(ProviderConfigError) as caught:
         make_provider("anthropic:claude-opus-4-7", PriceTable(), {}, settings=ModelSettings(temperature=0.3))
     assert "field 'model_settings.anthropic:claude-opus-4-7.temperature'" in str(caught.value)
@@ -134,6 +145,8 @@ async def test_a_suite_setting_the_api_refuses_stops_the_provider_before_any_req
 async def test_sequential_thinking_reaches_an_openai_model_with_its_description_cut(
     openai: fo.FakeOpenAI,
 ) -> None:
+    from tests.engine.providers.test_tool_rules import fixture_tools
+
     tools = fixture_tools("sequential-thinking-2026.8.31", "sequential-thinking")
     openai.enqueue(
         fo.completion_reply(
@@ -156,6 +169,8 @@ async def test_sequential_thinking_reaches_an_openai_model_with_its_description_
 async def test_registry_style_server_names_are_sent_as_aliases_and_calls_come_back_by_their_names(
     api: str, anthropic: fa.FakeAnthropic, openai: fo.FakeOpenAI
 ) -> None:
+    from tests.engine.providers.test_tool_rules import colliding_registry_tools
+
     tools = colliding_registry_tools()
     original = "io.github.modelcontextprotocol/server-filesystem__read_text_file"
     provider: AnthropicProvider | OpenAIProvider
@@ -166,7 +181,9 @@ async def test_registry_style_server_names_are_sent_as_aliases_and_calls_come_ba
         provider = openai_provider(openai.openai_base_url, "gpt-4.1")
         fake = openai
     session = provider.session(1)
-    alias = session.wire_tools(tools).wire_name(original)
+    from proctor.engine.providers.tool_rules import adapt_tools
+
+    alias = adapt_tools("anthropic" if api == "anthropic" else "openai", tools).wire_name(original)
     assert alias != original
     if api == "anthropic":
         anthropic.enqueue(
@@ -192,6 +209,8 @@ async def test_registry_style_server_names_are_sent_as_aliases_and_calls_come_ba
 
 
 async def test_a_400_about_a_tool_names_the_tool_and_its_server(anthropic: fa.FakeAnthropic) -> None:
+    from tests.engine.providers.test_tool_rules import fixture_tools
+
     tools = fixture_tools("union-schema-1.0.0", "catalog")
     provider = anthropic_provider(anthropic.base_url, "claude-sonnet-4-5")
     with pytest.raises(ProviderError) as caught:
@@ -203,6 +222,8 @@ async def test_a_400_about_a_tool_names_the_tool_and_its_server(anthropic: fa.Fa
 
 
 async def test_deepseek_reasoner_gets_its_reasoning_content_back_on_the_next_turn() -> None:
+    from tests.engine.providers.test_tool_rules import fixture_tools
+
     weather = fixture_tools("union-schema-1.0.0", "catalog")[1:]  # any tool: the call is renamed to it
     with ReplayServer("deepseek_reasoner_tool_call", "openai", rename={"weather": "ping"}) as server:
         server.enqueue(fo.completion_reply(text=["It is sunny."]))

@@ -11,11 +11,9 @@ import json
 import pytest
 
 from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
-from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
 from proctor.engine.tools.toolbox import ToolSpec
-from proctor.scenarios.schema import ModelSettings
 from tests.engine.providers.test_recorded_answers import provider
 from tests.fakes import fake_openai as fo
 from tests.fakes.replay_server import ReplayServer
@@ -54,6 +52,9 @@ async def test_a_pro_model_is_never_sent_to_chat_completions(monkeypatch: pytest
 
 
 async def test_a_streamed_function_call_and_its_output_round_trip_as_the_api_recorded_them() -> None:
+    from proctor.engine.providers.model_rules import plan_request
+    from proctor.scenarios.schema import ModelSettings
+
     with ReplayServer("responses_function_call_stream", "responses") as server:
         made = provider(
             server, "openai", "gpt-4o", plan=plan_request("openai:gpt-4o", ModelSettings(api="responses"))
@@ -88,6 +89,9 @@ async def test_a_streamed_function_call_and_its_output_round_trip_as_the_api_rec
 
 
 async def test_reasoning_items_are_kept_apart_counted_and_sent_back_with_their_turn() -> None:
+    from proctor.engine.providers.model_rules import plan_request
+    from proctor.scenarios.schema import ModelSettings
+
     with ReplayServer("responses_reasoning_function_call", "responses") as server:
         made = provider(
             server,

@@ -22,7 +22,6 @@ from proctor.scenarios.schema import ArmSpec, Limits, Scenario, Scoring
 from proctor.store.events import (
     ErrorEvent,
     Event,
-    ModelReasoning,
     ModelResponse,
     TrialFinished,
     Usage,
@@ -103,6 +102,8 @@ async def test_an_openai_compatible_length_stop_is_truncated_too() -> None:
 
 
 async def test_reasoning_is_its_own_event_with_its_tokens_and_never_in_the_answer() -> None:
+    from proctor.store.events import ModelReasoning
+
     events = await play("xai_reasoning_tool_call", "openai", "grok-3-mini")
     (thought,) = [e for e in events if isinstance(e, ModelReasoning)]
     assert thought.source == "reasoning_content" and thought.tokens == 227 and thought.text
