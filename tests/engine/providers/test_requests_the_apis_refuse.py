@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -18,7 +19,7 @@ import pytest
 
 from proctor.engine.judges.base import JudgeSubject
 from proctor.engine.judges.llm import LlmJudge
-from proctor.engine.judges.registry import make_judge
+from proctor.engine.judges.registry import make_judge, make_suite_judges
 from proctor.engine.providers.anthropic_provider import AnthropicProvider
 from proctor.engine.providers.base import (
     AssistantTurn,
@@ -31,7 +32,9 @@ from proctor.engine.providers.base import (
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import ProviderConfigError, make_provider
+from proctor.scenarios.loader import load_suite
 from proctor.scenarios.schema import Scenario, Scoring
+from tests.engine.reference_tools import colliding_registry_tools, fixture_tools
 from tests.fakes import fake_anthropic as fa
 from tests.fakes import fake_openai as fo
 from tests.fakes.fake_anthropic import ToolUseScript
@@ -68,15 +71,19 @@ def openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[fo.FakeOpenAI]:
         yield fake
 
 
-def anthropic_provider(base_url: str, model: str, settings: ModelSettings | None = None) -> AnthropicProvider:
+def planned(model_id: str, settings: ModelSettings) -> Any:
     from proctor.engine.providers.model_rules import plan_request
 
+    return plan_request(model_id, settings)
+
+
+def anthropic_provider(base_url: str, model: str, settings: ModelSettings | None = None) -> AnthropicProvider:
     return AnthropicProvider(
         model,
         api_key=ANTHROPIC_KEY,
         base_url=base_url,
         prices=PriceTable(),
-        **({"plan": plan_request(f"anthropic:{model}", settings)} if settings else {}),
+        **({"plan": planned(f"anthropic:{model}", settings)} if settings else {}),
         max_attempts=1,
         deadline_s=10.0,
         http_client=httpx2.AsyncClient(verify=TLS),
@@ -84,14 +91,12 @@ def anthropic_provider(base_url: str, model: str, settings: ModelSettings | None
 
 
 def openai_provider(base_url: str, model: str, settings: ModelSettings | None = None) -> OpenAIProvider:
-    from proctor.engine.providers.model_rules import plan_request
-
     return OpenAIProvider(
         model,
         api_key=OPENAI_KEY,
         base_url=base_url,
         prices=PriceTable(),
-        **({"plan": plan_request(f"openai:{model}", settings)} if settings else {}),
+        **({"plan": planned(f"openai:{model}", settings)} if settings else {}),
         max_attempts=1,
         deadline_s=10.0,
         http_client=httpx2.AsyncClient(verify=TLS),
@@ -142,11 +147,42 @@ async def test_a_suite_setting_the_api_refuses_stops_the_provider_before_any_req
     assert "field 'model_settings.anthropic:claude-opus-4-7.temperature'" in str(caught.value)
 
 
+async def test_a_suites_settings_are_sent_per_model_and_a_null_judge_temperature_loads(
+    tmp_path: Path, openai: fo.FakeOpenAI
+) -> None:
+    # A gateway model whose name says nothing (an Azure deployment): the suite names the field
+    # and the limit, and a judge with temperature null sends none (main refused the null).
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s.yaml").write_text("id: s\nprompt: Where is the delay computed?\n")
+    (tmp_path / "suite.yaml").write_text(
+        """name: gateway
+arms: {baseline: {baseline: true}}
+models: ["openai:prod-deployment"]
+judge: {model: "openai:prod-deployment", temperature: null}
+model_settings:
+  "openai:prod-deployment": {token_limit_param: max_completion_tokens, max_output_tokens: 2000}
+"""
+    )
+    suite = load_suite(tmp_path).suite
+    openai.enqueue(fo.completion_reply(text=["done"]), fo.completion_reply(text=[json.dumps(GOOD)]))
+    settings = suite.model_settings["openai:prod-deployment"]
+    agent = make_provider("openai:prod-deployment", PriceTable(), {}, settings=settings)
+    await agent.session(1).turn("", ASK, [])
+    await agent.aclose()
+    (judge,) = make_suite_judges(suite)
+    assert isinstance(judge, LlmJudge)
+    outcome = await judge.judge(SUBJECT, 1)
+    await judge.aclose()
+    assert outcome.verdict is not None
+    for request in openai.requests:
+        body = request.json()
+        assert (body.get("max_completion_tokens"), "max_tokens" in body) == (2000, False)
+        assert "temperature" not in body
+
+
 async def test_sequential_thinking_reaches_an_openai_model_with_its_description_cut(
     openai: fo.FakeOpenAI,
 ) -> None:
-    from tests.engine.providers.test_tool_rules import fixture_tools
-
     tools = fixture_tools("sequential-thinking-2026.8.31", "sequential-thinking")
     openai.enqueue(
         fo.completion_reply(
@@ -169,8 +205,6 @@ async def test_sequential_thinking_reaches_an_openai_model_with_its_description_
 async def test_registry_style_server_names_are_sent_as_aliases_and_calls_come_back_by_their_names(
     api: str, anthropic: fa.FakeAnthropic, openai: fo.FakeOpenAI
 ) -> None:
-    from tests.engine.providers.test_tool_rules import colliding_registry_tools
-
     tools = colliding_registry_tools()
     original = "io.github.modelcontextprotocol/server-filesystem__read_text_file"
     provider: AnthropicProvider | OpenAIProvider
@@ -181,10 +215,8 @@ async def test_registry_style_server_names_are_sent_as_aliases_and_calls_come_ba
         provider = openai_provider(openai.openai_base_url, "gpt-4.1")
         fake = openai
     session = provider.session(1)
-    from proctor.engine.providers.tool_rules import adapt_tools
-
-    alias = adapt_tools("anthropic" if api == "anthropic" else "openai", tools).wire_name(original)
-    assert alias != original
+    # Both APIs' rule, ^[a-zA-Z0-9_-]{1,64}$: '.' and '/' become '_' (64 characters: it fits).
+    alias = "io_github_modelcontextprotocol_server-filesystem__read_text_file"
     if api == "anthropic":
         anthropic.enqueue(
             fa.message_reply(tools=[ToolUseScript("tu_1", alias, ['{"path": "notes.md"}'])]),
@@ -209,8 +241,6 @@ async def test_registry_style_server_names_are_sent_as_aliases_and_calls_come_ba
 
 
 async def test_a_400_about_a_tool_names_the_tool_and_its_server(anthropic: fa.FakeAnthropic) -> None:
-    from tests.engine.providers.test_tool_rules import fixture_tools
-
     tools = fixture_tools("union-schema-1.0.0", "catalog")
     provider = anthropic_provider(anthropic.base_url, "claude-sonnet-4-5")
     with pytest.raises(ProviderError) as caught:
@@ -222,8 +252,6 @@ async def test_a_400_about_a_tool_names_the_tool_and_its_server(anthropic: fa.Fa
 
 
 async def test_deepseek_reasoner_gets_its_reasoning_content_back_on_the_next_turn() -> None:
-    from tests.engine.providers.test_tool_rules import fixture_tools
-
     weather = fixture_tools("union-schema-1.0.0", "catalog")[1:]  # any tool: the call is renamed to it
     with ReplayServer("deepseek_reasoner_tool_call", "openai", rename={"weather": "ping"}) as server:
         server.enqueue(fo.completion_reply(text=["It is sunny."]))

@@ -5,9 +5,7 @@ The definitions are the servers' own ``tools/list`` answers (tests/engine/fixtur
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from proctor.engine.providers.tool_rules import (
     NAME_PATTERN,
@@ -16,34 +14,8 @@ from proctor.engine.providers.tool_rules import (
     name_tools_in_error,
     tool_problems,
 )
-from proctor.engine.tools.mcp_toolbox import McpToolbox
 from proctor.engine.tools.toolbox import ToolSpec
-from tests.engine.reference_tools import FIXTURES, reference_tools
-
-REGISTRY_NAMES = ("io.github.modelcontextprotocol/server-filesystem", "io.github.acme/server-files")
-
-
-def fixture_tools(stem: str, server: str) -> list[ToolSpec]:
-    tools = json.loads((FIXTURES / f"{stem}.json").read_text())["tools"]
-    return [ToolSpec(t["name"], t.get("description", ""), t["inputSchema"], server) for t in tools]
-
-
-class _Listed:
-    """A connection as McpToolbox reads it: a server name and its tools."""
-
-    def __init__(self, name: str, specs: list[ToolSpec]) -> None:
-        self.name = name
-        self._specs = specs
-
-    def specs(self) -> list[ToolSpec]:
-        return self._specs
-
-
-def colliding_registry_tools() -> list[ToolSpec]:
-    """Two registry-named servers that both serve server-filesystem's tools, as the toolbox
-    exposes them: the colliding names prefixed with the server's name."""
-    conns: list[Any] = [_Listed(name, reference_tools("filesystem")) for name in REGISTRY_NAMES]
-    return McpToolbox(Any, conns, None).specs()  # type: ignore[arg-type]
+from tests.engine.reference_tools import FIXTURES, colliding_registry_tools, fixture_tools, reference_tools
 
 
 def test_sequential_thinkings_description_is_over_openais_limit_and_is_cut_on_the_record() -> None:
