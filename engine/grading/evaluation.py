@@ -236,6 +236,9 @@ def _quality_na(*, errored: bool, no_answer: bool, judged: bool, no_judge: bool)
 
 
 JUDGE_ERROR_CHARS = 300
+JUDGE_FAILED_RULE = "no judge verdict: "
+"""Heads ``passed``'s rule when every judge pass failed; store/verdict_reason.py (the console's
+"no verdict: REASON") reads what follows as the reason."""
 
 
 def judge_failure(errors: Sequence[str], total: int) -> str:
@@ -359,7 +362,7 @@ def layer_scores(
         put(
             ScoreName.PASSED,
             None,
-            details.model_copy(update={"rule": f"no verdict: {failure}", "judge_failed": True}),
+            details.model_copy(update={"rule": f"{JUDGE_FAILED_RULE}{failure}", "judge_failed": True}),
         )
     if passed and (blocked := _grounding_block(trial, deterministic)) is not None:
         passed = False

@@ -210,7 +210,7 @@ def unjudged_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, 
             continue
         if details.judge_failed or details.outcome:
             out.setdefault(t.arm, []).append(
-                details.rule.removeprefix("no verdict: ").removeprefix("not judged: ")
+                details.rule.removeprefix("no judge verdict: ").removeprefix("not judged: ")
             )
     return out
 

@@ -154,7 +154,7 @@ def verdictless_notes(
             key = (arm, details.rule.removeprefix("no verdict from a check: "))
             unchecked[key] = unchecked.get(key, 0) + 1
         elif details.judge_failed:
-            key = (arm, details.rule.removeprefix("no verdict: "))
+            key = (arm, details.rule.removeprefix("no judge verdict: "))
             unjudged[key] = unjudged.get(key, 0) + 1
         elif details.outcome:
             key = (arm, details.rule.removeprefix("not judged: "))
