@@ -163,8 +163,10 @@ class ModelSettingsError(ValueError):
 
 
 def model_name(name: str) -> str:
-    """The part of a model name the rules match: lowercased, after a gateway's ``vendor/`` prefix."""
-    return name.rsplit("/", 1)[-1].lower()
+    """The part of a model name the rules match: lowercased, after a gateway's ``vendor/`` prefix;
+    a fine-tuned OpenAI model (``ft:BASE:org::id``) by its base model, whose rules it keeps."""
+    short = name.rsplit("/", 1)[-1].lower()
+    return short.removeprefix("ft:")
 
 
 def rule_for(model_id: str) -> ModelRule:

@@ -51,6 +51,8 @@ def test_models_that_take_a_temperature_get_the_judges(model: str) -> None:
         ("openai:gpt-5", "max_completion_tokens"),
         ("openai:o4-mini", "max_completion_tokens"),
         ("openai:gpt-4o", "max_completion_tokens"),
+        # A fine-tuned model keeps its base model's rules (https://platform.openai.com/docs/guides/fine-tuning).
+        ("openai:ft:o4-mini-2025-04-16:acme::BqX1", "max_completion_tokens"),
         # Compatible servers (vLLM, ollama, llama.cpp, DeepSeek) read max_tokens.
         ("openai:qwen2.5-coder:7b", "max_tokens"),
         ("openai:deepseek-reasoner", "max_tokens"),
