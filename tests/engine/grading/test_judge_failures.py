@@ -71,7 +71,10 @@ async def test_every_failed_pass_leaves_no_quality_no_fairness_and_no_verdict_an
         fair = parse_details(ScoreName.FAIRNESS, fairness.details, FairnessDetails)
         assert fair.na is not None and fair.na.startswith("no fairness: llm_quality not judged")
         passed = parse_details(ScoreName.PASSED, scores[(trial_id, ScoreName.PASSED)].details, PassedDetails)
-        assert passed.judge_failed and passed.rule == f"no judge verdict: judge failed on 2 of 2 passes: {REFUSED}"
+        assert (
+            passed.judge_failed
+            and passed.rule == f"no judge verdict: judge failed on 2 of 2 passes: {REFUSED}"
+        )
 
     notes = build_report(fx.db)["notes"]
     assert f"4 mcp trial(s) were not judged (judge failed on 2 of 2 passes: {REFUSED})" in "\n".join(notes)
