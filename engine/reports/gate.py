@@ -87,7 +87,7 @@ def decide(
     failed: ``unjudged_trials``); they have no fairness either, so such an arm fails too.
     """
     chosen = [s for s in samples if not models or s.model in models]
-    why = _why(causes)
+    why = _why(causes) + _why_unjudged(unjudged or {})
     if not chosen:
         which = f" for model(s) {', '.join(models)}" if models else ""
         raise GateInputError(f"no scored trials{which}: the run has no 'fairness' scores to compare{why}")
@@ -134,6 +134,15 @@ def _why(causes: Sequence[ErrorCause]) -> str:
     if not causes:
         return ""
     return "; trials without a score: " + "; ".join(f"{c.line()} (arms {', '.join(c.arms)})" for c in causes)
+
+
+def _why_unjudged(unjudged: Mapping[str, Sequence[str]]) -> str:
+    """``; trials not judged: 4 mcp trial(s) (judge failed on 2 of 2 passes: …)`` ("" without)."""
+    if not unjudged:
+        return ""
+    return "; trials not judged: " + "; ".join(
+        f"{len(r)} {arm} trial(s) ({'; '.join(dict.fromkeys(r))})" for arm, r in sorted(unjudged.items())
+    )
 
 
 def _why_arm(causes: Sequence[ErrorCause], arm: str) -> str:

@@ -85,8 +85,11 @@ async def test_every_failed_pass_leaves_no_quality_no_fairness_and_no_verdict_an
     assert set(unjudged) == {"baseline", "mcp"}
     samples = load_fairness(fx.db)
     assert samples == []  # no fairness at all: the gate must not read that as a tie or a pass
-    with pytest.raises(ValueError, match="no scored trials"):
+    with pytest.raises(ValueError, match="no scored trials") as caught:
         decide(samples, baseline="baseline", min_delta=0.0, unjudged=unjudged)
+    assert f"trials not judged: 4 baseline trial(s) (judge failed on 2 of 2 passes: {REFUSED})" in str(
+        caught.value
+    )
 
 
 def test_the_gate_fails_an_arm_with_unjudged_trials_even_when_its_other_pairs_win() -> None:
