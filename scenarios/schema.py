@@ -23,7 +23,15 @@ from pydantic import (
 )
 
 from proctor.scenarios.json_paths import parse_path
-from proctor.scenarios.model_ids import AGENT_FORMS_TEXT, AGENT_PROVIDERS, OFFLINE_JUDGE_FORM, split_model_id
+from proctor.scenarios.model_ids import (
+    AGENT_FORMS_TEXT,
+    AGENT_PROVIDERS,
+    API_FORMS,
+    API_PROVIDERS,
+    OFFLINE_JUDGE_FORM,
+    one_of,
+    split_model_id,
+)
 
 Complexity = Literal["single", "dual-serial", "dual-parallel", "multi"]
 ToolMatchMode = Literal["strict", "lenient", "mcpagentbench"]
@@ -247,7 +255,8 @@ class Scoring(_Strict):
 class JudgeSpec(_Strict):
     model: str = OFFLINE_JUDGE_FORM
     passes: int = Field(2, ge=1)
-    temperature: float = 0.0
+    temperature: float | None = Field(0.0, ge=0, le=2)
+    """null: none is sent. A model that refuses temperature (model_rules.py) is sent none either way."""
     panel: list[str] = []
     sd: Literal["sample", "population"] = "sample"
     """σ across passes: the sample SD (n − 1), as the first source's reference values, or the
@@ -266,6 +275,42 @@ class Price(_Strict):
 class ProviderSpec(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
+
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+class ModelSettings(_Strict):
+    """What one model is sent, where the rules for it (engine/providers/model_rules.py) do not fit.
+
+    A field left out takes the model's rule; ``temperature: null`` sends none.
+    """
+
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_output_tokens: int | None = Field(
+        None, ge=1, description="the reply's token limit, reasoning included"
+    )
+    token_limit_param: Literal["max_tokens", "max_completion_tokens"] | None = Field(
+        None, description="the Chat Completions field the limit is sent in (a gateway may want the other)"
+    )
+    reasoning_effort: ReasoningEffort | None = None
+    thinking_budget: int | None = Field(None, ge=1024, description="Anthropic extended thinking, in tokens")
+    api: Literal["chat", "responses"] | None = Field(
+        None, description="openai: Chat Completions or Responses"
+    )
+
+    @model_validator(mode="after")
+    def _budget_under_limit(self) -> ModelSettings:
+        if (
+            self.thinking_budget is not None
+            and self.max_output_tokens is not None
+            and self.thinking_budget >= self.max_output_tokens
+        ):
+            raise ValueError(
+                "thinking_budget must be less than max_output_tokens (the thinking is part of the reply):"
+                f" raise max_output_tokens above {self.thinking_budget}"
+            )
+        return self
 
 
 def mask_pattern(text: str) -> Any:
@@ -340,6 +385,8 @@ class Suite(_Strict):
     judge: JudgeSpec = JudgeSpec()
     prices: dict[str, Price] = {}
     providers: dict[str, ProviderSpec] = {}
+    model_settings: dict[str, ModelSettings] = {}
+    """Per model id (``anthropic:claude-…``, ``openai:gpt-…``): temperature, output limit, reasoning, API."""
     anchors_lock: str | None = None
     system_prompt: str | None = None
     replay: ReplaySpec = Field(default_factory=ReplaySpec)
@@ -353,6 +400,23 @@ class Suite(_Strict):
             provider, name = split_model_id(m)
             if provider not in AGENT_PROVIDERS or not name:
                 raise ValueError(f"{m!r}: use {AGENT_FORMS_TEXT}")
+        return v
+
+    @field_validator("model_settings")
+    @classmethod
+    def _settings_for_api_models(cls, v: dict[str, ModelSettings]) -> dict[str, ModelSettings]:
+        for model_id, settings in v.items():
+            provider, name = split_model_id(model_id)
+            if provider not in API_PROVIDERS or not name:
+                raise ValueError(
+                    f"{model_id!r}: key the settings by a model id, {one_of(API_FORMS)} (offline models take none)"
+                )
+            if settings.api is not None and provider != "openai":
+                raise ValueError(f"{model_id!r}: 'api' chooses between OpenAI's APIs; drop it for {provider}")
+            if settings.thinking_budget is not None and provider != "anthropic":
+                raise ValueError(
+                    f"{model_id!r}: 'thinking_budget' is Anthropic's; for {provider} use 'reasoning_effort'"
+                )
         return v
 
 

@@ -108,6 +108,8 @@ class PassedDetailsStruct(_Details, frozen=True, kw_only=True):
     no_answer: bool = False
     ungrounded: bool = False
     tools_not_offered: bool = False
+    judge_failed: bool = False
+    outcome: str = ""
 
 
 DETAILS_STRUCT: Final[dict[type[BaseModel], type[msgspec.Struct]]] = {

@@ -30,6 +30,7 @@ class UsageStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     estimated: bool = False
+    reasoning_tokens: int = 0
 
 
 class ToolCallRequestStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -48,6 +49,15 @@ class ListedToolStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     annotations: dict[str, Any] | None = None
     definition_tokens: int | None = None
     builtin: bool | None = None
+    sent_as: str | None = None
+
+
+class AnswerCitationStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    type: str
+    cited_text: str = ""
+    title: str = ""
+    url: str = ""
+    supports: str = ""
 
 
 class ContentBlockStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -81,6 +91,8 @@ class ModelResponseStruct(_Kind, frozen=True, kw_only=True, tag="model_response"
     cost_usd: float | None
     latency_s: float
     retries: int = 0
+    citations: list[AnswerCitationStruct] = []
+    cost_reported: bool = False
 
 
 class ToolCallStruct(_Kind, frozen=True, kw_only=True, tag="tool_call"):

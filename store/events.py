@@ -33,6 +33,9 @@ class Usage(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     estimated: bool = False
+    reasoning_tokens: int = Field(0, exclude_if=lambda v: v == 0)
+    """Of ``output_tokens``, those the model spent reasoning (as the API reported them); left
+    out of the stored JSON at 0, so usage recorded before it reads the same."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -41,6 +44,7 @@ class Usage(BaseModel):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             estimated=self.estimated or other.estimated,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -110,6 +114,9 @@ class ListedTool(BaseModel):
         description="built-in (the agent's own tool or proctor's), not an MCP server's; None in events "
         "written before the marker (read them with store.tool_origin.is_builtin)",
     )
+    # The name the model API was sent instead, when it refuses this one (engine/providers/
+    # tool_rules.py); every other event and report keeps ``name``.
+    sent_as: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ToolsListed(_Event):
@@ -138,6 +145,33 @@ class ModelRequest(_Event):
     tools: int
 
 
+class AnswerCitation(BaseModel):
+    """A source the model's API attached to a span of its answer (Anthropic text-block citations)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = Field(description="the API's citation type: web_search_result_location, char_location, ...")
+    cited_text: str = ""
+    title: str = ""
+    url: str = ""
+    supports: str = Field("", description="the answer's text the citation is attached to")
+
+
+class ModelReasoning(_Event):
+    """What a model reasoned before its reply (thinking blocks, reasoning_content, <think>, a
+    summary): stored apart from the answer, shown folded, counted, never judged."""
+
+    kind: Literal["reasoning"] = "reasoning"
+    turn: int
+    model: str
+    text: str = Field(description="as the model wrote it; empty when redacted")
+    redacted: bool = Field(
+        False, description="the API sent it encrypted (redacted_thinking, encrypted_content)"
+    )
+    source: str = Field(description="thinking, reasoning_content, think_tag or summary")
+    tokens: int | None = Field(None, description="reasoning tokens of the turn, when the API reported them")
+
+
 class ModelResponse(_Event):
     kind: Literal["model_response"] = "model_response"
     turn: int
@@ -152,6 +186,9 @@ class ModelResponse(_Event):
     )
     latency_s: float
     retries: int = 0
+    citations: list[AnswerCitation] = Field(default_factory=list, exclude_if=lambda v: not v)
+    cost_reported: bool = Field(False, exclude_if=lambda v: not v)
+    """``cost_usd`` is what the provider's response said it cost (OpenRouter, xAI), not a price lookup."""
 
 
 class ToolCall(_Event):
@@ -267,7 +304,9 @@ class TrialFinished(_Event):
     kind: Literal["trial_finished"] = "trial_finished"
     status: Literal["finished", "error"]
     stop: str = Field(
-        description="why the loop ended: answer, max_turns, max_tool_calls, timeout, error; no_answer for an imported trial that ends without a final answer"
+        description="why the loop ended: answer, max_turns, max_tool_calls, timeout, error; truncated "
+        "(the answer hit the output limit) or refused (the model declined): never judged "
+        "(store/outcomes.py); no_answer for an imported trial that ends without a final answer"
     )
     final_answer: str
     tool_calls: int
@@ -339,6 +378,7 @@ Event = Annotated[
     | AgentBrief
     | ModelRequest
     | ModelResponse
+    | ModelReasoning
     | ToolCall
     | ToolResult
     | AssistantMessage
@@ -366,6 +406,7 @@ def parse_event(payload: str | bytes) -> Event:
 __all__ = [
     "EVENT_ADAPTER",
     "AgentBrief",
+    "AnswerCitation",
     "AssistantMessage",
     "ContentBlock",
     "ErrorEvent",
@@ -374,6 +415,7 @@ __all__ = [
     "Judged",
     "ListedTool",
     "McpNotice",
+    "ModelReasoning",
     "ModelRequest",
     "ModelResponse",
     "OperatorCommand",

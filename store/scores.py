@@ -246,8 +246,12 @@ class LlmQualityDetails(ScoreDetails):
     sd: float | None = None
     sd_convention: Literal["sample", "population"] | None = None
     """How ``sd`` was taken (the suite's ``judge.sd``); None in rows written before the option."""
+    failed_passes: int = 0
+    """Judge passes that gave no verdict (a refused request, an unreadable reply): never silent."""
+    judge_errors: list[str] = []
+    """Why they failed, each distinct reason once."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"sd_convention"})
+    OMITTED_WHEN_DEFAULT = frozenset({"sd_convention", "failed_passes", "judge_errors"})
 
 
 class LayerDetails(ScoreDetails):
@@ -304,7 +308,16 @@ class PassedDetails(ScoreDetails):
     """The only check is the gold calls, and this arm does not offer their tools: no verdict and
     no fairness, so it is compared with no arm on this scenario."""
 
-    OMITTED_WHEN_DEFAULT = frozenset({"no_check", "no_answer", "ungrounded", "tools_not_offered"})
+    judge_failed: bool = False
+    """No verdict because every judge pass failed (``rule`` says why): not a pass, not a fail,
+    and never left for a reader to guess."""
+    outcome: str = ""
+    """``truncated`` or ``refused`` (store/outcomes.py): the answer is not a complete one, so it
+    was not judged; no pass, no fail."""
+
+    OMITTED_WHEN_DEFAULT = frozenset(
+        {"no_check", "no_answer", "ungrounded", "tools_not_offered", "judge_failed", "outcome"}
+    )
 
 
 class FailureModeDetails(ScoreDetails):

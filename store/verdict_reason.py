@@ -82,7 +82,7 @@ def no_verdict_reason(
         why = NOT_SCORED
     out = NO_VERDICT + why
     distinct = list(dict.fromkeys(e for e in judge_errors if e))
-    if distinct:
+    if distinct and not (details is not None and details.judge_failed):  # its rule names them already
         more = f" (and {len(distinct) - 1} other error(s))" if len(distinct) > 1 else ""
         out += f"; judge error on {len(judge_errors)} pass(es): {distinct[0]}{more}"
     if scoring_error:

@@ -22,9 +22,12 @@ from rich.text import Text
 
 from proctor.widgets.sanitize import sanitize
 
-EntryKind = Literal["meta", "context", "prose", "final", "tool_call", "tool_result", "error", "log"]
-# Entries that open collapsed and expand with enter: tool I/O and what the agent was given.
-TOOL_KINDS: frozenset[str] = frozenset({"tool_call", "tool_result", "context"})
+EntryKind = Literal[
+    "meta", "context", "prose", "final", "tool_call", "tool_result", "error", "log", "reasoning"
+]
+# Entries that open collapsed and expand with enter: tool I/O, what the agent was given, and
+# what the model reasoned (never part of its answer).
+TOOL_KINDS: frozenset[str] = frozenset({"tool_call", "tool_result", "context", "reasoning"})
 PREVIEW_LINES = 3
 EXPANDED_LINES = 200
 LINE_CHARS = 1000
@@ -36,6 +39,7 @@ _GUTTER = {
     "tool_call": Style(color="magenta"),
     "tool_result": Style(color="blue"),
     "context": Style(color="yellow"),
+    "reasoning": Style(color="bright_black"),
 }
 _HEADER = {
     "meta": Style(dim=True),
@@ -46,6 +50,7 @@ _HEADER = {
     "tool_result": Style(color="blue", bold=True),
     "error": Style(color="red", bold=True),
     "log": Style(dim=True, italic=True),
+    "reasoning": Style(color="bright_black", italic=True),
 }
 FAILING = Style(color="white", bgcolor="dark_red", bold=True)
 MATCH = Style(color="black", bgcolor="yellow")

@@ -19,6 +19,7 @@ from proctor.engine.reports.gate import (
     errored_trials,
     format_table,
     load_fairness,
+    unjudged_trials,
 )
 from proctor.engine.reports.junit import gate_markdown, report_junit
 from proctor.scenarios.loader import SuiteError
@@ -50,6 +51,7 @@ def gate_command(args: argparse.Namespace) -> int:
             models=args.model or None,
             errored=errored_trials(args.db, args.model or None),
             causes=error_causes(args.db, args.model or None),
+            unjudged=unjudged_trials(args.db, args.model or None),
         )
         print(format_table(result))
     drift = None

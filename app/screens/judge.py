@@ -55,6 +55,13 @@ def judge_detail(state: ConsoleState, trial_id: int) -> list[Text]:
     if sigma is not None:
         line.append(f"   σ {sigma:.3f}", style="red bold" if sigma > floor else "green")
     out.append(line)
+    failed = [v for v in verdicts if v.error]
+    if failed:  # said at the top: a trial whose every pass failed has no llm_quality and no fairness
+        head = "not judged: " if len(failed) == len(verdicts) else ""
+        reasons = "; ".join(dict.fromkeys(one_line(v.error, 200) for v in failed))
+        out.append(
+            safe_text(f"{head}judge failed on {len(failed)} of {len(verdicts)} passes: {reasons}", "red bold")
+        )
     sigmas = state.judgments.criterion_sigmas(trial_id, state.variance_sd)
     out.append(Text("criteria (score per pass, σ)", style="bold underline"))
     for (judge, name), s in sorted(sigmas.items()):

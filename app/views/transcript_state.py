@@ -24,6 +24,7 @@ from proctor.store.events import (
     Judged,
     ListedTool,
     McpNotice,
+    ModelReasoning,
     ModelRequest,
     ModelResponse,
     OperatorCommand,
@@ -220,6 +221,15 @@ class TranscriptState:
                 )
                 if ev.text.strip():
                     self._prose(event_id, ev.turn, ev.text)
+            case ModelReasoning():
+                tokens = f" · {ev.tokens:,} tokens" if ev.tokens is not None else ""
+                what = "redacted by the API" if ev.redacted else f"{len(ev.text):,} chars"
+                self._add(
+                    "reasoning",
+                    event_id,
+                    f"reasoning · turn {ev.turn} · {ev.source} · {what}{tokens}",
+                    ev.text,
+                )
             case AssistantMessage():
                 index = self._prose_turn.get(ev.turn)
                 if index is None or self.entries[index].body != sanitize(ev.text):
@@ -287,8 +297,11 @@ class TranscriptState:
 
     def _brief(self, event_id: int, ev: AgentBrief) -> None:
         params = ", ".join(
-            f"{k} {'API default' if v is None else v}" for k, v in sorted(ev.parameters.items())
+            f"{k} {'API default' if v is None else v}"
+            for k, v in sorted(ev.parameters.items())
+            if k != "adapted"
         )
+        adapted = [str(a) for a in ev.parameters.get("adapted") or []]
         system = self.texts.get(ev.system_prompt_sha256)
         shown = system if system is not None else f"(stored in the run database as {ev.system_prompt_sha256})"
         asked = "\n\n".join(
@@ -302,12 +315,18 @@ class TranscriptState:
             f"· {len(ev.prompts)} prompt(s)",
             f"{asked}\n\n── system prompt ({ev.system_prompt_sha256[:12]}) ──\n{shown}",
         )
+        if adapted:  # what was changed so the model's API would take the request
+            self._add(
+                "context", event_id, f"adapted for the API: {len(adapted)} change(s)", "\n".join(adapted)
+            )
 
     def _offered(self, event_id: int, ev: ToolsListed) -> None:
         self.offered = {t.name: t for t in ev.tools}
         names = ", ".join(t.name for t in ev.tools) or "none"
         body = "\n\n".join(
-            f"{t.name}  ({'built-in' if is_builtin(t) or not t.server else t.server})\n{t.description}\n"
+            f"{t.name}  ({'built-in' if is_builtin(t) or not t.server else t.server})"
+            + (f"  sent to the model as {t.sent_as}" if t.sent_as else "")
+            + f"\n{t.description}\n"
             + json.dumps(t.input_schema, indent=2, sort_keys=True, default=str)
             for t in ev.tools
         )

@@ -49,6 +49,7 @@ from proctor.store.events import (
     TrialFinished,
     TrialStarted,
 )
+from proctor.store.outcomes import NOT_A_COMPLETE_ANSWER, outcome_reason
 from proctor.store.scores import (
     ADOPTION_BASELINE,
     AdoptionDetails,
@@ -119,10 +120,23 @@ def has_no_answer(trial: TrialInput) -> bool:
     return False
 
 
+def answer_outcome(events: Sequence[Event]) -> str | None:
+    """``truncated`` or ``refused`` when the trial's answer is not a complete one, else None."""
+    for e in events:
+        if isinstance(e, TrialFinished) and e.status == "finished" and e.stop in NOT_A_COMPLETE_ANSWER:
+            return e.stop
+    return None
+
+
 def is_judged(trial: TrialInput) -> bool:
     """Whether judges run on this trial: its scenario has a check, it did not end in error, and
     it has an answer to judge."""
-    return trial.scenario.has_checks and not ended_in_error(trial.events) and not has_no_answer(trial)
+    return (
+        trial.scenario.has_checks
+        and not ended_in_error(trial.events)
+        and not has_no_answer(trial)
+        and answer_outcome(trial.events) is None
+    )
 
 
 def digest_of(events: Sequence[Event]) -> TrialDigest:
@@ -222,17 +236,33 @@ def _quality_na(*, errored: bool, no_answer: bool, judged: bool, no_judge: bool)
     return NOTHING_TO_MATCH if no_judge else None
 
 
+JUDGE_ERROR_CHARS = 300
+JUDGE_FAILED_RULE = "no judge verdict: "
+"""Heads ``passed``'s rule when every judge pass failed; store/verdict_reason.py (the console's
+"no verdict: REASON") reads what follows as the reason."""
+
+
+def judge_failure(errors: Sequence[str], total: int) -> str:
+    """``judge failed on 2 of 2 passes: REASON``: what a reader is told instead of a blank."""
+    reasons = list(dict.fromkeys(e[:JUDGE_ERROR_CHARS] for e in errors if e)) or ["no reason recorded"]
+    return f"judge failed on {len(errors)} of {total} passes: {'; '.join(reasons)}"
+
+
 def layer_scores(
     trial: TrialInput,
     digest: TrialDigest,
     deterministic: Scores,
     verdicts: Sequence[Verdict],
     by_judge: Mapping[str, Sequence[Verdict]] | None = None,
+    judge_errors: Sequence[str] = (),
 ) -> Scores:
     """llm_quality from the judge passes, then fairness, adoption, passed and the failure mode.
 
     With ``by_judge`` naming two or more judges (a panel), ``passed`` is their majority vote. An
     empty ``by_judge`` means no judge could grade this scenario (``judges.base.can_judge``).
+    ``judge_errors`` are the errors of the passes that gave no verdict: when no pass gave one,
+    llm_quality is "not judged (judge failed on N of N passes: …)", fairness is not computed
+    from the other components, and ``passed`` says why it has no verdict.
     """
     cfg = trial.scoring
     out: Scores = {}
@@ -243,9 +273,15 @@ def layer_scores(
     judged = trial.scenario.has_checks
     errored = ended_in_error(trial.events)
     no_answer = has_no_answer(trial)
-    if errored or no_answer:
+    cut = answer_outcome(trial.events)
+    not_an_answer = f"not judged: {outcome_reason(cut)}" if cut is not None and judged else None
+    if errored or no_answer or cut is not None:
         verdicts = []
+        judge_errors = ()
     quality = statistics.fmean(v.score for v in verdicts) if verdicts else None
+    failed = len(judge_errors) if judged else 0
+    failure = judge_failure(judge_errors, failed + len(verdicts)) if failed else None
+    unjudged = f"not judged ({failure})" if failure and not verdicts else None
     put(
         ScoreName.LLM_QUALITY,
         quality,
@@ -254,7 +290,11 @@ def layer_scores(
             scores=[v.score for v in verdicts],
             sd=standard_deviation([v.score for v in verdicts], trial.judge_sd),
             sd_convention=trial.judge_sd if len(verdicts) > 1 else None,
-            na=_quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
+            na=not_an_answer
+            or unjudged
+            or _quality_na(errored=errored, no_answer=no_answer, judged=judged, no_judge=by_judge == {}),
+            failed_passes=failed,
+            judge_errors=list(dict.fromkeys(e[:JUDGE_ERROR_CHARS] for e in judge_errors)) if failed else [],
         ),
     )
 
@@ -275,6 +315,10 @@ def layer_scores(
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=TOOLS_NOT_OFFERED))
     elif no_answer and judged:
         put(ScoreName.FAIRNESS, None, FairnessDetails(na=NO_ANSWER))
+    elif not_an_answer is not None:
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=not_an_answer))
+    elif unjudged is not None:  # never recomputed from the other components in silence
+        put(ScoreName.FAIRNESS, None, FairnessDetails(na=f"no fairness: llm_quality {unjudged}"))
     elif judged:
         put(ScoreName.FAIRNESS, fair.value, fair.to_details(FairnessDetails))
     else:
@@ -311,6 +355,9 @@ def layer_scores(
     elif not judged:
         passed = None
         put(ScoreName.PASSED, None, PassedDetails(rule=NOT_JUDGED, not_judged=True))
+    elif not_an_answer is not None and cut is not None:
+        passed = None  # neither a pass nor a fail: counted apart, in the report and the gate
+        put(ScoreName.PASSED, None, PassedDetails(rule=not_an_answer, outcome=cut))
     elif (checked := _checked_without_judge(trial, deterministic, no_answer)) is not None:
         passed, details = checked
         put(ScoreName.PASSED, None if passed is None else float(passed), details)
@@ -320,6 +367,13 @@ def layer_scores(
     else:
         passed, rule = _passed(trial, deterministic, verdicts, quality)
         put(ScoreName.PASSED, None if passed is None else float(passed), PassedDetails(rule=rule))
+    if passed is None and unjudged is not None and failure is not None:
+        details = out[ScoreName.PASSED].parsed(PassedDetails)
+        put(
+            ScoreName.PASSED,
+            None,
+            details.model_copy(update={"rule": f"{JUDGE_FAILED_RULE}{failure}", "judge_failed": True}),
+        )
     if passed and (blocked := _grounding_block(trial, deterministic)) is not None:
         passed = False
         details = out[ScoreName.PASSED].parsed(PassedDetails)

@@ -97,6 +97,11 @@ def stored_verdicts(judgments: Sequence[JudgmentRecord], judge_id: str) -> list[
     return out
 
 
+def stored_errors(judgments: Sequence[JudgmentRecord], judge_id: str) -> list[str]:
+    """The judge's earlier passes on the trial that gave no verdict, by their errors."""
+    return [j.error for j in latest_per_pass(judgments) if j.judge == judge_id and j.verdict is None]
+
+
 def _stored_deterministic(scores: Sequence[ScoreRecord]) -> dict[ScoreName, Scored]:
     return {
         s.name: Scored(name=s.name, value=s.value, details=s.details)
@@ -204,6 +209,7 @@ async def _rejudge_one(
 
     outcomes = await asyncio.gather(*(one(j, p) for j, p in jobs))
     by_judge = {j.judge_id: stored_verdicts(judgments, j.judge_id) for j in judges}
+    failures = [e for j in judges for e in stored_errors(judgments, j.judge_id)]
     new: dict[str, list[int]] = {j.judge_id: [] for j in judges}
     errors = 0
     for (judge, pass_no), outcome in zip(jobs, outcomes, strict=True):
@@ -211,10 +217,11 @@ async def _rejudge_one(
         new[judge.judge_id].append(pass_no)
         if outcome.verdict is None:
             errors += 1
+            failures.append(outcome.error)
         else:
             by_judge[judge.judge_id].append(outcome.verdict)
     verdicts = [v for vs in by_judge.values() for v in vs]
-    layers = layer_scores(item, digest, det, verdicts, by_judge)
+    layers = layer_scores(item, digest, det, verdicts, by_judge, failures)
     if ScoreName.FAILURE_MODE not in layers and any(s.name == ScoreName.FAILURE_MODE for s in scores):
         layers[ScoreName.FAILURE_MODE] = Scored.of(
             ScoreName.FAILURE_MODE, None, FailureModeDetails(evidence="no longer a failure after re-judging")

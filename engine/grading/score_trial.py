@@ -41,10 +41,13 @@ async def score_trial(
     jobs = [(j, p) for j in judges for p in pass_numbers] if is_judged(trial) else []
     outcomes: list[JudgeOutcome] = list(await asyncio.gather(*(judge_answer(j, subject, p) for j, p in jobs)))
     by_judge: dict[str, list[Verdict]] = {j.judge_id: [] for j in judges}
+    errors: list[str] = []
     for (j, p), o in zip(jobs, outcomes, strict=True):
         emit(judged_event(o, p, j.judge_id), o.meta)
         if o.verdict is not None:
             by_judge[j.judge_id].append(o.verdict)
+        else:
+            errors.append(o.error)
     verdicts = [v for vs in by_judge.values() for v in vs]
-    for s in layer_scores(trial, digest, det, verdicts, by_judge).values():
+    for s in layer_scores(trial, digest, det, verdicts, by_judge, errors).values():
         emit(s, None)

@@ -17,18 +17,23 @@ from proctor.scenarios.model_ids import (
     OFFLINE_JUDGE_FORM,
     split_model_id,
 )
-from proctor.scenarios.schema import ProviderSpec, Scoring, Suite
+from proctor.scenarios.schema import ModelSettings, ProviderSpec, Scoring, Suite
 
 
 def make_judge(
     model_id: str,
     scoring: Scoring,
     *,
-    temperature: float = 0.0,
+    temperature: float | None = 0.0,
     providers: Mapping[str, ProviderSpec] | None = None,
     prices: PriceTable | None = None,
+    settings: Mapping[str, ModelSettings] | None = None,
 ) -> Judge:
-    """``offline:lexical``, ``anthropic:NAME`` or ``openai:NAME`` (the key comes from the environment)."""
+    """``offline:lexical``, ``anthropic:NAME`` or ``openai:NAME`` (the key comes from the environment).
+
+    ``temperature`` is sent only to a model that accepts it (model_rules.py); a suite's
+    ``model_settings`` for the judge's model win over it.
+    """
     provider, name = split_model_id(model_id)
     if provider == OFFLINE:
         if name not in ("", OFFLINE_JUDGE):
@@ -37,8 +42,14 @@ def make_judge(
     if provider not in API_PROVIDERS or not name:
         raise ProviderConfigError(f"judge {model_id!r}: use {JUDGE_FORMS_TEXT}")
     table = prices or PriceTable()
-    made = make_provider(model_id, table, dict(providers or {}), temperature=temperature)
-    return LlmJudge(made, temperature=temperature, prices=table)
+    made = make_provider(
+        model_id,
+        table,
+        dict(providers or {}),
+        settings=(settings or {}).get(model_id),
+        default_temperature=temperature,
+    )
+    return LlmJudge(made, temperature=made.parameters().get("temperature"), prices=table)
 
 
 def judge_models(suite: Suite, override: str | None = None) -> list[str]:
@@ -59,6 +70,7 @@ def make_suite_judges(suite: Suite, override: str | None = None) -> list[Judge]:
             temperature=suite.judge.temperature,
             providers=suite.providers,
             prices=prices,
+            settings=suite.model_settings,
         )
         for m in judge_models(suite, override)
     ]

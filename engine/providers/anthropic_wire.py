@@ -7,28 +7,29 @@ kept verbatim for echoing back.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from proctor.engine.providers.assembly import parse_tool_arguments
+from proctor.engine.providers.assembly import parse_tool_arguments, turn_fingerprint
 from proctor.engine.providers.base import AssistantTurn, Message, ToolOutcome, ToolResults, UserMessage
 from proctor.engine.tools.toolbox import ToolSpec
-from proctor.store.events import ToolCallRequest
+from proctor.store.events import AnswerCitation, ToolCallRequest
 
 if TYPE_CHECKING:
     from anthropic.types import RawMessageStreamEvent
 
 
 def to_anthropic_messages(
-    messages: list[Message], echo: Mapping[str, list[dict[str, Any]]] | None = None
+    messages: list[Message],
+    echo: Mapping[str, list[dict[str, Any]]] | None = None,
+    wire_name: Callable[[str], str] = str,
 ) -> list[dict[str, Any]]:
     """The neutral conversation as Messages API turns; consecutive user-role turns are merged.
 
     ``echo`` maps ``turn_fingerprint`` of assistant turns this session received to their content
     exactly as received: the API rejects a tool-use continuation whose thinking blocks were
-    dropped or rebuilt.
+    dropped or rebuilt. ``wire_name`` gives a tool's name as the API was sent it (tool_rules.py).
     """
     wire: list[dict[str, Any]] = []
     for message in messages:
@@ -44,7 +45,12 @@ def to_anthropic_messages(
                 blocks.append({"type": "text", "text": message.text})
             for call in message.tool_calls:
                 blocks.append(
-                    {"type": "tool_use", "id": call.call_id, "name": call.name, "input": call.arguments}
+                    {
+                        "type": "tool_use",
+                        "id": call.call_id,
+                        "name": wire_name(call.name),
+                        "input": call.arguments,
+                    }
                 )
             if blocks:
                 _append(wire, "assistant", blocks)
@@ -94,9 +100,15 @@ def _append(wire: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]])
         wire.append({"role": role, "content": blocks})
 
 
+TEXT_BLOCK_RUN_SEPARATOR = "\n\n"
+"""Between text that other blocks (a tool call, a search) interrupt; adjacent text blocks (the
+spans a citation splits a sentence into) are one text, joined as they are."""
+
+
 @dataclass
 class _Block:
-    """One content block as it streams in: text, tool_use, thinking or redacted_thinking."""
+    """One content block as it streams in: text (with its citations), tool_use, thinking,
+    redacted_thinking, or another kind (server tools and their results) kept as received."""
 
     kind: str
     parts: list[str] = field(default_factory=list)
@@ -105,6 +117,8 @@ class _Block:
     initial_input: dict[str, Any] = field(default_factory=dict)
     signature: str = ""
     data: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)
 
     def arguments(self) -> dict[str, Any]:
         return parse_tool_arguments("".join(self.parts), when_empty=self.initial_input)
@@ -116,7 +130,27 @@ class _Block:
             return {"type": "thinking", "thinking": "".join(self.parts), "signature": self.signature}
         if self.kind == "redacted_thinking":
             return {"type": "redacted_thinking", "data": self.data}
-        return {"type": "text", "text": "".join(self.parts)}
+        if self.kind == "text":
+            out: dict[str, Any] = {"type": "text", "text": "".join(self.parts)}
+            if self.citations:
+                out["citations"] = list(self.citations)
+            return out
+        if self.parts:  # a server tool's input, streamed as JSON like a tool_use's
+            return {**self.raw, "input": self.arguments()}
+        return dict(self.raw)
+
+    def answer_citations(self) -> list[AnswerCitation]:
+        text = "".join(self.parts)
+        return [
+            AnswerCitation(
+                type=str(c.get("type", "")),
+                cited_text=str(c.get("cited_text", "")),
+                title=str(c.get("title") or c.get("document_title") or ""),
+                url=str(c.get("url", "")),
+                supports=text,
+            )
+            for c in self.citations
+        ]
 
 
 @dataclass
@@ -128,6 +162,7 @@ class AnthropicStreamState:
     output_tokens: int | None = None
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    thinking_tokens: int | None = None
     stop_reason: str | None = None
     finished: bool = False
 
@@ -145,7 +180,9 @@ class AnthropicStreamState:
             if delta.type == "text_delta" and block.kind == "text":
                 block.parts.append(delta.text)
                 return delta.text or None
-            if delta.type == "input_json_delta" and block.kind == "tool_use":
+            if delta.type == "citations_delta" and block.kind == "text":
+                block.citations.append(_plain(delta.citation))
+            elif delta.type == "input_json_delta" and block.kind not in ("text", "thinking"):
                 block.parts.append(delta.partial_json)
             elif delta.type == "thinking_delta" and block.kind == "thinking":
                 block.parts.append(delta.thinking)
@@ -162,7 +199,8 @@ class AnthropicStreamState:
         kind = getattr(block, "type", "")
         if kind == "text":
             text = block.text or ""
-            self.blocks[index] = _Block("text", [text] if text else [])
+            citations = [_plain(c) for c in getattr(block, "citations", None) or []]
+            self.blocks[index] = _Block("text", [text] if text else [], citations=citations)
             return text or None
         if kind == "tool_use":
             initial = block.input if isinstance(block.input, dict) else {}
@@ -174,6 +212,10 @@ class AnthropicStreamState:
             )
         elif kind == "redacted_thinking":
             self.blocks[index] = _Block("redacted_thinking", data=block.data)
+        else:
+            raw = _plain(block)
+            initial = raw.get("input") if isinstance(raw.get("input"), dict) else {}
+            self.blocks[index] = _Block(kind, raw=raw, initial_input=initial)
         return None
 
     def _take_usage(self, usage: object) -> None:
@@ -191,12 +233,59 @@ class AnthropicStreamState:
         cache_write = getattr(usage, "cache_creation_input_tokens", None)
         if isinstance(cache_write, int):
             self.cache_write_tokens = cache_write
+        details = _plain(getattr(usage, "output_tokens_details", None))
+        thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
+        if isinstance(thinking, int):
+            self.thinking_tokens = thinking
+
+    def continued_by(self, more: AnthropicStreamState) -> AnthropicStreamState:
+        """This paused reply and its continuation as one reply: the blocks in order, the usage summed."""
+
+        def total(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        offset = max(self.blocks, default=-1) + 1
+        return AnthropicStreamState(
+            blocks={**self.blocks, **{offset + i: b for i, b in more.blocks.items()}},
+            input_tokens=total(self.input_tokens, more.input_tokens),
+            output_tokens=total(self.output_tokens, more.output_tokens),
+            cache_read_tokens=self.cache_read_tokens + more.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + more.cache_write_tokens,
+            thinking_tokens=total(self.thinking_tokens, more.thinking_tokens),
+            stop_reason=more.stop_reason,
+            finished=more.finished,
+        )
 
     def _ordered(self) -> list[_Block]:
         return [self.blocks[index] for index in sorted(self.blocks)]
 
     def text(self) -> str:
-        return "".join("".join(b.parts) for b in self._ordered() if b.kind == "text")
+        """The answer's text: adjacent text blocks joined as they are (citations split sentences
+        into blocks), runs of them that other blocks interrupt apart as paragraphs."""
+        runs: list[str] = []
+        current: list[str] | None = None
+        for block in self._ordered():
+            if block.kind != "text":
+                current = None
+                continue
+            if current is None:
+                current = []
+                runs.append("")
+            runs[-1] += "".join(block.parts)
+        return TEXT_BLOCK_RUN_SEPARATOR.join(r.strip("\n") for r in runs if r.strip())
+
+    def citations(self) -> list[AnswerCitation]:
+        return [c for b in self._ordered() if b.kind == "text" for c in b.answer_citations()]
+
+    def reasoning(self) -> list[tuple[str, bool]]:
+        """(text, redacted) of each thinking block, in order."""
+        out: list[tuple[str, bool]] = []
+        for b in self._ordered():
+            if b.kind == "thinking":
+                out.append(("".join(b.parts), False))
+            elif b.kind == "redacted_thinking":
+                out.append(("", True))
+        return out
 
     def tool_calls(self) -> list[ToolCallRequest]:
         return [
@@ -208,11 +297,19 @@ class AnthropicStreamState:
     def has_thinking(self) -> bool:
         return any(b.kind in ("thinking", "redacted_thinking") for b in self.blocks.values())
 
+    def needs_echo(self) -> bool:
+        """Whether the next request must carry this reply's content exactly as received: the API
+        refuses a continuation whose thinking blocks or server-tool results were rebuilt."""
+        return any(b.kind not in ("text", "tool_use") for b in self.blocks.values())
+
     def wire_content(self) -> list[dict[str, Any]]:
         """The assistant content exactly as received, for echoing back (thinking blocks included)."""
         return [b.wire() for b in self._ordered()]
 
 
-def turn_fingerprint(text: str, calls: list[ToolCallRequest]) -> str:
-    """Identifies an assistant turn we produced, so its full content can be echoed back."""
-    return json.dumps([text, [[c.call_id, c.name, c.arguments] for c in calls]], sort_keys=True)
+def _plain(value: object) -> Any:
+    """An SDK model (or a dict) as plain JSON-able data, the fields the API sent."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_none=True, by_alias=True)
+    return value if isinstance(value, dict) else {}

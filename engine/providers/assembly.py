@@ -74,3 +74,8 @@ def estimated_usage(
 
 def _call_text(call: ToolCallRequest) -> str:
     return f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}"
+
+
+def turn_fingerprint(text: str, calls: list[ToolCallRequest]) -> str:
+    """Identifies an assistant turn we produced, so its full content can be echoed back."""
+    return json.dumps([text, [[c.call_id, c.name, c.arguments] for c in calls]], sort_keys=True)

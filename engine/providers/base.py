@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from proctor.engine.tools.toolbox import ToolSpec
-from proctor.store.events import ToolCallRequest, Usage
+from proctor.store.events import AnswerCitation, ToolCallRequest, Usage
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,32 @@ Message = UserMessage | AssistantTurn | ToolResults
 
 
 @dataclass(frozen=True)
+class Reasoning:
+    """What a model reasoned in one turn, kept apart from its answer (never judged)."""
+
+    text: str
+    source: str
+    """thinking (Anthropic), reasoning_content (DeepSeek, Kimi, xAI), think_tag, summary (Responses)."""
+    redacted: bool = False
+
+
+@dataclass(frozen=True)
 class ModelTurn:
-    """One model response: prose, the tools it wants called, and what it cost."""
+    """One model response: prose, the tools it wants called, and what it cost.
+
+    ``stop_reason`` is in store/outcomes.py's words; ``usage`` counts every billed attempt of
+    the turn (an attempt retried after a cut stream was generated, and billed, too);
+    ``reported_cost_usd`` is the cost the response itself carried (OpenRouter, xAI), if any.
+    """
 
     text: str
     tool_calls: list[ToolCallRequest]
     usage: Usage
     stop_reason: str
     retries: int = 0
+    reasoning: tuple[Reasoning, ...] = ()
+    citations: tuple[AnswerCitation, ...] = ()
+    reported_cost_usd: float | None = None
 
 
 TextDeltaCallback = Callable[[str], Awaitable[None]]
@@ -101,12 +119,23 @@ class Provider(Protocol):
 
 
 class ProviderError(Exception):
-    """A model call failed for good (after retries, or not retryable); the message is safe to store."""
+    """A model call failed for good (after retries, or not retryable); the message is safe to store.
 
-    def __init__(self, message: str, *, error_type: str = "provider_error", retries: int = 0) -> None:
+    ``usage`` counts what its failed attempts were billed (a stream cut after generating).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_type: str = "provider_error",
+        retries: int = 0,
+        usage: Usage | None = None,
+    ) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.retries = retries
+        self.usage = usage or Usage()
 
 
 def estimate_tokens(text: str) -> int:

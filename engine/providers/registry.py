@@ -10,6 +10,7 @@ import os
 from urllib.parse import urlsplit
 
 from proctor.engine.providers.base import Provider
+from proctor.engine.providers.model_rules import ModelSettingsError, plan_request
 from proctor.engine.providers.offline.agent import OfflineProvider
 from proctor.engine.providers.offline.gold import GoldProvider
 from proctor.engine.providers.prices import PriceTable
@@ -20,7 +21,7 @@ from proctor.scenarios.model_ids import (
     OFFLINE,
     split_model_id,
 )
-from proctor.scenarios.schema import ProviderSpec
+from proctor.scenarios.schema import ModelSettings, ProviderSpec
 from proctor.store.redaction import register_secret
 
 
@@ -37,8 +38,15 @@ def _is_official_openai(base_url: str) -> bool:
 
 
 def make_provider(
-    model_id: str, prices: PriceTable, specs: dict[str, ProviderSpec], *, temperature: float | None = None
+    model_id: str,
+    prices: PriceTable,
+    specs: dict[str, ProviderSpec],
+    *,
+    settings: ModelSettings | None = None,
+    default_temperature: float | None = None,
 ) -> Provider:
+    """The provider of ``model_id``; its requests follow the model's rule and the suite's
+    ``settings`` for it; ``default_temperature`` (a judge's) is sent where the model takes it."""
     provider, name = split_model_id(model_id)
     if provider == OFFLINE:
         if name == "gold":
@@ -49,6 +57,10 @@ def make_provider(
             raise ProviderConfigError(str(exc)) from exc
     if provider not in API_KEY_ENV or not name:
         raise ProviderConfigError(f"{model_id!r}: use {AGENT_FORMS_TEXT}")
+    try:
+        plan = plan_request(model_id, settings, default_temperature=default_temperature)
+    except ModelSettingsError as exc:
+        raise ProviderConfigError(f"suite.yaml: {exc}") from exc
     spec = specs.get(provider, ProviderSpec())
     key_env = spec.api_key_env or API_KEY_ENV[provider]
     api_key = os.environ.get(key_env, "")
@@ -63,13 +75,12 @@ def make_provider(
         )
     else:
         register_secret(api_key)
+    prices.served_at(model_id, base_url)
     # The SDKs take seconds to import; offline runs and read-only commands never pay for them.
     if provider == "anthropic":
         from proctor.engine.providers.anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(
-            name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature
-        )
+        return AnthropicProvider(name, api_key=api_key, base_url=base_url, prices=prices, plan=plan)
     from proctor.engine.providers.openai_provider import OpenAIProvider
 
-    return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices, temperature=temperature)
+    return OpenAIProvider(name, api_key=api_key, base_url=base_url, prices=prices, plan=plan)

@@ -46,7 +46,14 @@ _TRANSIENT_STREAM_TYPES = {
 
 
 class IncompleteStreamError(Exception):
-    """The response stream ended before its terminal event: the answer may be cut short."""
+    """The response stream ended before its terminal event: the answer may be cut short.
+
+    ``state`` is what had streamed: generated, so billed, and counted as such.
+    """
+
+    def __init__(self, message: str, state: object = None) -> None:
+        super().__init__(message)
+        self.state = state
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

@@ -20,12 +20,18 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import httpx2
 
 from proctor.engine.http_limits import too_large
-from proctor.engine.providers.base import Message, ModelTurn, TextDeltaCallback
+from proctor.engine.providers.base import Message, ModelTurn, ProviderError, Reasoning, TextDeltaCallback
+from proctor.engine.providers.model_rules import RequestPlan, plan_request
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Attempted, Backoff, Failure, Sleep, call_with_retries
-from proctor.engine.providers.sdk_errors import connection_failure, failure_for_transport
+from proctor.engine.providers.sdk_errors import (
+    IncompleteStreamError,
+    connection_failure,
+    failure_for_transport,
+)
+from proctor.engine.providers.tool_rules import WireApi, WireTools, adapt_tools, name_tools_in_error
 from proctor.engine.tools.toolbox import ToolSpec
-from proctor.store.events import ToolCallRequest, Usage
+from proctor.store.events import AnswerCitation, ToolCallRequest, Usage
 
 T = TypeVar("T")
 E = TypeVar("E", contravariant=True)
@@ -80,11 +86,13 @@ class SdkProvider(ABC, Generic[C]):
     """Settings and behaviour common to ``AnthropicProvider`` and ``OpenAIProvider``.
 
     ``backoff``, ``sleep`` and ``rng`` shape the retries (tests make them instant);
-    ``http_client`` replaces the SDK's own (it is closed by ``aclose``). A subclass sets
-    ``SOURCE`` and ``ERRORS`` and answers ``_open_client`` and ``api_failure``.
+    ``http_client`` replaces the SDK's own (it is closed by ``aclose``). ``plan`` is what every
+    request carries (model_rules.py; by default the model's rule). A subclass sets ``SOURCE``,
+    ``WIRE_API`` and ``ERRORS`` and answers ``_open_client`` and ``api_failure``.
     """
 
     SOURCE: ClassVar[str]
+    WIRE_API: ClassVar[WireApi]
     ERRORS: ClassVar[SdkErrors]
 
     def __init__(
@@ -97,8 +105,7 @@ class SdkProvider(ABC, Generic[C]):
         deadline_s: float = 120.0,
         max_attempts: int = 5,
         request_timeout_s: float = 60.0,
-        max_tokens: int = 4096,
-        temperature: float | None = None,
+        plan: RequestPlan | None = None,
         backoff: Backoff | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
@@ -110,8 +117,7 @@ class SdkProvider(ABC, Generic[C]):
         self.prices = prices
         self.deadline_s = deadline_s
         self.max_attempts = max_attempts
-        self.max_tokens = max_tokens
-        self.temperature = temperature
+        self.plan = plan or plan_request(f"{self.SOURCE}:{model}")
         self.backoff = backoff
         self.sleep = sleep
         self.rng = rng
@@ -133,9 +139,14 @@ class SdkProvider(ABC, Generic[C]):
     def cost(self, usage: Usage) -> float | None:
         return self.prices.cost(self.model_id, usage)
 
+    @property
+    def wire_api(self) -> WireApi:
+        """Whose rules the tool definitions are held to (tool_rules.py)."""
+        return self.WIRE_API
+
     def parameters(self) -> dict[str, Any]:
         # None: the parameter is not sent, so the API's default applies.
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "streaming": True}
+        return self.plan.parameters()
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -167,11 +178,15 @@ class SdkProvider(ABC, Generic[C]):
 
 @dataclass(frozen=True)
 class Prompt:
-    """What one turn asks of the model, in the neutral form (each provider translates it)."""
+    """What one turn asks of the model, in the neutral form (each provider translates it).
+
+    ``wire`` holds the tools as this API is sent them (names it accepts) and the way back.
+    """
 
     system: str
     messages: list[Message]
     tools: list[ToolSpec]
+    wire: WireTools
 
 
 P = TypeVar("P", bound=SdkProvider[Any])
@@ -187,6 +202,13 @@ class SdkSession(ABC, Generic[P, S]):
     def __init__(self, provider: P, seed: int) -> None:
         self.provider = provider
         self.seed = seed
+        self._wire: tuple[list[ToolSpec], WireTools] | None = None
+
+    def wire_tools(self, tools: list[ToolSpec]) -> WireTools:
+        """``tools`` adapted to this API; a trial offers one list for all its turns: adapted once."""
+        if self._wire is None or self._wire[0] is not tools:
+            self._wire = (tools, adapt_tools(self.provider.wire_api, tools))
+        return self._wire[1]
 
     async def turn(
         self,
@@ -196,17 +218,55 @@ class SdkSession(ABC, Generic[P, S]):
         *,
         on_text: TextDeltaCallback | None = None,
     ) -> ModelTurn:
-        prompt = Prompt(system, messages, tools)
-        attempted = await self.provider.retrying(self.request(prompt, on_text))
+        prompt = Prompt(system, messages, tools, self.wire_tools(tools))
+        request = self.request(prompt, on_text)
+        billed = Usage()  # attempts cut short and retried: generated, so billed
+
+        async def counted() -> S:
+            nonlocal billed
+            try:
+                return await request()
+            except IncompleteStreamError as exc:
+                cut: Any = exc.state
+                if cut is not None:
+                    billed = billed + self.usage(cut, prompt, cut.text(), cut.tool_calls())
+                raise
+
+        try:
+            attempted = await self.provider.retrying(counted)
+        except ProviderError as exc:
+            message = name_tools_in_error(str(exc), prompt.wire)
+            raise ProviderError(
+                message, error_type=exc.error_type, retries=exc.retries, usage=billed
+            ) from None
         state = attempted.value
-        text, calls = state.text(), state.tool_calls()
+        text = self.answer_text(state)
+        calls = [c.model_copy(update={"name": prompt.wire.original_name(c.name)}) for c in state.tool_calls()]
         return ModelTurn(
             text=text,
             tool_calls=calls,
-            usage=self.usage(state, prompt, text, calls),
+            usage=self.usage(state, prompt, text, calls) + billed,
             stop_reason=self.stop_reason(state, calls),
             retries=attempted.retries,
+            reasoning=tuple(self.reasoning(state)),
+            citations=tuple(self.citations(state)),
+            reported_cost_usd=self.reported_cost(state),
         )
+
+    def answer_text(self, state: S) -> str:
+        """The reply's answer, without what the model reasoned (a provider may split it out)."""
+        return state.text()
+
+    def reasoning(self, state: S) -> list[Reasoning]:
+        """What the model reasoned in this reply, apart from its answer."""
+        return []
+
+    def citations(self, state: S) -> list[AnswerCitation]:
+        return []
+
+    def reported_cost(self, state: S) -> float | None:
+        """The cost the response itself reported, in US dollars; None when it reported none."""
+        return None
 
     @abstractmethod
     def request(self, prompt: Prompt, on_text: TextDeltaCallback | None) -> Callable[[], Awaitable[S]]:

@@ -82,15 +82,18 @@ def decide(
     models: Sequence[str] | None = None,
     errored: Mapping[str, int] | None = None,
     causes: Sequence[ErrorCause] = (),
+    unjudged: Mapping[str, Sequence[str]] | None = None,
 ) -> FairnessGateResult:
     """The gate's verdict per MCP arm (every non-baseline arm, or only ``arms``).
 
     ``errored`` counts trials that ended in error per arm: they have no fairness, so a mean
     without them would flatter the arm; an arm with any, or a baseline with any, fails.
     ``causes`` says why they errored (``error_causes``), in the verdict and in a refusal.
+    ``unjudged`` lists, per arm, why finished trials got no verdict at all (every judge pass
+    failed: ``unjudged_trials``); they have no fairness either, so such an arm fails too.
     """
     chosen = [s for s in samples if not models or s.model in models]
-    why = _why(causes)
+    why = _why(causes) + _why_unjudged(unjudged or {})
     if not chosen:
         which = f" for model(s) {', '.join(models)}" if models else ""
         raise GateInputError(f"no scored trials{which}: the run has no 'fairness' scores to compare{why}")
@@ -122,6 +125,12 @@ def decide(
             result = replace(
                 result, passed=False, reason=f"{why} (errored trials have no fairness); {result.reason}"
             )
+        missing = [(a, reasons) for a in (arm, baseline) if (reasons := (unjudged or {}).get(a))]
+        if missing:
+            said = "; ".join(
+                f"{len(r)} {a} trial(s) not judged ({'; '.join(dict.fromkeys(r))})" for a, r in missing
+            )
+            result = replace(result, passed=False, reason=f"{said} (no fairness); {result.reason}")
         results.append(result)
     return FairnessGateResult(baseline=baseline, min_delta=min_delta, arms=tuple(results))
 
@@ -131,6 +140,15 @@ def _why(causes: Sequence[ErrorCause]) -> str:
     if not causes:
         return ""
     return "; trials without a score: " + "; ".join(f"{c.line()} (arms {', '.join(c.arms)})" for c in causes)
+
+
+def _why_unjudged(unjudged: Mapping[str, Sequence[str]]) -> str:
+    """``; trials not judged: 4 mcp trial(s) (judge failed on 2 of 2 passes: …)`` ("" without)."""
+    if not unjudged:
+        return ""
+    return "; trials not judged: " + "; ".join(
+        f"{len(r)} {arm} trial(s) ({'; '.join(dict.fromkeys(r))})" for arm, r in sorted(unjudged.items())
+    )
 
 
 def _why_arm(causes: Sequence[ErrorCause], arm: str) -> str:
@@ -201,6 +219,28 @@ def error_causes(db: Path, models: Sequence[str] | None = None) -> list[ErrorCau
         message = f"the run stopped before they ran: {stopped or 'no message recorded'}"
         causes.append(ErrorCause(message, len(never), tuple(sorted(set(never))), stopped))
     return causes
+
+
+def unjudged_trials(db: Path, models: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Per arm, why its finished trials have no verdict at all: every judge pass failed, or the
+    answer was truncated or refused (store/outcomes.py)."""
+    with StoreReader(db) as reader:
+        trials = {t.id: t for t in reader.trials() if not models or t.model in models}
+        rows = [s for s in reader.scores() if s.name == ScoreName.PASSED and s.value is None]
+    out: dict[str, list[str]] = {}
+    for s in rows:
+        t = trials.get(s.trial_id)
+        if t is None:
+            continue
+        try:
+            details = parse_details(ScoreName.PASSED, s.details, PassedDetails)
+        except UnreadableScore:
+            continue
+        if details.judge_failed or details.outcome:
+            out.setdefault(t.arm, []).append(
+                details.rule.removeprefix("no judge verdict: ").removeprefix("not judged: ")
+            )
+    return out
 
 
 def load_fairness(db: Path) -> list[FairnessSample]:
@@ -276,4 +316,5 @@ __all__ = [
     "errored_trials",
     "format_table",
     "load_fairness",
+    "unjudged_trials",
 ]

@@ -93,7 +93,7 @@ _COLUMNS = (
     ),
     (
         "agent cost / judge cost",
-        "US$ from the price table; n/a (unpriced) when a model has no price, never $0.",
+        "US$ reported by the response, else from the suite's prices or genai-prices; n/a (unpriced) when a model has no price, never $0.",
     ),
     (
         "Pareto",

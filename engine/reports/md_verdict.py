@@ -280,7 +280,7 @@ def caveats_section(report: Report) -> list[str]:
             )
         if a["cost_usd"] is None and a["finished"]:
             items.append(
-                f"{who(a)}: agent cost unknown (the model has no price in the price table): shown as "
+                f"{who(a)}: agent cost unknown (neither the suite's prices nor genai-prices price the model): shown as "
                 "n/a, never $0, and left off the cost axis."
             )
         if a["judge_cost_usd"] is None:

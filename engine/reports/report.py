@@ -140,6 +140,8 @@ def verdictless_notes(
     no_answer: dict[str, int] = {}
     unchecked: dict[tuple[str, str], int] = {}
     not_offered: dict[str, int] = {}
+    unjudged: dict[tuple[str, str], int] = {}
+    cut: dict[tuple[str, str], int] = {}
     for trial_id, by_name in scores.items():
         passed = by_name.get(ScoreName.PASSED)
         if passed is None or passed.value is not None or trial_id not in arm_of:
@@ -156,6 +158,12 @@ def verdictless_notes(
         elif details.no_check:
             key = (arm, details.rule.removeprefix("no verdict from a check: "))
             unchecked[key] = unchecked.get(key, 0) + 1
+        elif details.judge_failed:
+            key = (arm, details.rule.removeprefix("no judge verdict: "))
+            unjudged[key] = unjudged.get(key, 0) + 1
+        elif details.outcome:
+            key = (arm, details.rule.removeprefix("not judged: "))
+            cut[key] = cut.get(key, 0) + 1
     notes = [
         f"{n} {arm} trial(s) have no final answer: imported reference trajectories that end on a tool "
         'result. They are "no answer", neither passed nor failed, and not judged; their tool calls '
@@ -172,6 +180,16 @@ def verdictless_notes(
         "offer their tools. They have no verdict and no fairness, so no arm is compared with them (no Δ "
         "on those scenarios); add claims or a rubric an arm without the tools can be judged on"
         for arm, n in sorted(not_offered.items())
+    ]
+    notes += [
+        f"{n} {arm} trial(s) were not judged ({why}): no llm_quality, no fairness, neither passed nor "
+        "failed, and proctor gate fails their arm; fix the judge and run proctor judge on this database"
+        for (arm, why), n in sorted(unjudged.items())
+    ]
+    notes += [
+        f"{n} {arm} trial(s) were not judged, their answer {why}: stored and shown, never judged as "
+        "a complete answer; no fairness, neither passed nor failed, and proctor gate fails their arm"
+        for (arm, why), n in sorted(cut.items())
     ]
     return notes
 

@@ -43,6 +43,7 @@ from proctor.store.events import (
     ErrorEvent,
     Event,
     FinalAnswer,
+    ModelReasoning,
     ModelRequest,
     ModelResponse,
     ToolCall,
@@ -50,6 +51,7 @@ from proctor.store.events import (
     ToolResult,
     Usage,
 )
+from proctor.store.outcomes import outcome_of
 from proctor.store.redaction import redact
 
 # What both model APIs accept as images (Anthropic caps an image at 5 MB); others stay labels.
@@ -88,6 +90,9 @@ async def run_agent(
 ) -> LoopResult:
     """Run every step's prompt in one conversation; the answer is the steps' answers in order.
 
+    A reply cut at the output limit or refused ends the trial with that stop (``truncated``,
+    ``refused``: store/outcomes.py), its tool calls not run: it is recorded, never judged.
+
     ``put_blob`` stores binary tool output (images, audio) once; without it only the labels are kept.
     """
     state = _LoopState(put_blob)
@@ -106,6 +111,7 @@ async def run_agent(
                 break
     except ProviderError as exc:
         message = redact(str(exc))
+        state.charge(exc.usage, prices.cost(model_id, exc.usage))  # attempts cut short were billed
         emit(ErrorEvent(where="model", error_type=exc.error_type, message=message, fatal=True))
         return state.result("error", "error", "\n\n".join(answers), message)
     final = "\n\n".join(a for a in answers if a)
@@ -127,6 +133,11 @@ class _LoopState:
         if self._specs is None or self._specs[0] is not tools:
             self._specs = (tools, {t.name: t for t in tools})
         return self._specs[1]
+
+    def charge(self, usage: Usage, cost: float | None) -> None:
+        """Count a model call's tokens and dollars; one unpriced call leaves the trial unpriced."""
+        self.usage = self.usage + usage
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
 
     def result(self, status: str, stop: str, answer: str, error: str = "") -> LoopResult:
         return LoopResult(status, stop, answer, self.tool_calls, self.usage, self.cost, error)
@@ -152,9 +163,21 @@ async def _run_step(
         started = time.perf_counter()
         reply = await session.turn(system_prompt, messages, tools)
         latency = time.perf_counter() - started
-        cost = prices.cost(model_id, reply.usage)
-        state.usage = state.usage + reply.usage
-        state.cost = None if cost is None or state.cost is None else state.cost + cost
+        reported = reply.reported_cost_usd is not None
+        cost = reply.reported_cost_usd if reported else prices.cost(model_id, reply.usage)
+        state.charge(reply.usage, cost)
+        for i, thought in enumerate(reply.reasoning):
+            last = i == len(reply.reasoning) - 1
+            emit(
+                ModelReasoning(
+                    turn=state.turn,
+                    model=model_id,
+                    text=thought.text,
+                    redacted=thought.redacted,
+                    source=thought.source,
+                    tokens=reply.usage.reasoning_tokens or None if last else None,
+                )
+            )
         emit(
             ModelResponse(
                 turn=state.turn,
@@ -167,11 +190,16 @@ async def _run_step(
                 cost_usd=cost,
                 latency_s=latency,
                 retries=reply.retries,
+                citations=list(reply.citations),
+                cost_reported=reported,
             )
         )
         if reply.text:
             emit(AssistantMessage(turn=state.turn, text=reply.text))
         messages.append(AssistantTurn(reply.text, list(reply.tool_calls)))
+        outcome = outcome_of(reply.stop_reason)
+        if outcome != "complete":  # cut at the limit or refused: not an answer, and its calls not run
+            return reply.text, outcome
         if not reply.tool_calls:
             return reply.text, "answer"
         sampler = _sampler(session, model_id, prices, state)
@@ -267,9 +295,8 @@ def _sampler(session: ModelSession, model_id: str, prices: PriceTable, state: _L
             for role, text in request.messages
         ]
         reply = await session.turn(request.system, messages, [])
-        cost = prices.cost(model_id, reply.usage)
-        state.usage = state.usage + reply.usage
-        state.cost = None if cost is None or state.cost is None else state.cost + cost
+        reported = reply.reported_cost_usd
+        state.charge(reply.usage, reported if reported is not None else prices.cost(model_id, reply.usage))
         return SampleReply(reply.text, model_id)
 
     return sample

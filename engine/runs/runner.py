@@ -25,6 +25,7 @@ from proctor.engine.runs.executors import LocalExecutor, check_executor, make_ex
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
 from proctor.engine.runs.server_warmup import start_shared_servers
+from proctor.engine.runs.tool_preflight import check_tool_rules
 from proctor.engine.runs.trial_play import TrialEnv
 from proctor.engine.runs.trial_seam import TrialContext, TrialExecutor, TrialHook
 from proctor.engine.suites import admit
@@ -80,6 +81,7 @@ class Run:
             "held_out": [s.id for s in self.loaded.scenarios if s.held_out],
             "scoring": suite.scoring.model_dump(),
             "judge": suite.judge.model_dump(),
+            "prices": self.prices.provenance(),
         }
 
     def __post_init__(self) -> None:
@@ -116,6 +118,7 @@ class Run:
             await self.executor.start(self, sorted({t.model for t in trials}))
             if isinstance(self.executor, LocalExecutor):  # Ray's workers start their own servers
                 await start_shared_servers(self, trials)
+                await check_tool_rules(self, trials)  # every tool each model's API must accept
             if freeze:
                 gc.freeze()
             await asyncio.gather(*(one(t) for t in trials))

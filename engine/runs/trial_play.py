@@ -19,6 +19,13 @@ from proctor.engine.providers.base import ModelSession, Provider, ProviderError
 from proctor.engine.providers.offline.gold import GoldProvider, gold_plan
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import make_provider
+from proctor.engine.providers.tool_rules import (
+    ToolProblem,
+    WireTools,
+    adapt_tools,
+    tool_problems,
+    wire_api_of,
+)
 from proctor.engine.runs.agent_loop import DEFAULT_SYSTEM_PROMPT, run_agent
 from proctor.engine.tools.baseline import BaselineToolbox
 from proctor.engine.tools.mcp_toolbox import McpToolbox, ServerPool, ServerStartError
@@ -32,6 +39,7 @@ from proctor.store.events import (
     AgentBrief,
     ErrorEvent,
     Event,
+    ListedTool,
     ToolsListed,
     TrialFinished,
     Usage,
@@ -73,7 +81,10 @@ class TrialEnv:
 
     def provider(self, model_id: str) -> Provider:
         if model_id not in self.providers:
-            self.providers[model_id] = make_provider(model_id, self.prices, dict(self.loaded.suite.providers))
+            suite = self.loaded.suite
+            self.providers[model_id] = make_provider(
+                model_id, self.prices, dict(suite.providers), settings=suite.model_settings.get(model_id)
+            )
         return self.providers[model_id]
 
     async def aclose(self) -> None:
@@ -97,11 +108,16 @@ async def play_trial(env: TrialEnv, spec: TrialSpec, sink: TrialSink) -> TrialFi
         sink.emit(ErrorEvent(where="mcp", error_type="server_start", message=message, fatal=True))
         return failed("server_start", message, time.perf_counter() - started)
     try:
-        sink.emit(ToolsListed(tools=with_definition_tokens(t.listed() for t in _offered(toolbox))))
+        wire, problems = _held_to_rules(spec.model, toolbox)
+        sink.emit(ToolsListed(tools=with_definition_tokens(_listed(t, wire) for t in _offered(toolbox))))
         for server in toolbox.connected():
             sink.emit(server)
+        if problems:
+            message = tool_rules_message(spec.model, problems)
+            sink.emit(ErrorEvent(where="tools", error_type="tool_rules", message=message, fatal=True))
+            return failed("tool_rules", message, time.perf_counter() - started)
         system_prompt = env.loaded.suite.system_prompt or DEFAULT_SYSTEM_PROMPT
-        sink.emit(_brief(env, sink, spec.model, system_prompt, scenario.prompts()))
+        sink.emit(_brief(env, sink, spec.model, system_prompt, scenario.prompts(), wire))
         session = _session(env.provider(spec.model), spec.seed, scenario)
         async with asyncio.timeout(limits.trial_timeout_s):
             result = await run_agent(
@@ -144,19 +160,55 @@ def _session(provider: Provider, seed: int, scenario: Scenario) -> ModelSession:
     return provider.session(seed)
 
 
-def _brief(env: TrialEnv, sink: TrialSink, model: str, system_prompt: str, prompts: list[str]) -> AgentBrief:
-    """The trial's inputs; the system prompt's text goes to the blobs table once per process."""
+def _held_to_rules(model: str, toolbox: Toolbox) -> tuple[WireTools | None, list[ToolProblem]]:
+    """The tools the model sees as its API is sent them, and what that API would refuse."""
+    api = wire_api_of(model)
+    if api is None:
+        return None, []
+    specs = toolbox.specs()
+    return adapt_tools(api, specs), tool_problems(api, specs)
+
+
+def _listed(tool: ToolSpec, wire: WireTools | None) -> ListedTool:
+    listed = tool.listed()
+    sent = wire.wire_name(tool.name) if wire is not None else tool.name
+    return listed if sent == tool.name else listed.model_copy(update={"sent_as": sent})
+
+
+def tool_rules_message(model: str, problems: list[ToolProblem]) -> str:
+    """Why a model cannot be sent an arm's tools, one line per definition it refuses."""
+    head = f"{model}: {len(problems)} tool definition(s) the API refuses"
+    return head + ":\n" + "\n".join(f"  {p.message()}" for p in problems)
+
+
+def _brief(
+    env: TrialEnv,
+    sink: TrialSink,
+    model: str,
+    system_prompt: str,
+    prompts: list[str],
+    wire: WireTools | None = None,
+) -> AgentBrief:
+    """The trial's inputs; the system prompt's text goes to the blobs table once per process.
+
+    ``parameters`` are what each request carries, with every adaptation made for the API
+    (a temperature not sent, a tool renamed or its description cut) under ``adapted``.
+    """
     text = redact(system_prompt)
     sha = hashlib.sha256(text.encode()).hexdigest()
     if sha not in env.briefed:
         env.briefed.add(sha)
         sink.put_blob(Blob(sha, "text/plain; charset=utf-8", text.encode()))
+    parameters = dict(env.provider(model).parameters())
+    adapted = [*parameters.pop("adapted", []), *(a.message() for a in (wire.adaptations if wire else ()))]
+    if adapted:
+        parameters["adapted"] = adapted
     return AgentBrief(
         model=model,
         system_prompt_sha256=sha,
         system_prompt_chars=len(text),
         prompts=prompts,
-        parameters=env.provider(model).parameters(),
+        parameters=parameters,
     )
 
 

@@ -80,6 +80,30 @@ async def test_judge_view_marks_rejudges_and_shows_new_passes_live(fx: Fixture) 
 # -- anchors ---------------------------------------------------------------------------------
 
 
+async def test_judge_view_says_at_the_top_which_passes_failed_and_why(fx: Fixture) -> None:
+    refused = "judge call failed: anthropic HTTP 400 (invalid_request_error): `temperature` is deprecated"
+    async with console(fx.db) as (app, pilot):
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, JudgeScreen))
+        screen = app.screen
+        assert isinstance(screen, JudgeScreen)
+        writer = await StoreWriter.open(fx.db, flush_interval_s=0.001)
+        for pass_no in (1, 2):  # a second judge beside the fixture's, every pass refused
+            writer.emit(
+                RUN,
+                Judged(pass_no=pass_no, judge="anthropic:claude-opus-4-7", verdict=None, error=refused),
+                trial_id=1,
+            )
+        await writer.close()
+        detail = screen.query_one("#judge-detail", LinesView)
+        await wait_until(
+            pilot,
+            lambda: "judge failed on 2 of 4 passes" in " ".join(x.plain for x in detail.lines),
+            what="the failure line",
+        )
+        assert "`temperature` is deprecated" in " ".join(x.plain for x in detail.lines)
+
+
 async def test_anchors_lock_after_confirmation_and_verify_result_from_events(fx: Fixture) -> None:
     async with console(fx.db) as (app, pilot):
         await pilot.press("3")

@@ -31,6 +31,36 @@ def reference_tools(*servers: str) -> list[ToolSpec]:
     return out
 
 
+REGISTRY_NAMES = ("io.github.modelcontextprotocol/server-filesystem", "io.github.acme/server-files")
+"""Registry-style server names (the MCP registry's ``io.github.OWNER/NAME``)."""
+
+
+def fixture_tools(stem: str, server: str) -> list[ToolSpec]:
+    """The tools of one fixture file (``fixtures/reference_tools/STEM.json``), served by ``server``."""
+    tools = json.loads((FIXTURES / f"{stem}.json").read_text())["tools"]
+    return [ToolSpec(t["name"], t.get("description", ""), t["inputSchema"], server) for t in tools]
+
+
+class _Listed:
+    """A connection as McpToolbox reads it: a server name and its tools."""
+
+    def __init__(self, name: str, specs: list[ToolSpec]) -> None:
+        self.name = name
+        self._specs = specs
+
+    def specs(self) -> list[ToolSpec]:
+        return self._specs
+
+
+def colliding_registry_tools() -> list[ToolSpec]:
+    """Two registry-named servers that both serve server-filesystem's tools, as the toolbox
+    exposes them: the colliding names prefixed with the server's name."""
+    from proctor.engine.tools.mcp_toolbox import McpToolbox
+
+    conns: list[Any] = [_Listed(name, reference_tools("filesystem")) for name in REGISTRY_NAMES]
+    return McpToolbox(Any, conns, None).specs()  # type: ignore[arg-type]
+
+
 def schema_errors(tool: ToolSpec, arguments: dict[str, Any]) -> list[str]:
     cls = validators.validator_for(tool.input_schema)
     return [e.message for e in cls(tool.input_schema).iter_errors(arguments)]

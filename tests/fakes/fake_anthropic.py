@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fakes.api_rules import anthropic_refusal
 from tests.fakes.http_fake import DropReply, HangReply, HttpFake, JsonReply, SseReply
 
 MESSAGES_PATH = "/v1/messages"
@@ -35,7 +36,7 @@ class ToolUseScript:
 
 class FakeAnthropic(HttpFake):
     def __init__(self) -> None:
-        super().__init__(expected_path=MESSAGES_PATH)
+        super().__init__(expected_path=MESSAGES_PATH, refuse=anthropic_refusal)
 
 
 def frame(event: str, data: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fakes.api_rules import openai_refusal
 from tests.fakes.http_fake import DropReply, HangReply, HttpFake, JsonReply, SseReply
 
 COMPLETIONS_PATH = "/v1/chat/completions"
@@ -35,7 +36,7 @@ class CallPiece:
 
 class FakeOpenAI(HttpFake):
     def __init__(self) -> None:
-        super().__init__(expected_path=COMPLETIONS_PATH)
+        super().__init__(expected_path=COMPLETIONS_PATH, refuse=openai_refusal)
 
     @property
     def openai_base_url(self) -> str:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -73,9 +74,16 @@ Reply = JsonReply | SseReply | HangReply | DropReply
 class HttpFake:
     """Start with ``with HttpFake(...) as fake:``; script with ``enqueue``; inspect ``requests``."""
 
-    def __init__(self, *, expected_path: str | None = None, default: Reply | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        expected_path: str | None = None,
+        default: Reply | None = None,
+        refuse: Callable[[dict[str, Any]], JsonReply | None] | None = None,
+    ) -> None:
         self._expected_path = expected_path
         self._default = default
+        self._refuse = refuse
         self._script: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -168,15 +176,29 @@ class HttpFake:
             request = await _read_request(reader)
             if request is None:
                 return
+            refusal = self._refusal(request)
             with self._lock:
                 self._requests.append(request)
-                reply = self._script.popleft() if self._script else self._default
+                if refusal is not None:  # refused before any generation: the script waits
+                    reply: Reply | None = refusal
+                else:
+                    reply = self._script.popleft() if self._script else self._default
             if self._expected_path is not None and request.path.split("?")[0] != self._expected_path:
                 reply = JsonReply(404, {"error": {"type": "not_found_error", "message": request.path}})
             if reply is None:
                 reply = JsonReply(500, {"error": {"type": "api_error", "message": "fake script exhausted"}})
             if not await self._send(reply, writer):
                 return
+
+    def _refusal(self, request: RecordedRequest) -> JsonReply | None:
+        """The API's 400 for a request it refuses (``refuse``: tests/fakes/api_rules.py)."""
+        if self._refuse is None or request.method != "POST" or not request.body:
+            return None
+        try:
+            body = request.json()
+        except ValueError:
+            return None
+        return self._refuse(body) if isinstance(body, dict) else None
 
     async def _send(self, reply: Reply, writer: asyncio.StreamWriter) -> bool:
         """Write ``reply``; returns whether the connection may serve another request."""

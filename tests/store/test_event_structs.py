@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from proctor.store import event_facts
 from proctor.store.event_structs import (
     REPORT_KINDS,
+    AnswerCitationStruct,
     ContentBlockStruct,
     JudgedStruct,
     ListedToolStruct,
@@ -28,6 +29,7 @@ from proctor.store.event_structs import (
     decode_report_event,
 )
 from proctor.store.events import (
+    AnswerCitation,
     ContentBlock,
     Judged,
     ListedTool,
@@ -62,9 +64,11 @@ EVENTS = [
         text="t",
         tool_calls=[ToolCallRequest(call_id="c1", name="lookup", arguments={})],
         stop_reason="tool_use",
-        usage=Usage(input_tokens=7, output_tokens=2),
+        usage=Usage(input_tokens=7, output_tokens=2, reasoning_tokens=1),
         cost_usd=None,
         latency_s=0.5,
+        citations=[AnswerCitation(type="web_search_result_location", cited_text="c", url="u", supports="t")],
+        cost_reported=True,
     ),
     Judged(pass_no=1, judge="j", verdict={"score": 0.5}, usage=Usage(input_tokens=3), cost_usd=0.01),
 ]
@@ -74,6 +78,7 @@ ODD_VALUES: list[Any] = [
 
 MIRRORS: list[tuple[type[BaseModel], type[msgspec.Struct]]] = [
     (Usage, UsageStruct),
+    (AnswerCitation, AnswerCitationStruct),
     (ToolCallRequest, ToolCallRequestStruct),
     (ListedTool, ListedToolStruct),
     (ContentBlock, ContentBlockStruct),

@@ -67,3 +67,10 @@ def test_failures_group_by_the_check_that_failed_them_not_by_their_numbers() -> 
     assert failed_check(verdict_reason(False, _details(DEMO_14))) == "judged claims coverage"
     tools = "failed on tool-call match (TFS, strict) 0.00 < 1.00: the only check is the gold calls"
     assert failed_check(tools) == "tool-call match (TFS, strict)"
+
+
+def test_a_rule_that_names_the_judges_errors_itself_is_not_followed_by_them_again() -> None:
+    rule = "no judge verdict: judge failed on 2 of 2 passes: HTTP 400 temperature is deprecated"
+    details = PassedDetails(rule=rule, judge_failed=True)
+    line = verdict_reason(None, details, judge_errors=["HTTP 400 temperature is deprecated"] * 2)
+    assert line == "no verdict: judge failed on 2 of 2 passes: HTTP 400 temperature is deprecated"

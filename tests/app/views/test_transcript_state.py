@@ -213,3 +213,60 @@ def test_a_result_that_reads_like_an_error_the_server_did_not_flag_says_so_in_it
     disguised, plain = (e.title for e in t.entries if e.kind == "tool_result")
     assert disguised.endswith("· ⚠ reads like an error (isError false)")
     assert "reads like an error" not in plain and "ERROR" not in plain
+
+
+def test_adaptations_for_the_api_are_shown_beside_the_brief_and_the_tools() -> None:
+    from proctor.store.events import AgentBrief, ListedTool, ToolsListed
+
+    note = "tool 'io.github.x/fs__read' (io.github.x/fs) sent as 'io_github_x_fs__read': names must match"
+    brief = AgentBrief(
+        model="anthropic:claude-opus-4-7",
+        system_prompt_sha256="0" * 64,
+        system_prompt_chars=10,
+        prompts=["p"],
+        parameters={"temperature": None, "adapted": [note]},
+    )
+    tool = ListedTool(
+        name="io.github.x/fs__read", server="io.github.x/fs", description="d", input_schema={},
+        sent_as="io_github_x_fs__read",
+    )  # fmt: skip
+    t = TranscriptState(1)
+    t.load(
+        [
+            stored(started(1), event_id=1),
+            stored(brief, event_id=2),
+            stored(ToolsListed(tools=[tool]), event_id=3),
+        ]
+    )
+    titles = [e.title for e in t.entries]
+    assert "adapted for the API: 1 change(s)" in titles
+    assert not any("adapted [" in title for title in titles)
+    assert next(e for e in t.entries if e.title.startswith("adapted")).body == note
+    assert "sent to the model as io_github_x_fs__read" in t.entries[-1].body
+
+
+def test_reasoning_is_its_own_folded_entry_with_its_tokens_never_the_answers_prose() -> None:
+    from proctor.store.events import ModelReasoning
+
+    thought = "The user wants the weather.\x1b]0;pwned\x07 I should call the tool."
+    t = TranscriptState(1)
+    t.load(
+        [
+            stored(started(1), event_id=1),
+            stored(
+                ModelReasoning(turn=1, model="m", text=thought, source="reasoning_content", tokens=227),
+                event_id=2,
+            ),
+            stored(ModelReasoning(turn=1, model="m", text="", redacted=True, source="thinking"), event_id=3),
+            stored(response(1, "It is sunny."), event_id=4),
+        ]
+    )
+    first, redacted = (e for e in t.entries if e.kind == "reasoning")
+    assert first.is_tool  # opens collapsed, like tool I/O: enter expands it
+    assert first.title == f"reasoning · turn 1 · reasoning_content · {len(thought):,} chars · 227 tokens"
+    assert "\x1b" not in first.clean_body() and "I should call the tool." in first.clean_body()
+    assert redacted.title == "reasoning · turn 1 · thinking · redacted by the API"
+    (prose,) = [e for e in t.entries if e.kind == "prose"]
+    assert prose.body == "It is sunny."
+    collapsed = [line.plain for line in layout_entry(first, Console(width=120), 100, expanded=False)]
+    assert collapsed[0].startswith("▸ ")

@@ -17,6 +17,7 @@ from proctor.engine.judges.llm import LlmJudge, VerdictError, extract_json, pars
 from proctor.engine.judges.prompts import PROMPT_HASH, PROMPT_VERSION, build_prompt
 from proctor.engine.judges.registry import judge_models, make_judge
 from proctor.engine.providers.anthropic_provider import AnthropicProvider
+from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.registry import ProviderConfigError
@@ -79,7 +80,7 @@ async def judge(anthropic_fake: fa.FakeAnthropic) -> AsyncIterator[LlmJudge]:
         rng=random.Random(0),
         deadline_s=10.0,
         request_timeout_s=5.0,
-        temperature=0.0,
+        plan=plan_request("anthropic:claude-judge", default_temperature=0.0),
         max_attempts=1,
         http_client=httpx2.AsyncClient(verify=TLS),
     )
@@ -172,7 +173,7 @@ async def test_openai_judge_sends_the_pass_as_seed() -> None:
             api_key="sk-test-0123456789abcdefXYZ",
             base_url=fake.openai_base_url,
             prices=PriceTable(),
-            temperature=0.0,
+            plan=plan_request("openai:gpt-judge", default_temperature=0.0),
             deadline_s=10.0,
             http_client=httpx2.AsyncClient(verify=TLS),
         )

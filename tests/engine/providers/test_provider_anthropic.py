@@ -21,9 +21,11 @@ from proctor.engine.providers.base import (
     ToolResults,
     UserMessage,
 )
+from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
 from proctor.engine.tools.toolbox import ToolSpec
+from proctor.scenarios.schema import ModelSettings
 from proctor.store.events import ToolCallRequest
 from tests.fakes import fake_anthropic as fa
 from tests.fakes.recording_sleep import RecordingSleep
@@ -97,7 +99,8 @@ async def test_streams_text_deltas(fake: fa.FakeAnthropic, provider: AnthropicPr
 
 
 async def test_request_wire_format(fake: fa.FakeAnthropic, sleep: RecordingSleep) -> None:
-    made = make_provider(fake, sleep, max_tokens=321, temperature=0.2)
+    settings = ModelSettings(max_output_tokens=321, temperature=0.2)
+    made = make_provider(fake, sleep, plan=plan_request("anthropic:claude-test", settings))
     fake.enqueue(fa.message_reply(text=["ok"]))
     conversation: list[Message] = [
         UserMessage("find it"),

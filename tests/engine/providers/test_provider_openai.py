@@ -21,11 +21,12 @@ from proctor.engine.providers.base import (
     ToolResults,
     UserMessage,
 )
+from proctor.engine.providers.model_rules import plan_request
 from proctor.engine.providers.openai_provider import OpenAIProvider
 from proctor.engine.providers.prices import PriceTable
 from proctor.engine.providers.retry import Backoff
 from proctor.engine.tools.toolbox import ToolSpec
-from proctor.scenarios.schema import ProviderSpec
+from proctor.scenarios.schema import ModelSettings, ProviderSpec
 from proctor.store.events import ToolCallRequest
 from tests.fakes import fake_openai as fo
 from tests.fakes.fake_openai import CallPiece
@@ -98,7 +99,8 @@ async def test_streams_text_deltas(fake: fo.FakeOpenAI, provider: OpenAIProvider
 
 
 async def test_request_wire_format(fake: fo.FakeOpenAI, sleep: RecordingSleep) -> None:
-    made = make_provider(fake, sleep, max_tokens=222, temperature=0.0)
+    settings = ModelSettings(max_output_tokens=222, temperature=0.0)
+    made = make_provider(fake, sleep, plan=plan_request("openai:gpt-test", settings))
     fake.enqueue(fo.completion_reply(text=["ok"]))
     conversation: list[Message] = [
         UserMessage("find it"),
@@ -163,7 +165,8 @@ async def test_official_endpoint_uses_max_completion_tokens(
     fake: fo.FakeOpenAI, sleep: RecordingSleep, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
-    made = make_provider(fake, sleep, base_url=None, max_tokens=99)
+    plan = plan_request("openai:gpt-4.1", ModelSettings(max_output_tokens=99))
+    made = make_provider(fake, sleep, base_url=None, plan=plan)
     fake.enqueue(fo.completion_reply(text=["ok"]))
     await made.session(1).turn("", ASK, [])
     await made.aclose()
