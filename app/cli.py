@@ -97,6 +97,12 @@ def _add_run_flags(p: argparse.ArgumentParser, *, db_default: Path | None) -> No
     )
     p.add_argument("--headless", action="store_true", help="no console: a progress bar and a summary table")
     p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="when a server's command, a key or an endpoint is missing, run the arms and models that can "
+        "run (and say which were left out) instead of refusing the run",
+    )
+    p.add_argument(
         "--executor",
         choices=("local", "ray"),
         default="local",
@@ -113,7 +119,12 @@ def _add_runs(sub: _SubParsers) -> None:
     _add_run_flags(demo, db_default=DEMO_DB)
     _command(demo, "runs:run_command")
     run = sub.add_parser("run", help="run a suite")
-    run.add_argument("suite", type=Path, help="a suite folder (suite.yaml + scenarios/)")
+    run.add_argument(
+        "suite",
+        type=Path,
+        nargs="?",
+        help="a suite folder (suite.yaml + scenarios/); with --resume --db DB, the run's own by default",
+    )
     _add_run_flags(run, db_default=None)
     _command(run, "runs:run_command")
     watch = sub.add_parser("watch", help="open the console on a run database (live or finished)")
@@ -418,6 +429,11 @@ def _add_interop(sub: _SubParsers) -> None:
         metavar="LOCKFILE",
         help="the tool lock the run's tool definitions must match (default: tools.lock.json beside the "
         "run's suite, when there is one)",
+    )
+    gate.add_argument(
+        "--partial",
+        action="store_true",
+        help="gate a run that is still in progress on the trials done so far (refused without it)",
     )
     gate.add_argument(
         "--junit",

@@ -40,6 +40,7 @@ from proctor.app.signals import stop_signals
 from proctor.app.views.feed import Snapshot, StoreFeed, TailBatch
 from proctor.app.views.key_names import KeyRow, key_rows
 from proctor.app.views.state import ConsoleState
+from proctor.store.lock import resume_command
 from proctor.store.operator_commands import OperatorCommandName, enqueue_operator_command
 from proctor.widgets.sanitize import one_line
 
@@ -87,6 +88,7 @@ class ProctorApp(App[int]):
         self._engine_worker: Worker[object] | None = None
         self._engine_started = 0.0
         self.engine_error: str | None = None
+        self.leaving_message = ""  # printed on one line after the console has closed
         self._poll_interval = poll_interval
         self._flush_interval = flush_interval
         self._last_flush = 0.0
@@ -296,11 +298,10 @@ class ProctorApp(App[int]):
 
     async def _interrupt(self) -> None:
         await self._stop_engine()
-        self.exit(
-            ExitCode.INTERRUPTED,
-            return_code=ExitCode.INTERRUPTED,
-            message=f"proctor: interrupted; resume with --resume --db {self.db_path}",
-        )
+        # Printed by run_console, not as Textual's exit message: that one is wrapped at the
+        # terminal's width, and a command cut over two lines cannot be pasted back.
+        self.leaving_message = f"proctor: interrupted; resume with {resume_command(self.db_path)}"
+        self.exit(ExitCode.INTERRUPTED, return_code=ExitCode.INTERRUPTED)
 
     async def _stop_engine(self) -> None:
         worker = self._engine_worker
@@ -431,6 +432,8 @@ def run_console(db_path: Path, engine: EngineFactory | None = None, *, live: boo
     """Run the console until the operator quits; returns a process exit code."""
     app = ProctorApp(db_path, engine, live=live)
     result = app.run()
+    if app.leaving_message:
+        print(app.leaving_message, file=sys.stderr)
     note = leaving_note(app.db_path, has_run=app.state.run is not None)
     if note is not None:
         print(note)

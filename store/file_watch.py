@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from proctor.store.lock import resume_command
+
 
 class StoreFailed(Exception):
     """The run database can no longer be written; the message says what was kept and what to do."""
@@ -90,7 +92,7 @@ def moved_away(conn: sqlite3.Connection, path: Path, what: str) -> StoreFailed:
         if copied >= pages:
             return StoreFailed(
                 f"{path}{what} while the run was writing it: the run stopped after copying every "
-                f"committed event back into the database ({kept(conn)}){aside}. Resume with --resume --db {path}"
+                f"committed event back into the database ({kept(conn)}){aside}. Resume with {resume_command(path)}"
             )
         what += " (and a reader kept its events from being copied back)"
     rescue = path.with_name(
@@ -105,7 +107,7 @@ def moved_away(conn: sqlite3.Connection, path: Path, what: str) -> StoreFailed:
         )
     return StoreFailed(
         f"{path}{_space(what)} while the run was writing it: the run stopped, and everything it had "
-        f"committed ({kept(conn)}) is saved in {rescue}. Resume with --resume --db {rescue}"
+        f"committed ({kept(conn)}) is saved in {rescue}. Resume with {resume_command(rescue)}"
     )
 
 
@@ -130,7 +132,7 @@ def is_disk_full(exc: BaseException) -> bool:
 def disk_full(conn: sqlite3.Connection, path: Path, exc: BaseException) -> StoreFailed:
     return StoreFailed(
         f"{path}: the disk is full ({exc}): the run stopped; the database keeps every event committed "
-        f"before ({kept(conn)}). Free some space, then resume with --resume --db {path}"
+        f"before ({kept(conn)}). Free some space, then resume with {resume_command(path)}"
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import threading
 from pathlib import Path
 
@@ -51,6 +52,11 @@ def _give_back(fd: int) -> None:
 def real_path(db: Path) -> Path:
     """The file ``db`` names, symlinks and ``..`` resolved; absolute even when it does not exist."""
     return Path(os.path.realpath(db))
+
+
+def resume_command(db: Path) -> str:
+    """The whole command that continues the run in ``db`` (it finds the suite the run recorded)."""
+    return f"proctor run --resume --db {shlex.quote(str(db))}"
 
 
 def _pid_file(db: Path) -> Path:

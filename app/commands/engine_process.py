@@ -44,6 +44,12 @@ def options_json(options: RunOptions) -> str:
     return json.dumps(fields)
 
 
+def options_from_json(text: str) -> RunOptions:
+    """The options ``options_json`` wrote, as they were (JSON gives lists where they were tuples)."""
+    fields = json.loads(text)
+    return RunOptions(**{**fields, "db": Path(fields["db"]), "left_out": tuple(fields.get("left_out", ()))})
+
+
 def log_path(db: Path) -> Path:
     folder = logs_dir(db)
     folder.mkdir(parents=True, exist_ok=True)
@@ -134,8 +140,7 @@ def engine_process_command(args: argparse.Namespace) -> int:
     from proctor.engine.suites import load_suite
 
     loaded = load_suite(args.suite)
-    fields = json.loads(args.options)
-    options = RunOptions(**{**fields, "db": Path(fields["db"])})
+    options = options_from_json(args.options)
     parent = os.getppid()
 
     async def main() -> str:
@@ -172,4 +177,10 @@ def engine_process_command(args: argparse.Namespace) -> int:
     return ExitCode.OK if status in ("finished", "cancelled") else ExitCode.FAILED
 
 
-__all__ = ["EngineExited", "engine_process_command", "options_json", "run_engine_process"]
+__all__ = [
+    "EngineExited",
+    "engine_process_command",
+    "options_from_json",
+    "options_json",
+    "run_engine_process",
+]

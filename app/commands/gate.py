@@ -22,6 +22,7 @@ from proctor.engine.reports.gate import (
     unjudged_trials,
 )
 from proctor.engine.reports.junit import gate_markdown, report_junit
+from proctor.engine.reports.run_progress import progress_lines, read_progress
 from proctor.scenarios.loader import SuiteError
 from proctor.store.display_text import sanitize
 from proctor.store.read.reader import StoreReader
@@ -41,6 +42,7 @@ def gate_command(args: argparse.Namespace) -> int:
             "give --baseline ARM and --min-delta X (arms against the baseline), "
             "or --max-changed N (a replay run's drift), or --tools-lock LOCKFILE"
         )
+    _refuse_in_progress(args)
     result = None
     if fairness_gate:
         result = decide(
@@ -66,6 +68,19 @@ def gate_command(args: argparse.Namespace) -> int:
     if passed and not tools_ok:
         print("gate: FAILED (the tool lock does not hold)")
     return ExitCode.OK if passed and anchors_ok and tools_ok else ExitCode.FAILED
+
+
+def _refuse_in_progress(args: argparse.Namespace) -> None:
+    """A run still being written is refused unless ``--partial``; a run where not everything ran
+    (or with arms left out) is said to be so before the verdict."""
+    progress, status = read_progress(args.db)
+    if progress["in_progress"] and not args.partial:
+        raise GateInputError(
+            f"{args.db}: the run is still in progress ({progress['done']} of {progress['trials']} trials "
+            "done); gate it once it has finished, or pass --partial to gate the trials done so far"
+        )
+    for line in progress_lines(progress, status, args.db):
+        print(f"gate: {sanitize(line)}")
 
 
 def _tool_lock(args: argparse.Namespace) -> LockCheck | None:

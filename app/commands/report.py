@@ -9,6 +9,8 @@ from proctor.app.commands._checks import need_db
 from proctor.app.exit_codes import ExitCode
 from proctor.engine.reports.collector import collector_paused
 from proctor.engine.reports.report import build_report, report_json
+from proctor.engine.reports.run_progress import progress_lines
+from proctor.store.display_text import sanitize
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -19,6 +21,10 @@ def report_command(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     data = build_report(args.db)
+    if data["progress"]["in_progress"]:  # the report says it too; this reaches a CI log at once
+        status = data["run"]["status"] if data["run"] is not None else None
+        for line in progress_lines(data["progress"], status, args.db):
+            print(f"proctor report: {sanitize(line)}", file=sys.stderr)
     if args.format == "json":
         encoded = report_json(data)
         if args.output is not None:

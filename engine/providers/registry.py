@@ -37,6 +37,29 @@ def _is_official_openai(base_url: str) -> bool:
     return host == "api.openai.com" or host.endswith(".openai.com")
 
 
+def credentials(model_id: str, specs: dict[str, ProviderSpec]) -> tuple[str, str | None]:
+    """An API model's key and base URL, from where the suite says (or the provider's variables).
+
+    Raises ProviderConfigError without a key; the run's preflight calls it before any trial.
+    """
+    provider, name = split_model_id(model_id)
+    if provider not in API_KEY_ENV or not name:
+        raise ProviderConfigError(f"{model_id!r}: use {AGENT_FORMS_TEXT}")
+    spec = specs.get(provider, ProviderSpec())
+    key_env = spec.api_key_env or API_KEY_ENV[provider]
+    api_key = os.environ.get(key_env, "")
+    base_url = spec.base_url or os.environ.get(BASE_URL_ENV[provider]) or None
+    if not api_key and provider == "openai" and base_url and not _is_official_openai(base_url):
+        # A local OpenAI-compatible server (ollama, llama.cpp, vLLM) needs no key, but the SDK
+        # refuses an empty one; this placeholder is what those servers ignore.
+        return KEYLESS_PLACEHOLDER, base_url
+    if not api_key:
+        raise ProviderConfigError(
+            f"{model_id}: no API key: set {key_env} (or choose the offline agent with --models offline:default)"
+        )
+    return api_key, base_url
+
+
 def make_provider(
     model_id: str,
     prices: PriceTable,
@@ -55,25 +78,12 @@ def make_provider(
             return OfflineProvider(name or "default")
         except ValueError as exc:
             raise ProviderConfigError(str(exc)) from exc
-    if provider not in API_KEY_ENV or not name:
-        raise ProviderConfigError(f"{model_id!r}: use {AGENT_FORMS_TEXT}")
     try:
         plan = plan_request(model_id, settings, default_temperature=default_temperature)
     except ModelSettingsError as exc:
         raise ProviderConfigError(f"suite.yaml: {exc}") from exc
-    spec = specs.get(provider, ProviderSpec())
-    key_env = spec.api_key_env or API_KEY_ENV[provider]
-    api_key = os.environ.get(key_env, "")
-    base_url = spec.base_url or os.environ.get(BASE_URL_ENV[provider]) or None
-    if not api_key and provider == "openai" and base_url and not _is_official_openai(base_url):
-        # A local OpenAI-compatible server (ollama, llama.cpp, vLLM) needs no key, but the SDK
-        # refuses an empty one; this placeholder is what those servers ignore.
-        api_key = KEYLESS_PLACEHOLDER
-    elif not api_key:
-        raise ProviderConfigError(
-            f"{model_id}: no API key: set {key_env} (or choose the offline agent with --models offline:default)"
-        )
-    else:
+    api_key, base_url = credentials(model_id, specs)
+    if api_key != KEYLESS_PLACEHOLDER:
         register_secret(api_key)
     prices.served_at(model_id, base_url)
     # The SDKs take seconds to import; offline runs and read-only commands never pay for them.

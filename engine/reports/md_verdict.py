@@ -216,6 +216,9 @@ def verdict_section(report: Report) -> list[str]:
     out = ["## Verdict", ""]
     if not arms:
         return [*out, "No trials yet: nothing to conclude."]
+    progress = report["progress"]
+    if progress["done"] == 0:
+        return [*out, f"Nothing to conclude: none of the {progress['trials']} trials ran."]
     top = _top(ranking)
     if not found:
         out.append(

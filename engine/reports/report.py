@@ -47,6 +47,7 @@ from proctor.engine.reports.event_sections import read_event_sections
 from proctor.engine.reports.report_model import ErrorGroup, JudgmentPass, Report, StoredScore, TrialEntry
 from proctor.engine.reports.report_sections import anchors_section, arm_rows, judges_section, ranking_section
 from proctor.engine.reports.result_notes import result_notes
+from proctor.engine.reports.run_progress import is_in_progress, run_progress
 from proctor.engine.reports.tool_surface import surface_report
 from proctor.engine.reports.verdicts import Verdicts, unreadable_notes
 from proctor.engine.stats import intervals_ahead, sd_convention
@@ -228,7 +229,7 @@ def _json_default(value: object) -> object:
 def build_report(db: Path) -> Report:
     with collector_paused():
         with StoreReader(db) as reader:
-            report = _assemble(reader, reader.max_event_id())
+            report = _assemble(reader, reader.max_event_id(), is_in_progress(db, reader.run()))
         report["notes"] += killed_notes(logs_dir(db))  # named by the supervisors
         run = report["run"]
         drift = drift_section(db, run["config"] if run is not None else {})
@@ -247,7 +248,7 @@ def _settings(config: dict[str, Any]) -> tuple[float, float]:
     )
 
 
-def _assemble(reader: StoreReader, upper: int) -> Report:
+def _assemble(reader: StoreReader, upper: int, in_progress: bool = False) -> Report:
     """Every table is read once and every verdict validated once; each section is a pure
     function of what was read. The bootstrap intervals are drawn ahead in a thread (numpy lets go
     of the GIL) while this one builds the sections that do not need them."""
@@ -318,6 +319,7 @@ def _assemble(reader: StoreReader, upper: int) -> Report:
             "started": run.started_at,
             "finished": run.finished_at,
         },
+        "progress": run_progress(in_progress, config, trials),
         "notes": _notes(config, trials, judgments, score_map)
         + result_notes(trials, score_map)
         + unreadable_notes(judgments, verdicts)

@@ -29,6 +29,7 @@ from proctor.engine.reports.report_model import (
     RunInfo,
     SuccessRow,
 )
+from proctor.engine.reports.run_progress import progress_lines
 from proctor.engine.reports.tool_surface import tool_surface_markdown
 from proctor.engine.stats import SD_TEXT
 
@@ -388,7 +389,9 @@ def render_markdown(report: Report, *, failed_list: bool = True) -> str:
     ]
     if report.get("drift"):  # a replay run: nothing was judged; its calls against the recording are all
         sections = [drift_markdown(report)]
-    out = [title, "", _run_line(report)]
+    out = [title, ""]
+    out += [f"**{cell(line)}**\n" for line in progress_lines(report["progress"], str(run.get("status", "")))]
+    out.append(_run_line(report))
     for section in sections:
         if section:
             out += ["", *section]

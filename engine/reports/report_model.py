@@ -49,6 +49,18 @@ class RunInfo(TypedDict):
     finished: float | None
 
 
+class RunProgress(TypedDict):
+    """How much of the run was played (engine/reports/run_progress.py); read before any number."""
+
+    trials: int
+    done: int
+    """Trials that finished or ended in error."""
+    in_progress: bool
+    """An engine is writing the run now."""
+    left_out: list[str]
+    """Arms or models ``--keep-going`` left out before the first trial, with why."""
+
+
 class ErrorGroup(TypedDict):
     """``error_causes.ErrorCause`` as data: trials that ended in error for one reason."""
 
@@ -383,6 +395,7 @@ class AnchorsSection(TypedDict):
 
 class Report(TypedDict):
     run: RunInfo | None
+    progress: RunProgress
     notes: list[str]
     errors: NotRequired[list[ErrorGroup]]
     """Only when trials ended in error, so a report without errors reads as it always did."""
@@ -428,6 +441,7 @@ __all__ = [
     "RankingSection",
     "Report",
     "RunInfo",
+    "RunProgress",
     "StoredScore",
     "SuccessRow",
     "ToolMatchEpoch",

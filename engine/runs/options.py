@@ -6,7 +6,7 @@ them, and is refused with another suite: one run's numbers come from one experim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,8 @@ class RunOptions:
     base_seed: int | None = None
     executor: str = "local"  # where trials are played: "local" (this process) or "ray"
     address: str | None = None  # the Ray cluster (None: start a local Ray instance)
+    left_out: Sequence[Mapping[str, str]] = ()
+    """What ``--keep-going`` left out before the first trial: ``{"arm"|"model": name, "why": line}``."""
 
 
 class RunError(Exception):
@@ -55,6 +57,25 @@ def check_resumable(db: Path, loaded: LoadedSuite, *, resume: bool) -> tuple[str
         )
     _check_same_suite(db, existing[1], loaded)
     return existing
+
+
+def recorded_suite_dir(db: Path) -> Path:
+    """The suite folder the run in ``db`` recorded (``proctor run --resume --db DB`` without SUITE)."""
+    if not db.is_file():
+        raise FileNotFoundError(f"{db}: no such run database")
+    existing = _existing_run(db)
+    if existing is None:
+        raise RunError(f"{db} holds no run to resume; start one with proctor run SUITE --db {db}")
+    suite_dir = existing[1].get("suite_dir")
+    if not isinstance(suite_dir, str) or not suite_dir:
+        raise RunError(
+            f"{db}: the run does not record its suite folder; give it: proctor run SUITE --resume --db {db}"
+        )
+    if not Path(suite_dir).is_dir():
+        raise RunError(
+            f"{db}: the run's suite folder {suite_dir} is gone; give the suite: proctor run SUITE --resume --db {db}"
+        )
+    return Path(suite_dir)
 
 
 def suite_drift(config: dict[str, Any], loaded: LoadedSuite) -> str | None:
@@ -89,8 +110,15 @@ def resumed_options(options: RunOptions, config: dict[str, Any]) -> RunOptions:
 
     epochs = config.get("epochs")
     seed = config.get("base_seed")
+    stored_left_out = config.get("left_out")
+    left_out = options.left_out or (
+        tuple(dict(x) for x in stored_left_out if isinstance(x, dict))
+        if isinstance(stored_left_out, list)
+        else ()
+    )
     return replace(
         options,
+        left_out=left_out,
         models=options.models or stored_list("models"),
         arms=options.arms or stored_list("arms"),
         scenarios=options.scenarios or stored_list("scenarios"),
@@ -101,4 +129,11 @@ def resumed_options(options: RunOptions, config: dict[str, Any]) -> RunOptions:
     )
 
 
-__all__ = ["RunError", "RunOptions", "check_resumable", "resumed_options", "suite_drift"]
+__all__ = [
+    "RunError",
+    "RunOptions",
+    "check_resumable",
+    "recorded_suite_dir",
+    "resumed_options",
+    "suite_drift",
+]

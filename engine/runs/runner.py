@@ -24,6 +24,7 @@ from proctor.engine.providers.prices import PriceTable
 from proctor.engine.runs.executors import LocalExecutor, check_executor, make_executor
 from proctor.engine.runs.matrix import expand
 from proctor.engine.runs.options import RunError, RunOptions, check_resumable, resumed_options
+from proctor.engine.runs.preflight import models_source, refuse_problems
 from proctor.engine.runs.server_warmup import start_shared_servers
 from proctor.engine.runs.tool_preflight import check_tool_rules
 from proctor.engine.runs.trial_play import TrialEnv
@@ -62,6 +63,7 @@ class Run:
     hooks: list[TrialHook] = field(default_factory=list)
     on_progress: Callable[[TrialRecord], None] | None = None
     cancel_status: str = "interrupted"  # "cancelled" when an operator cancelled the run on purpose
+    left_behind: int = 0  # queued trials this session does not play (started under an earlier plan)
     executor: TrialExecutor = field(default_factory=LocalExecutor)
     env: TrialEnv = field(init=False)  # the run's own servers and providers (local trials, tool recalls)
     _limits: dict[str, asyncio.Semaphore] = field(default_factory=dict)
@@ -82,7 +84,7 @@ class Run:
             "scoring": suite.scoring.model_dump(),
             "judge": suite.judge.model_dump(),
             "prices": self.prices.provenance(),
-        }
+        } | ({"left_out": [dict(x) for x in self.options.left_out]} if self.options.left_out else {})
 
     def __post_init__(self) -> None:
         self.env = TrialEnv(self.loaded, self.workspace, self.prices, self.pool)
@@ -122,6 +124,12 @@ class Run:
             if freeze:
                 gc.freeze()
             await asyncio.gather(*(one(t) for t in trials))
+            if self.left_behind:  # never "finished" while trials of the run wait to be played
+                status = "interrupted"
+                message = (
+                    f"{self.left_behind} trial(s) that started under the run's earlier plan are not in this "
+                    "one (--models/--arms/--scenarios/--epochs): resume with them to play those"
+                )
         except asyncio.CancelledError:
             status = self.cancel_status
             raise
@@ -222,6 +230,29 @@ def _lost_trials(db: Path) -> list[int]:
     return sorted(lost)
 
 
+PLAN_KEYS = ("models", "arms", "scenarios", "epochs", "base_seed", "left_out")
+
+
+async def _replan(
+    run: Run, recorded: dict[str, Any], trials: list[TrialRecord], wanted: set[tuple[str, str, str, int]]
+) -> list[TrialRecord]:
+    """A resume with other models, arms, scenarios or epochs makes them the run's plan: queued
+    trials outside it that never started leave the run (nothing of them was recorded; resuming
+    with them again brings them back), and the run's config says what it now plays."""
+    config = dict(recorded)
+    for key in PLAN_KEYS:
+        if key in run.config:
+            config[key] = run.config[key]
+        else:
+            config.pop(key, None)
+    drop = [t.id for t in trials if t.status == "queued" and t.attempt == 0 and t.key not in wanted]
+    if config == recorded and not drop:
+        return trials
+    await run.writer.replan(run.run_id, config, drop)
+    gone = set(drop)
+    return [t for t in trials if t.id not in gone]
+
+
 async def open_run(
     loaded: LoadedSuite, options: RunOptions, *, expand_matrix: bool = True
 ) -> tuple[Run, list[TrialRecord]]:
@@ -234,6 +265,7 @@ async def open_run(
     check_executor(options)
     workspace = Workspace.prepare(loaded)
     existing = check_resumable(options.db, loaded, resume=options.resume)
+    models_from = models_source(loaded, options, existing[1] if existing is not None else None)
     if existing is not None:
         options = resumed_options(options, existing[1])
     if options.base_seed is None:
@@ -247,6 +279,8 @@ async def open_run(
         epochs=options.epochs or suite.epochs,
         base_seed=options.base_seed or 0,
     )
+    if expand_matrix:  # serving an existing run's commands plays no trial: nothing to check
+        refuse_problems(loaded, options, models_from)
     lock = EngineLock.try_acquire(options.db)
     if lock is None:
         raise RunError(
@@ -279,7 +313,11 @@ async def open_run(
             await writer.requeue(_lost_trials(options.db))
         wanted = {(r.scenario, r.arm, r.model, r.epoch) for r in rows}
         with StoreReader(options.db) as reader:
-            todo = [t for t in reader.trials() if t.status == "queued" and t.key in wanted]
+            trials = reader.trials()
+        if existing is not None and expand_matrix:
+            trials = await _replan(run, existing[1], trials, wanted)
+        todo = [t for t in trials if t.status == "queued" and t.key in wanted]
+        run.left_behind = sum(t.status == "queued" and t.key not in wanted for t in trials)
         return run, todo
     except BaseException:
         try:

@@ -103,6 +103,18 @@ def requeue(conn: sqlite3.Connection, ids: list[int]) -> None:
         cur.executemany("UPDATE trials SET status = 'queued' WHERE id = ?", [(i,) for i in ids])
 
 
+def replan_run(conn: sqlite3.Connection, run_id: str, config: str, drop: list[int]) -> None:
+    """A resumed run's new plan: its config, and the queued trials outside it removed, each only
+    if it never started (no attempt, no event): nothing recorded goes."""
+    with transaction(conn) as cur:
+        cur.execute("UPDATE runs SET config = ? WHERE id = ?", (config, run_id))
+        cur.executemany(
+            "DELETE FROM trials WHERE id = ? AND run_id = ? AND status = 'queued' AND attempt = 0 "
+            "AND NOT EXISTS (SELECT 1 FROM events WHERE events.trial_id = trials.id)",
+            [(i, run_id) for i in drop],
+        )
+
+
 def execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
     conn.execute(sql, params)
 
@@ -112,6 +124,7 @@ __all__ = [
     "execute",
     "insert_run",
     "insert_trials",
+    "replan_run",
     "requeue",
     "transaction",
     "write_batch",

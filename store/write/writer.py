@@ -40,6 +40,7 @@ from proctor.store.write.write_sql import (
     execute,
     insert_run,
     insert_trials,
+    replan_run,
     requeue,
     write_batch,
 )
@@ -164,6 +165,11 @@ class StoreWriter:
         """Mark events of trials that started but never finished as abandoned; requeue them."""
         await self.flush()
         return await self._run(abandon_unfinished, run_id)
+
+    async def replan(self, run_id: str, config: dict[str, Any], drop: list[int]) -> None:
+        """Record a resumed run's new plan; drop queued trials outside it that never started."""
+        await self.flush()
+        await self._run(replan_run, run_id, redact(json.dumps(config, sort_keys=True)), drop)
 
     async def requeue(self, ids: list[int]) -> None:
         """Abandon these trials' attempts so far and queue them again (a trial lost to its worker)."""

@@ -70,7 +70,7 @@ def test_deleting_the_wal_mid_run_keeps_every_committed_trial_and_says_so(tmp_pa
     assert proc.returncode == 2, err
     assert "Traceback" not in err and "not a SQLite database" not in err
     assert "run.db's WAL file was deleted while the run was writing it" in err
-    assert f"Resume with --resume --db {db}" in err
+    assert f"Resume with proctor run --resume --db {db}" in err
     kept = _finished(db)
     assert kept >= before, f"{before - kept} committed trials lost"
     resumed = subprocess.run(
@@ -108,7 +108,7 @@ def test_a_full_disk_ends_in_exit_2_with_what_was_kept_and_how_to_resume(tiny_di
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr
     assert f"{db}: the disk is full" in run.stderr
-    assert "of 300 trials done" in run.stderr and f"resume with --resume --db {db}" in run.stderr
+    assert "of 300 trials done" in run.stderr and f"resume with proctor run --resume --db {db}" in run.stderr
     report = subprocess.run(
         _proctor("report", str(db), "--format", "json"), capture_output=True, text=True, timeout=120
     )

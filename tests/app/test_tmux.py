@@ -77,7 +77,7 @@ class Tmux:
         for key in keys:
             self.run("send-keys", "-t", "console", key)
 
-    def wait_for(self, predicate: Callable[[str], bool], what: str, limit_s: float = 20.0) -> str:
+    def wait_for(self, predicate: Callable[[str], bool], what: str, limit_s: float = 120.0) -> str:
         deadline = time.monotonic() + limit_s
         while True:
             screen = self.screen()
@@ -132,7 +132,7 @@ def test_console_in_a_real_terminal_follows_another_writer_and_obeys_keys(fx: Fi
     title_after = tmux.run("display-message", "-p", "-t", "console", "#{pane_title}")
     assert "pwned" not in title_after and title_after == title_before
     tmux.keys("q")
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120
     while not (code := tmux.exit_code()):
         assert time.monotonic() < deadline, f"the console did not exit on q; screen:\n{tmux.screen()}"
         time.sleep(0.05)  # polling for the exit file; its content is the synchronisation

@@ -15,20 +15,33 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
+LOADED_S = 600.0
+"""A deadline only stops a hang: every wait ends on its condition, however busy the machine is."""
+
+
 def _screen(session: str) -> str:
+    """The pane; -J joins the lines the terminal wrapped (a long path wraps where its length says)."""
     return subprocess.run(
-        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+        ["tmux", "capture-pane", "-p", "-J", "-t", session], capture_output=True, text=True
     ).stdout
 
 
-def _wait(session: str, text: str, limit_s: float = 60) -> str:
+def _wait(session: str, text: str, limit_s: float = LOADED_S) -> str:
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         shown = _screen(session)
         if text in shown:
             return shown
-        time.sleep(0.1)
+        time.sleep(0.1)  # polling the real terminal; the text is the synchronisation
     raise AssertionError(f"{text!r} never appeared; screen:\n{_screen(session)}")
+
+
+def _finished(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return int(conn.execute("SELECT count(*) FROM trials WHERE status = 'finished'").fetchone()[0])
+    except sqlite3.Error:  # not created yet
+        return 0
 
 
 def test_q_on_a_live_run_asks_then_stops_it_resumably(tmp_path: Path) -> None:
@@ -39,15 +52,21 @@ def test_q_on_a_live_run_asks_then_stops_it_resumably(tmp_path: Path) -> None:
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35", command], check=True)
     try:
         _wait(session, "▶running")  # trials are running: the run exists and is live
+        deadline = time.monotonic() + LOADED_S
+        while _finished(db) < 1:  # a trial on disk, however slow the machine: then q
+            assert time.monotonic() < deadline, f"no trial finished; screen:\n{_screen(session)}"
+            time.sleep(0.05)
         subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
         asked = _wait(session, "stop the run?")
         assert "The run stays resumable" in asked
         subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
-        done = " ".join(_wait(session, "EXIT=").split())  # the terminal may wrap the long path
-        assert "EXIT=130" in done and f"resume with --resume --db {db}" in done
+        done = [line.rstrip() for line in _wait(session, "EXIT=").splitlines()]
+        assert (
+            "EXIT=130" in done and f"proctor: interrupted; resume with proctor run --resume --db {db}" in done
+        )
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
-    deadline = time.monotonic() + 10  # the engine process notices its parent is gone within a second
+    deadline = time.monotonic() + 60  # it notices its parent is gone within a second (a quiet machine)
     while (left := _engine_processes(db)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert left == "", "no engine process may outlive the console"
@@ -80,7 +99,7 @@ def test_closing_the_terminal_ends_the_console_and_frees_the_run(tmp_path: Path)
         assert pid
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 120
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists(), "the console outlived its terminal"

@@ -339,7 +339,8 @@ async def test_hang_times_out_within_the_deadline(fake: fa.FakeAnthropic, sleep:
     elapsed = time.monotonic() - started
     await made.aclose()
     assert caught.value.error_type == "timeout"
-    assert 0.2 < elapsed < 2.0
+    # The deadline (0.25 s) ended it, not the request timeout (30 s): the margin is for a busy machine.
+    assert 0.2 < elapsed < 15.0
 
 
 async def test_hang_mid_stream_times_out(fake: fa.FakeAnthropic, sleep: RecordingSleep) -> None:

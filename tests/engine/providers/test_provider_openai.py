@@ -384,7 +384,8 @@ async def test_hang_times_out_within_the_deadline(fake: fo.FakeOpenAI, sleep: Re
     elapsed = time.monotonic() - started
     await made.aclose()
     assert caught.value.error_type == "timeout"
-    assert 0.2 < elapsed < 2.0
+    # The deadline (0.25 s) ended it, not the request timeout (30 s): the margin is for a busy machine.
+    assert 0.2 < elapsed < 15.0
 
 
 async def test_request_timeouts_until_attempts_run_out(fake: fo.FakeOpenAI, sleep: RecordingSleep) -> None:

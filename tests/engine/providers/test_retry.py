@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
-import time
 
 import httpx2
 import pytest
@@ -156,11 +155,11 @@ async def test_deadline_stops_a_hanging_call() -> None:
         await asyncio.Event().wait()
         return "never"
 
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as caught:
-        await call_with_retries(hang, deadline_s=0.05, max_attempts=3, classify=classify)
+    with pytest.raises(ProviderError) as caught:  # without the deadline, the call never ends
+        await asyncio.wait_for(
+            call_with_retries(hang, deadline_s=0.05, max_attempts=3, classify=classify), 60
+        )
     assert caught.value.error_type == "timeout"
-    assert time.monotonic() - started < 1.0
 
 
 async def test_unclassified_exceptions_propagate_unchanged() -> None:

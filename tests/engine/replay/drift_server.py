@@ -1,8 +1,10 @@
 """A stdio MCP server (mcp SDK) whose answers come from a JSON file, so a test can change them.
 
 ``DRIFT_DATA`` names the file: ``{"KEY": "answer", ...}``; ``lookup(key)`` answers its value or
-fails (``ToolError``) for a key the file does not have; ``pause(seconds)`` sleeps, then answers
-``slept``. Run as ``python drift_server.py``.
+fails (``ToolError``) for a key the file does not have; ``pause(seconds)`` waits for a second
+``pause`` call to be in flight with it (a step's calls played together), then both answer
+``slept``; alone for ``seconds``, it answers ``alone``. While a file ``hold`` exists beside the
+data file, ``pause`` never answers (a replay is cut during it). Run as ``python drift_server.py``.
 """
 
 from __future__ import annotations
@@ -28,10 +30,24 @@ def lookup(key: str) -> str:
     return str(data[key])
 
 
+_waiting: list[asyncio.Event] = []
+
+
 @server.tool(structured_output=False)
 async def pause(seconds: float) -> str:
-    """Sleep, then answer."""
-    await asyncio.sleep(seconds)
+    """Meet another pause call, then answer: whether two calls overlapped is a condition, not a time."""
+    if Path(os.environ["DRIFT_DATA"]).with_name("hold").exists():
+        await asyncio.Event().wait()
+    if _waiting:
+        _waiting.pop().set()
+        return "slept"
+    met = asyncio.Event()
+    _waiting.append(met)
+    try:
+        await asyncio.wait_for(met.wait(), seconds)
+    except TimeoutError:
+        _waiting.remove(met)
+        return "alone"
     return "slept"
 
 

@@ -112,7 +112,7 @@ def _wait_for_servers(proc: subprocess.Popen[bytes], n: int) -> set[int]:
     return found
 
 
-def _gone(marker: str, timeout: float = 10.0) -> list[int]:
+def _gone(marker: str, timeout: float = 60.0) -> list[int]:  # a deadline for a hang, not a bound
     deadline = time.monotonic() + timeout
     while (left := _processes_mentioning(marker)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -145,7 +145,7 @@ def test_sigkill_leaves_no_server_behind(tmp_path: Path) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert _gone(marker) == []
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while _alive(servers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _alive(servers) == set(), "a server outlived a SIGKILLed proctor"

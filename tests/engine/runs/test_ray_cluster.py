@@ -126,7 +126,7 @@ def test_sigterm_stops_a_ray_run_as_a_local_one_143_and_the_resume_hint(
         driver.send_signal(signal.SIGTERM)
         _out, err = driver.communicate(timeout=60)
     assert driver.returncode == ExitCode.TERMINATED, err[-3000:]
-    assert f"resume with --resume --db {db}" in " ".join(err.split())  # the console wraps long lines
+    assert f"resume with proctor run --resume --db {db}\n" in err  # one line, however long the path
     assert "Traceback" not in err and "SIGTERM" not in err  # no Python or absl stack dump
     _no_leftovers(cluster)
 

@@ -67,7 +67,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait_gone(pids: list[int], seconds: float = 15.0) -> list[int]:
+def _wait_gone(pids: list[int], seconds: float = 60.0) -> list[int]:  # a deadline for a hang
     deadline = time.monotonic() + seconds
     while (alive := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -105,7 +105,7 @@ async def test_a_deleted_database_is_saved_beside_it_and_the_run_stops_saying_wh
     message = await _stopped(w)
     assert "run.db was deleted" in message
     saved = _saved(message, tmp_path)
-    assert message.endswith(f"Resume with --resume --db {saved}")
+    assert message.endswith(f"Resume with proctor run --resume --db {saved}")
     assert _finished(saved) >= 11
     assert not db.exists(), "nothing is written at the deleted name: whoever deleted it may reuse it"
 
@@ -155,7 +155,7 @@ async def test_a_full_disk_stops_the_run_with_what_was_kept_and_how_to_resume(ti
     with pytest.raises(StoreFailed):
         await w.close()
     assert message.startswith(f"{db}: the disk is full") and "trials done" in message
-    assert f"Free some space, then resume with --resume --db {db}" in message
+    assert f"Free some space, then resume with proctor run --resume --db {db}" in message
     assert _finished(db) >= 10, "what was committed before the disk filled is still readable"
 
 
@@ -234,5 +234,5 @@ async def test_a_lost_wal_a_reader_holds_back_is_saved_whole_beside_the_database
         console.close()
     assert "WAL file was deleted (and a reader kept its events from being copied back)" in message
     saved = _saved(message, tmp_path)
-    assert message.endswith(f"Resume with --resume --db {saved}")
+    assert message.endswith(f"Resume with proctor run --resume --db {saved}")
     assert _finished(saved) >= 11
